@@ -1,0 +1,106 @@
+"""Position notation (rules.md §6): ``<variant> <tableau> <stock> <foundation>``.
+
+:func:`parse_position` checks that the text is well formed, fits its variant (columns,
+cards of its deck, a stock size its deals can have left) and is settled (no face-down card
+at a column's end, no complete set still at an end unless the variant keeps them).
+"""
+
+from __future__ import annotations
+
+from .board import Board
+from .cards import UNKNOWN
+from .errors import FitError, NotationError, PositionError, UnsettledError
+from .moves import column_letter
+from .variants import find_variant
+
+__all__ = ["parse_position", "format_position"]
+
+
+def format_position(board: Board) -> str:
+    cards = board.variant.cards
+    columns = []
+    for col, down in zip(board.cols, board.down, strict=True):
+        columns.append(cards.format(col[:down]) + "|" + cards.format(col[down:]))
+    stock = cards.format(board.stock[board.stock_pos :]) or "-"
+    foundation = "".join(board.foundation) or "-"
+    return f"{board.variant.id} {'/'.join(columns)} {stock} {foundation}"
+
+
+def parse_position(text: str) -> Board:
+    if not isinstance(text, str):
+        raise PositionError(f"a position is text, not {type(text).__name__}")
+    fields = text.split(" ")
+    if len(fields) < 1 or not fields[0]:
+        raise PositionError("empty position")
+    variant = find_variant(fields[0])
+    if len(fields) != 4:
+        raise PositionError(
+            f"a position has 4 fields separated by single spaces (variant, tableau, stock,"
+            f" foundation); got {len(fields)}"
+        )
+    _, tableau, stock_text, foundation_text = fields
+    cards = variant.cards
+    column_texts = tableau.split("/")
+    if len(column_texts) != variant.columns:
+        raise FitError(
+            f"{variant.id} has {variant.columns} columns; the tableau has {len(column_texts)}"
+        )
+    cols: list[list[int]] = []
+    down: list[int] = []
+    for i, column_text in enumerate(column_texts):
+        name = f"column {column_letter(i)}"
+        if column_text.count("|") != 1:
+            raise PositionError(f"{name} {column_text!r} needs exactly one '|'")
+        hidden_text, shown_text = column_text.split("|")
+        hidden = _cards(cards.parse, hidden_text, name)
+        shown = _cards(cards.parse, shown_text, name)
+        if UNKNOWN in shown:
+            raise PositionError(f"{name}: a face-up card must be known")
+        if hidden and variant.open:
+            raise FitError(f"{name}: {variant.id} deals every tableau card face up")
+        cols.append(hidden + shown)
+        down.append(len(hidden))
+    stock = [] if stock_text == "-" else _cards(cards.parse, stock_text, "the stock")
+    if stock_text != "-" and not stock:
+        raise PositionError("an empty stock is written '-'")
+    if len(stock) not in variant.deal_at:
+        sizes = ", ".join(str(s) for s in sorted(variant.deal_at))
+        raise FitError(
+            f"{variant.id}'s stock holds {sizes} cards between deals, not {len(stock)}"
+        )
+    foundation: list[str] = []
+    if foundation_text != "-":
+        allowed = variant.foundation_tokens()
+        for token in foundation_text:
+            if token not in allowed:
+                raise FitError(f"{token!r} is not a foundation token of {variant.id}")
+            foundation.append(token)
+    board = Board(variant, cols, down, stock, foundation)
+    _check_settled(board)
+    return board
+
+
+def _cards(parse: object, text: str, what: str) -> list[int]:
+    assert callable(parse)
+    try:
+        result = parse(text, what=what)
+    except FitError:
+        raise
+    except NotationError as exc:
+        if "no card" in str(exc):
+            raise FitError(f"{what}: {exc}") from None
+        raise PositionError(str(exc)) from None
+    return list(result)
+
+
+def _check_settled(board: Board) -> None:
+    v = board.variant
+    for i, (col, down) in enumerate(zip(board.cols, board.down, strict=True)):
+        if col and down == len(col):
+            raise UnsettledError(
+                f"column {column_letter(i)} ends in a face-down card (it turns up at once)"
+            )
+        if col and not v.keep and v.completed(col, len(col) - down):
+            raise UnsettledError(
+                f"column {column_letter(i)} ends in a complete run (it leaves at once)"
+            )

@@ -1,0 +1,288 @@
+"""Variants: small classes of rules hooks and class-level metadata, found by id.
+
+A variant id is a base name with options joined by ``+`` in alphabetical order
+(``spider4+open+relaxed``); :func:`find_variant` parses one and returns the (cached)
+:class:`Variant` for it.
+
+A new variant is a subclass that sets the metadata (cards, layout, stock deals, options)
+and overrides the hooks whose rules differ; the board calls only these hooks:
+
+- :meth:`Variant.canonical_deck` — the deck in canonical order, before the shuffle;
+- :meth:`Variant.build_key` / :meth:`Variant.wants` — what a column's end card offers and
+  what a moving card needs (a card may go onto an end card when one of its wants is the end
+  card's key);
+- :meth:`Variant.follows` / :meth:`Variant.movable` — the movable group at a column's end;
+- :meth:`Variant.completed` — a set at a column's end that leaves at once;
+- :meth:`Variant.is_won`, :meth:`Variant.may_deal` — the end of the game and the stock's rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, ClassVar, TypeVar
+
+from .cards import UNKNOWN, CardSet, standard_cards
+from .errors import VariantError
+
+if TYPE_CHECKING:
+    from .board import Board
+
+__all__ = [
+    "SpiderFamily",
+    "Variant",
+    "find_variant",
+    "register_variant",
+    "variant_ids",
+]
+
+_REGISTRY: dict[str, type[Variant]] = {}
+_CACHE: dict[str, Variant] = {}
+
+V = TypeVar("V", bound="type[Variant]")
+
+
+def register_variant(cls: V) -> V:
+    """Class decorator: make a variant base findable by :func:`find_variant`."""
+    _REGISTRY[cls.base] = cls
+    return cls
+
+
+def find_variant(variant_id: str) -> Variant:
+    """The variant for ``variant_id``; :class:`VariantError` when it is unknown or malformed."""
+    variant = _CACHE.get(variant_id) if isinstance(variant_id, str) else None
+    if variant is not None:
+        return variant
+    if not isinstance(variant_id, str) or not variant_id:
+        raise VariantError(f"a variant id is a non-empty text, not {variant_id!r}")
+    base, *options = variant_id.split("+")
+    cls = _REGISTRY.get(base)
+    if cls is None:
+        known = ", ".join(sorted(_REGISTRY))
+        raise VariantError(f"unknown variant {base!r} (known: {known})")
+    for option in options:
+        if option not in cls.options_allowed:
+            allowed = ", ".join(sorted(cls.options_allowed)) or "none"
+            raise VariantError(
+                f"option {option!r} is not an option of {base} (its options: {allowed})"
+            )
+    if options != sorted(set(options)):
+        raise VariantError(
+            f"malformed variant id {variant_id!r}: options go once each, in alphabetical order"
+        )
+    variant = cls(frozenset(options))
+    _CACHE[variant_id] = variant
+    return variant
+
+
+def variant_ids(*, with_options: bool = False) -> list[str]:
+    """Every registered base, or with ``with_options`` every id with each option set."""
+    ids: list[str] = []
+    for base, cls in sorted(_REGISTRY.items()):
+        if not cls.listed:
+            continue
+        if not with_options:
+            ids.append(base)
+            continue
+        opts = sorted(cls.options_allowed)
+        for mask in range(1 << len(opts)):
+            chosen = [o for i, o in enumerate(opts) if mask >> i & 1]
+            ids.append("+".join([base, *chosen]))
+    return ids
+
+
+class Variant:
+    """The rules of one variant id. Instances are immutable and shared; get them through
+    :func:`find_variant`."""
+
+    base: ClassVar[str] = ""
+    options_allowed: ClassVar[frozenset[str]] = frozenset()
+    cards: ClassVar[CardSet]
+    columns: ClassVar[int]
+    first_deal: ClassVar[tuple[int, ...]]
+    stock_deals: ClassVar[tuple[tuple[int, ...], ...]]
+    """Each deal of the stock, in order: the columns it puts a card on, in order."""
+    dealt_face_up: ClassVar[bool] = False
+    """Whether the whole tableau is dealt face up (without an option that says otherwise)."""
+    deals_while_empty: ClassVar[bool] = False
+    suited_score: ClassVar[bool] = True
+    """Whether the ``suited`` score (rules.md §7) applies."""
+    listed: ClassVar[bool] = True
+    """Whether :func:`variant_ids` lists it (test-only variants are not)."""
+
+    def __init__(self, options: frozenset[str] = frozenset()) -> None:
+        self.options = options
+        self.id = "+".join([self.base, *sorted(options)])
+        self.open = self._tableau_face_up()
+        self.relaxed = self.deals_while_empty or "relaxed" in options
+        self.keep = "keep" in options
+        n = len(self.cards) + 1
+        self.key: tuple[object, ...] = tuple(
+            None if c == UNKNOWN else self.build_key(c) for c in range(n)
+        )
+        self.want: tuple[tuple[object, ...], ...] = tuple(
+            () if c == UNKNOWN else self.wants(c) for c in range(n)
+        )
+        self.next: tuple[int, ...] = tuple(self._next_in_run(c) for c in range(n))
+        sizes = [len(d) for d in self.stock_deals]
+        # remaining stock size -> index of the next deal
+        self.deal_at: dict[int, int] = {sum(sizes[i:]): i for i in range(len(sizes) + 1)}
+
+    def __repr__(self) -> str:
+        return f"find_variant({self.id!r})"
+
+    def _tableau_face_up(self) -> bool:
+        return self.dealt_face_up or "open" in self.options
+
+    # -- the deck ---------------------------------------------------------------------------
+
+    def canonical_deck(self) -> list[int]:
+        """The deck, in canonical order, as card ids."""
+        raise NotImplementedError
+
+    # -- building and moving ----------------------------------------------------------------
+
+    def build_key(self, card: int) -> object:
+        """What a column ending in ``card`` offers to cards moving onto it (None: nothing)."""
+        rank = self.cards.rank[card]
+        return rank if rank > 1 else None
+
+    def wants(self, card: int) -> tuple[object, ...]:
+        """The build keys that ``card`` may go onto."""
+        return (self.cards.rank[card] + 1,)
+
+    def follows(self, upper: int, lower: int) -> bool:
+        """Whether ``lower``, lying on ``upper``, continues a movable run (same suit, one
+        rank lower)."""
+        cards = self.cards
+        return (
+            cards.rank[lower] == cards.rank[upper] - 1 and cards.suits[lower] == cards.suits[upper]
+        )
+
+    def _next_in_run(self, card: int) -> int:
+        if card == UNKNOWN:
+            return -1
+        for other in range(1, len(self.cards) + 1):
+            if self.follows(card, other):
+                return other
+        return -1
+
+    def movable(self, column: Sequence[int], up: int) -> int:
+        """How many cards at the end of ``column`` (with ``up`` face-up cards) form its
+        movable run; any tail of it may move."""
+        n = len(column)
+        if not up:
+            return 0
+        nxt = self.next
+        k = 1
+        while k < up and nxt[column[n - k - 1]] == column[n - k]:
+            k += 1
+        return k
+
+    # -- what leaves and the end of the game ------------------------------------------------
+
+    def completed(self, column: Sequence[int], up: int) -> tuple[int, str] | None:
+        """A complete set at the column's end that leaves at once: its size and its
+        foundation token; None when there is none."""
+        return None
+
+    def foundation_tokens(self) -> frozenset[str]:
+        """The tokens the foundation field may hold."""
+        return frozenset()
+
+    def set_count(self) -> int:
+        """How many sets leave in a won game (for progress)."""
+        return 0
+
+    def may_deal(self, board: Board) -> bool:
+        """Whether the stock may deal now (rule 5)."""
+        return board.stock_left() > 0 and (self.relaxed or all(board.cols))
+
+    def is_won(self, board: Board) -> bool:
+        return board.stock_left() == 0 and not any(board.cols)
+
+
+class SpiderFamily(Variant):
+    """Spider with standard cards: bases differ in suits, copies and layout."""
+
+    options_allowed = frozenset({"keep", "open", "relaxed"})
+    suit_order: ClassVar[str] = "shdc"
+    copies: ClassVar[int] = 2
+    columns = 10
+    first_deal = (6, 6, 6, 6, 5, 5, 5, 5, 5, 5)
+    stock_deals = (tuple(range(10)),) * 5
+    run_length: ClassVar[int] = 13
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if "cards" not in cls.__dict__:
+            cls.cards = standard_cards(cls.suit_order)
+
+    def canonical_deck(self) -> list[int]:
+        per_copy = list(range(1, len(self.cards) + 1))
+        return per_copy * self.copies
+
+    def completed(self, column: Sequence[int], up: int) -> tuple[int, str] | None:
+        size = self.run_length
+        if up < size or self.cards.rank[column[-1]] != 1:
+            return None
+        if self.movable(column, up) < size:
+            return None
+        return size, self.cards.suits[column[-1]]
+
+    def foundation_tokens(self) -> frozenset[str]:
+        return frozenset(self.suit_order)
+
+    def set_count(self) -> int:
+        return len(self.canonical_deck()) // self.run_length
+
+    def complete_runs_at_ends(self, board: Board) -> int:
+        """With ``keep``: how many columns end in a complete run."""
+        count = 0
+        for col, down in zip(board.cols, board.down, strict=True):
+            if col and self.completed(col, len(col) - down):
+                count += 1
+        return count
+
+    def is_won(self, board: Board) -> bool:
+        if not self.keep:
+            return super().is_won(board)
+        if board.stock_left():
+            return False
+        size = self.run_length
+        for col, down in zip(board.cols, board.down, strict=True):
+            if col and (len(col) != size or down or not self.completed(col, size)):
+                return False
+        return True
+
+
+@register_variant
+class Spider1(SpiderFamily):
+    base = "spider1"
+    suit_order = "s"
+    copies = 8
+
+
+@register_variant
+class Spider2(SpiderFamily):
+    base = "spider2"
+    suit_order = "sh"
+    copies = 4
+
+
+@register_variant
+class Spider4(SpiderFamily):
+    base = "spider4"
+    suit_order = "shdc"
+    copies = 2
+
+
+@register_variant
+class Spiderette(SpiderFamily):
+    base = "spiderette"
+    suit_order = "shdc"
+    copies = 1
+    columns = 7
+    first_deal = (1, 2, 3, 4, 5, 6, 7)
+    stock_deals = (tuple(range(7)),) * 3 + ((0, 1, 2),)
+
+

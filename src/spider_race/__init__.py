@@ -1,0 +1,1 @@
+"""spider-race: the command line that offers every job."""
