@@ -1,0 +1,94 @@
+"""``spider-race``: one command for every job.
+
+Engine commands (``deal``, ``moves``, ``apply``, ``solve``) print one line per answer;
+bad input prints one line on standard error and exits with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+__all__ = ["main", "build_parser"]
+
+DEFAULT_URL = "ws://127.0.0.1:8765/ws"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="spider-race",
+        description="Race friends and bots at Spider solitaire on the same seeded deal.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("deal", help="print the full position of a seeded deal")
+    p.add_argument("variant", help="variant id, e.g. spider4 or spider2+relaxed")
+    p.add_argument("seed", help="the seed (text; integers in decimal)")
+
+    p = sub.add_parser("moves", help="print the legal moves of positions")
+    p.add_argument("position", nargs="?", help="a position; without it, one per line on stdin")
+
+    p = sub.add_parser("apply", help="apply moves to a position and print the result")
+    p.add_argument("position")
+    p.add_argument("moves", nargs="*", metavar="MOVE")
+
+    p = sub.add_parser("serve", help="run the race server (with its own Redis unless --redis)")
+    p.add_argument("--host", default=None, help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=None, help="port (default 8765)")
+    p.add_argument("--redis", default=None, metavar="URL", help="use this Redis instead of an embedded one")
+    p.add_argument("--data-dir", default=None, metavar="DIR", help="data folder of the embedded Redis")
+
+    p = sub.add_parser("bot", help="join a race by code and play it with a bot")
+    p.add_argument("code")
+    p.add_argument("--url", default=DEFAULT_URL)
+    p.add_argument("--strategy", choices=["greedy", "random"], default="greedy")
+    p.add_argument("--name", default=None)
+
+    p = sub.add_parser("play", help="play in the terminal: create a race, or join one by code")
+    p.add_argument("code", nargs="?")
+    p.add_argument("--url", default=DEFAULT_URL)
+    p.add_argument("--name", default=None)
+
+    p = sub.add_parser("watch", help="watch a race in the terminal as a spectator")
+    p.add_argument("code")
+    p.add_argument("--url", default=DEFAULT_URL)
+
+    p = sub.add_parser("demo", help="a race of bots, shown live")
+    p.add_argument("--bots", type=int, default=3)
+    p.add_argument("--variant", default="spider1")
+    p.add_argument("--url", default=None, help="use this server instead of starting one")
+    p.add_argument("--headless", action="store_true", help="print events as text and exit at the end")
+    p.add_argument("--seed", default=None)
+
+    p = sub.add_parser("bench", help="benchmarks that print figures")
+    p.add_argument("what", choices=["engine"])
+    p.add_argument("--deals", type=int, default=100)
+    p.add_argument("--seconds", type=float, default=2.0)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    command = args.command
+    if command in ("deal", "moves", "apply"):
+        from .engine_commands import run
+
+        return run(args)
+    if command == "serve":
+        from spider_server.main import serve_command
+
+        return serve_command(args)
+    if command == "bench":
+        from .bench import run as run_bench
+
+        return run_bench(args)
+    if command in ("bot", "play", "watch", "demo"):
+        from .client_commands import run as run_client
+
+        return run_client(args)
+    raise AssertionError(command)  # pragma: no cover
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
