@@ -207,9 +207,9 @@ class SpiderFamily(Variant):
     options_allowed = frozenset({"keep", "open", "relaxed"})
     suit_order: ClassVar[str] = "shdc"
     copies: ClassVar[int] = 2
-    columns = 10
-    first_deal = (6, 6, 6, 6, 5, 5, 5, 5, 5, 5)
-    stock_deals = (tuple(range(10)),) * 5
+    columns: ClassVar[int] = 10
+    first_deal: ClassVar[tuple[int, ...]] = (6, 6, 6, 6, 5, 5, 5, 5, 5, 5)
+    stock_deals: ClassVar[tuple[tuple[int, ...], ...]] = (tuple(range(10)),) * 5
     run_length: ClassVar[int] = 13
 
     def __init_subclass__(cls, **kwargs: object) -> None:

@@ -1,0 +1,49 @@
+"""The engine's commands: ``deal``, ``moves`` and ``apply``.
+
+Each prints one line per answer on standard output. Bad input prints one line on standard
+error naming what is wrong and exits with status 2; never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TextIO
+
+from spider_engine import Board, EngineError, Move
+
+__all__ = ["run"]
+
+
+def run(args: argparse.Namespace, *, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
+    out = stdout or sys.stdout
+    try:
+        if args.command == "deal":
+            print(Board.deal(args.variant, args.seed).text(), file=out)
+        elif args.command == "apply":
+            board = Board.from_text(args.position)
+            for i, text in enumerate(args.moves, start=1):
+                try:
+                    board.push(Move.from_text(text))
+                except EngineError as exc:
+                    raise EngineError(f"move {i} ({text}): {exc}") from None
+            print(board.text(), file=out)
+        elif args.command == "moves":
+            if args.position is not None:
+                print(" ".join(Board.from_text(args.position).legal_moves.texts()), file=out)
+            else:
+                source = stdin or sys.stdin
+                for number, line in enumerate(source, start=1):
+                    text = line.rstrip("\r\n")
+                    try:
+                        moves = Board.from_text(text).legal_moves.texts()
+                    except EngineError as exc:
+                        raise EngineError(f"line {number}: {exc}") from None
+                    print(" ".join(moves), file=out)
+                    out.flush()
+        else:  # pragma: no cover
+            raise AssertionError(args.command)
+    except EngineError as exc:
+        print(f"spider-race {args.command}: {exc}", file=sys.stderr)
+        return 2
+    return 0
