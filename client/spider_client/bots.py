@@ -66,32 +66,35 @@ class GreedyBot:
        other move that leads to a position not seen before, longest runs first.
 
     It never plays a move back into a position it has seen (it keeps the keys of every view
-    it was given), and returns ``None`` when only such moves are left. One instance plays one
-    game; make a new one for the next.
+    it was given), and returns ``None`` when only such moves are left. Ties go to the move
+    text that sorts last, or with ``seed`` to a repeatable random choice (bots with
+    different seeds then play different games). One instance plays one game.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, seed: int | str | None = None) -> None:
         self.seen: set[tuple[object, ...]] = set()
+        self.rng = random.Random(seed) if seed is not None else None
 
     def __call__(self, view: Board) -> str | None:
         self.seen.add(view.key())
-        best: tuple[tuple[int, ...], str] | None = None
+        best: tuple[tuple[int, ...], object, str] | None = None
         deal = False
         for move in view.legal_moves:
             if move.kind == "deal":
                 deal = True
                 continue
             rank = self.rank(view, move)
-            if best is not None and (rank, move.text()) <= best:
+            tie: object = self.rng.random() if self.rng is not None else move.text()
+            if best is not None and (rank, tie) <= best[:2]:
                 continue
             if self._seen_after(view, move):
                 continue
-            best = (rank, move.text())
+            best = (rank, tie, move.text())
         if best is not None and best[0][0] > _OTHER:
-            return best[1]
+            return best[2]
         if deal:
             return "+"
-        return best[1] if best is not None else None
+        return best[2] if best is not None else None
 
     def rank(self, view: Board, move: Move) -> tuple[int, ...]:
         """How good ``move`` looks: a tuple, greater is better; its first item is the
@@ -137,7 +140,7 @@ class GreedyBot:
 def make_bot(strategy: str, *, seed: int | str | None = None) -> Bot:
     """A new bot by name: ``greedy`` or ``random``."""
     if strategy == "greedy":
-        return GreedyBot()
+        return GreedyBot(seed)
     if strategy == "random":
         return RandomBot(seed)
     raise ValueError(f"unknown bot strategy {strategy!r} (greedy, random)")

@@ -1,0 +1,80 @@
+"""spider_client: a thin asyncio client for spider-race, and bots.
+
+::
+
+    from spider_client import Client, GreedyBot, play_race
+
+    client = await Client.connect("ws://127.0.0.1:8765/ws", name="my-bot")
+    await client.join("K7QX2")
+    race = await play_race(client, GreedyBot())
+
+Installs with the engine, ``websockets`` and ``msgpack`` only. The wire format is in
+:mod:`spider_client.protocol`; the errors in :mod:`spider_client.errors`; the client's own
+events in :mod:`spider_client.events`.
+"""
+
+from __future__ import annotations
+
+from . import protocol
+from .bots import Bot, GreedyBot, RandomBot, make_bot, play_game, play_race
+from .client import Client
+from .errors import (
+    BadRequest,
+    BadToken,
+    ConnectFailed,
+    ConnectionLost,
+    GameOver,
+    IllegalMove,
+    InternalError,
+    MalformedMove,
+    NotAPlayer,
+    NotFound,
+    NotInRace,
+    OutOfOrder,
+    RaceFull,
+    RateLimited,
+    RequestInterrupted,
+    ServerError,
+    SpiderClientError,
+    TooManyRaces,
+    Unavailable,
+    UndoNotAllowed,
+    WrongState,
+)
+from .events import Disconnected, Event, Reconnected, ViewChanged
+
+__all__ = [
+    "protocol",
+    "Client",
+    "Bot",
+    "GreedyBot",
+    "RandomBot",
+    "make_bot",
+    "play_game",
+    "play_race",
+    "Event",
+    "Disconnected",
+    "Reconnected",
+    "ViewChanged",
+    "SpiderClientError",
+    "ConnectFailed",
+    "ConnectionLost",
+    "RequestInterrupted",
+    "NotInRace",
+    "ServerError",
+    "BadRequest",
+    "MalformedMove",
+    "BadToken",
+    "NotFound",
+    "WrongState",
+    "GameOver",
+    "RaceFull",
+    "TooManyRaces",
+    "NotAPlayer",
+    "OutOfOrder",
+    "IllegalMove",
+    "UndoNotAllowed",
+    "RateLimited",
+    "Unavailable",
+    "InternalError",
+]
