@@ -1,0 +1,333 @@
+"""The client side of ``spider-race``: ``bot``, ``play``, ``watch`` and ``demo``.
+
+- ``bot CODE`` joins the race as a player, marks ready, plays it with the chosen bot until
+  its game is over and prints its result (and the ranking when the race is over).
+- ``play [CODE]`` and ``watch CODE`` open the terminal UI (:mod:`spider_race.tui`).
+- ``demo`` starts a server with its own Redis (unless ``--url``), makes a race of bots with
+  live boards on, and shows it as a spectator: in the terminal UI, or with ``--headless``
+  as lines of text, exiting 0 when the race is over.
+
+Exit status: 0 when the job is done, 1 when the server could not be reached or refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+from collections.abc import AsyncIterator
+from typing import Any, TextIO
+
+from spider_client import Client, SpiderClientError, make_bot, play_race
+from spider_client import protocol as p
+from spider_client.events import Disconnected, Reconnected
+
+__all__ = ["run", "run_bot", "run_demo", "local_server", "format_event", "format_results"]
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the command ``args.command`` (``bot``, ``play``, ``watch`` or ``demo``)."""
+    if args.command == "bot":
+        return _run_async(run_bot(args.url, args.code, strategy=args.strategy, name=args.name))
+    if args.command in ("play", "watch"):
+        return _run_tui(args)
+    if args.command == "demo":
+        return _run_async(
+            run_demo(
+                bots=args.bots,
+                variant=args.variant,
+                url=args.url,
+                headless=args.headless,
+                seed=args.seed,
+            )
+        )
+    raise ValueError(f"not a client command: {args.command}")
+
+
+def _run_async(job: Any) -> int:
+    try:
+        return int(asyncio.run(job))
+    except KeyboardInterrupt:
+        return 130
+    except SpiderClientError as e:
+        print(f"spider-race: {e}", file=sys.stderr)
+        return 1
+
+
+def _run_tui(args: argparse.Namespace) -> int:
+    try:
+        from .tui import RaceApp
+    except ImportError:
+        print(
+            "spider-race: the terminal UI needs textual: pip install 'spider-race[tui]'",
+            file=sys.stderr,
+        )
+        return 1
+    if args.command == "watch":
+        app = RaceApp(url=args.url, code=args.code.upper(), role="spectator")
+    else:
+        code = args.code.upper() if args.code else None
+        app = RaceApp(url=args.url, name=args.name, code=code)
+    result = app.run()
+    return result if isinstance(result, int) else 0
+
+
+# -- bot ------------------------------------------------------------------------------------
+
+
+async def run_bot(
+    url: str | list[str],
+    code: str,
+    *,
+    strategy: str = "greedy",
+    name: str | None = None,
+    out: TextIO | None = None,
+) -> int:
+    """Join race ``code`` at ``url`` as a player and play it with a ``strategy`` bot;
+    print the result. Returns the exit status."""
+    out = out or sys.stdout
+    async with await Client.connect(url, name=name or f"{strategy} bot") as client:
+        await client.join(code.upper())
+        race = await play_race(client, make_bot(strategy))
+        me = client.me
+        if me is not None:
+            print(
+                f"{me.name}: {me.status} — {me.runs} runs, {me.turned_up} cards turned up,"
+                f" {me.moves} moves, score {me.score}",
+                file=out,
+            )
+        if race.results:
+            print(format_results(race.results), file=out)
+    return 0
+
+
+# -- demo -----------------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.asynccontextmanager
+async def local_server(*, startup_timeout: float = 60.0) -> AsyncIterator[str]:
+    """Run ``spider-race serve`` (with its own Redis, in a temporary data folder) on a free
+    loopback port for the duration; yields its websocket URL. The server is stopped with
+    SIGTERM (killed if it does not exit) and the folder removed."""
+    port = _free_port()
+    with tempfile.TemporaryDirectory(prefix="spider-race-demo-") as data_dir:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "spider_race.cli",
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--data-dir",
+                data_dir,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        url = f"ws://127.0.0.1:{port}/ws"
+        try:
+            await _wait_for_server(url, process, startup_timeout)
+            yield url
+        finally:
+            process.terminate()
+            try:
+                await asyncio.to_thread(process.wait, 15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                await asyncio.to_thread(process.wait)
+            if process.stderr is not None:
+                process.stderr.close()
+
+
+async def _wait_for_server(url: str, process: subprocess.Popen[bytes], timeout: float) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        if process.poll() is not None:
+            err = process.stderr.read().decode(errors="replace") if process.stderr else ""
+            raise SpiderClientError(f"the server exited with status {process.returncode}: {err}")
+        try:
+            client = await Client.connect(url, name="probe")
+        except SpiderClientError:
+            if loop.time() > deadline:
+                raise
+            await asyncio.sleep(0.1)
+            continue
+        await client.close()
+        return
+
+
+DEMO_NAMES = ["Ada", "Brian", "Claude", "Dorothy", "Edsger", "Frances", "Grace", "Hedy"]
+
+
+def demo_bots(count: int) -> list[tuple[str, str]]:
+    """Names and strategies of the demo's bots: greedy and random in turn."""
+    bots = []
+    for i in range(count):
+        strategy = "greedy" if i % 3 != 1 else "random"
+        name = DEMO_NAMES[i % len(DEMO_NAMES)] + (
+            f" {i // len(DEMO_NAMES) + 1}" if i >= len(DEMO_NAMES) else ""
+        )
+        bots.append((f"{name} ({strategy})", strategy))
+    return bots
+
+
+async def run_demo(
+    *,
+    bots: int = 3,
+    variant: str = "spider1",
+    url: str | None = None,
+    headless: bool = False,
+    seed: str | None = None,
+    out: TextIO | None = None,
+) -> int:
+    """A race of ``bots`` bots with live boards on, watched as a spectator: in the terminal
+    UI, or (``headless``) printed as text until the race is over. Starts a local server
+    unless ``url`` is given. Returns the exit status (0 when the race finished)."""
+    out = out or sys.stdout
+    if bots < 1:
+        print("spider-race: a demo needs at least one bot", file=sys.stderr)
+        return 2
+    async with contextlib.AsyncExitStack() as stack:
+        if url is None:
+            print("starting a local server with its own Redis…", file=out, flush=True)
+            url = await stack.enter_async_context(local_server())
+            print(f"server at {url}", file=out, flush=True)
+        roster = demo_bots(bots)
+        players: list[Client] = []
+        for name, _ in roster:
+            players.append(await stack.enter_async_context(await Client.connect(url, name=name)))
+        options: dict[str, Any] = {
+            "variant": variant,
+            "live_boards": True,
+            "max_players": max(bots, 2),
+            "time_limit": 900,
+            "countdown": 1 if headless else 3,
+        }
+        if seed is not None:
+            options["seed"] = seed
+        code = await players[0].create_race(**options)
+        for client in players[1:]:
+            await client.join(code)
+        delay = 0.0 if headless else 0.1
+        tasks: list[asyncio.Task[Any]] = []
+
+        def start_bots() -> None:
+            for i, (client, (_, strategy)) in enumerate(zip(players, roster, strict=True)):
+                bot = make_bot(strategy, seed=i)
+                limit = 400 if strategy == "random" else 3000
+                task = asyncio.create_task(play_race(client, bot, delay=delay, max_actions=limit))
+                tasks.append(task)
+
+        try:
+            if headless:
+                return await _watch_headless(url, code, start_bots, out)
+            return await _watch_tui(url, code, start_bots)
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+    return 0
+
+
+async def _watch_headless(url: str, code: str, start_bots: Any, out: TextIO) -> int:
+    async with await Client.connect(url, name="demo spectator") as spectator:
+        joined = await spectator.join(code, "spectator")
+        race = joined.race
+        print(
+            f"race {race.code}: {race.variant}, {len(race.players)} bots, live boards on,"
+            f" time limit {race.time_limit // 60} min",
+            file=out,
+            flush=True,
+        )
+        start_bots()
+        names = {info.player: info.name for info in race.players}
+        last: dict[str, tuple[Any, ...]] = {}
+        async for event in spectator.events():
+            if isinstance(event, p.PlayerJoined):
+                names[event.player.player] = event.player.name
+            if isinstance(event, p.Progress):
+                info = event.player
+                key = (info.runs, info.status, info.deals_left)
+                if last.get(info.player) == key:
+                    continue  # print what changes the race: runs, deals, status
+                last[info.player] = key
+            line = format_event(event, names)
+            if line:
+                print(line, file=out, flush=True)
+            if isinstance(event, p.Finished):
+                print(format_results(event.results), file=out, flush=True)
+                return 0
+        print("the connection to the server was lost before the race ended", file=out)
+        return 1
+
+
+async def _watch_tui(url: str, code: str, start_bots: Any) -> int:
+    from .tui import RaceApp
+
+    app = RaceApp(url=url, code=code, role="spectator")
+    app_task = asyncio.create_task(app.run_async())
+    while not app_task.done() and (app.client is None or app.client.race is None):
+        await asyncio.sleep(0.05)
+    start_bots()
+    result = await app_task
+    return result if isinstance(result, int) else 0
+
+
+def format_event(event: Any, names: dict[str, str]) -> str:
+    """One line of text for a race event (empty for events not worth a line)."""
+
+    def name(player: str) -> str:
+        return names.get(player, player)
+
+    if isinstance(event, p.PlayerJoined):
+        return f"[{event.version}] {event.player.name} joined"
+    if isinstance(event, p.PlayerLeft):
+        return f"[{event.version}] {name(event.player)} left"
+    if isinstance(event, p.PlayerReady):
+        return (
+            f"[{event.version}] {name(event.player)} is {'ready' if event.ready else 'not ready'}"
+        )
+    if isinstance(event, p.Countdown):
+        return f"[{event.version}] countdown started"
+    if isinstance(event, p.Started):
+        return f"[{event.version}] started — commitment {event.commitment[:16]}…"
+    if isinstance(event, p.Progress):
+        i = event.player
+        return (
+            f"[{event.version}] {i.name}: {i.status}, {i.runs} runs, {i.turned_up} turned up,"
+            f" {i.deals_left} deals left, {i.moves} moves, score {i.score}"
+        )
+    if isinstance(event, p.Finished):
+        return f"[{event.version}] finished — seed {event.seed!r} revealed"
+    if isinstance(event, Disconnected):
+        return f"(connection lost: {event.reason or event.code})"
+    if isinstance(event, Reconnected):
+        return f"(reconnected to {event.node})"
+    return ""
+
+
+def format_results(results: list[p.Result]) -> str:
+    """The ranking as a small table."""
+    lines = ["rank  player                     status     time  runs  moves  score"]
+    for r in results:
+        time = f"{r.time:6.1f}s" if r.time is not None else "      -"
+        lines.append(
+            f"{r.rank:>4}  {r.name[:25]:<25}  {r.status:<9}{time}  {r.runs:>4}  {r.moves:>5}  {r.score:>5}"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,505 @@
+"""The terminal UI: play a race, or watch one, against a spider-race server.
+
+:class:`RaceApp` is one textual application for both jobs:
+
+- **play** (``role="player"``): without a code it opens the lobby (create a race with its
+  options, or join one by code); then the race screen: your board, everyone's progress,
+  the countdown, the clock, and the results at the end.
+- **watch** (``role="spectator"``): the race screen without a board of your own: every
+  player's progress, and their boards when the race shows them (live-board races, and
+  everyone's after the race).
+
+Keys on the race screen (the board has the focus):
+
+- column letters ``a`` … pick the column to move from, then the column to move to; digits
+  typed between the two say how many cards (``d`` ``1`` ``j`` is the move ``d1j``); without
+  them the longest run that fits is moved;
+- ``+`` deals, ``u`` undoes (when the race allows it), ``r`` marks you ready (or not),
+  ``escape`` drops a picked column;
+- ``:`` (or ``tab``) goes to the move line: type a move (``d1j``, ``+``) or ``undo``,
+  ``resign``, ``ready`` and press enter; ``escape`` goes back to the board;
+- ``q`` quits.
+
+The app talks to the server through one :class:`~spider_client.Client`; every event
+redraws the screen, a timer redraws the clocks.
+"""
+
+from __future__ import annotations
+
+import getpass
+from typing import Any
+
+from textual import events, on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Button, Checkbox, Footer, Input, Label, Static
+
+from spider_client import Client, Disconnected, Reconnected, SpiderClientError
+from spider_client.protocol import Error as ErrorMessage
+from spider_client.protocol import Finished, RaceInfo
+from spider_engine import Board, EngineError, Move
+from spider_engine.moves import column_index, column_letter
+
+from .render import format_clock, render_board, render_players, render_results
+
+__all__ = ["RaceApp", "LobbyScreen", "RaceScreen"]
+
+
+class BoardView(Static, can_focus=True):
+    """The player's board; has the focus for column keys."""
+
+
+class LobbyScreen(Screen[None]):
+    """Create a race (variant, seed, time limit, undo, live boards) or join one by code."""
+
+    CSS = """
+    LobbyScreen { align: center middle; }
+    #lobby { width: 64; height: auto; border: round $accent; padding: 1 2; }
+    #lobby Input { margin-bottom: 1; }
+    #lobby Label { margin-top: 1; }
+    """
+
+    def __init__(self, *, name: str) -> None:
+        super().__init__()
+        self.player_name = name
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="lobby"):
+            yield Label("[b]spider-race[/b] — race friends on the same Spider deal")
+            yield Input(value=self.player_name, placeholder="your name", id="name")
+            yield Label("New race")
+            yield Input(
+                value="spider4", placeholder="variant (spider1, spider2, spider4, …)", id="variant"
+            )
+            yield Input(placeholder="seed (empty: a secret random seed)", id="seed")
+            yield Input(value="30", placeholder="time limit in minutes", id="minutes")
+            yield Checkbox("undo allowed", value=True, id="undo")
+            yield Checkbox("live boards for spectators", value=False, id="live")
+            yield Button("Create race", id="create", variant="primary")
+            yield Label("Or join a race")
+            yield Input(placeholder="join code", id="code")
+            yield Button("Join", id="join")
+            yield Static("", id="lobby-message")
+
+    def on_mount(self) -> None:
+        self.query_one("#variant", Input).focus()
+
+    @on(Button.Pressed, "#create")
+    @on(Input.Submitted, "#name, #variant, #seed, #minutes")
+    def create(self) -> None:
+        seed = self.query_one("#seed", Input).value.strip()
+        minutes = self.query_one("#minutes", Input).value.strip() or "30"
+        try:
+            time_limit = max(int(float(minutes) * 60), 1)
+        except ValueError:
+            self.query_one("#lobby-message", Static).update("the time limit is a number of minutes")
+            return
+        options: dict[str, Any] = {
+            "variant": self.query_one("#variant", Input).value.strip() or "spider4",
+            "time_limit": time_limit,
+            "undo": self.query_one("#undo", Checkbox).value,
+            "live_boards": self.query_one("#live", Checkbox).value,
+        }
+        if seed:
+            options["seed"] = seed
+        self._go(create=options)
+
+    @on(Button.Pressed, "#join")
+    @on(Input.Submitted, "#code")
+    def join(self) -> None:
+        code = self.query_one("#code", Input).value.strip().upper()
+        if not code:
+            self.query_one("#lobby-message", Static).update("type the race's join code")
+            return
+        self._go(code=code)
+
+    def _go(self, **what: Any) -> None:
+        app = self.app
+        assert isinstance(app, RaceApp)
+        app.player_name = self.query_one("#name", Input).value.strip() or app.player_name
+        self.query_one("#lobby-message", Static).update("connecting…")
+        app.start(**what)
+
+
+class RaceScreen(Screen[None]):
+    """A race: the top line (code, state, countdown, clock), the player's board, every
+    player's progress, live boards for spectators, results, and the move line."""
+
+    CSS = """
+    #top { height: 1; background: $boost; padding: 0 1; }
+    #main { height: 1fr; }
+    #board-pane { width: auto; min-width: 44; padding: 0 1; }
+    #side { width: 1fr; padding: 0 1; }
+    #players { height: auto; }
+    #results { height: auto; margin-top: 1; }
+    #boards { height: auto; margin-top: 1; }
+    #message { height: 1; padding: 0 1; color: $warning; }
+    #move { dock: bottom; }
+    """
+
+    BINDINGS = [
+        Binding("plus", "deal", "deal (+)"),
+        Binding("u", "undo", "undo"),
+        Binding("r", "ready", "ready"),
+        Binding("colon", "type_move", "type a move"),
+        Binding("escape", "clear", "clear", show=False),
+        Binding("q", "quit", "quit"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.source: int | None = None
+        self.count = ""
+
+    @property
+    def race_app(self) -> RaceApp:
+        app = self.app
+        assert isinstance(app, RaceApp)
+        return app
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="top")
+        with Horizontal(id="main"):
+            with VerticalScroll(id="board-pane"):
+                yield BoardView("", id="board")
+            with VerticalScroll(id="side"):
+                yield Static("", id="players")
+                yield Static("", id="results")
+                yield Static("", id="boards")
+        yield Static("", id="message")
+        yield Input(
+            placeholder="type a move (d1j, +) or undo / resign / ready, then enter", id="move"
+        )
+        yield Footer()
+
+    def on_mount(self) -> None:
+        if self.race_app.role == "spectator":
+            self.query_one("#board-pane").display = False
+            self.query_one("#move").display = False
+        self.query_one("#board", BoardView).focus()
+        self.set_interval(0.25, self.redraw_top)
+        self.redraw()
+
+    # -- drawing ----------------------------------------------------------------------------
+
+    def redraw(self) -> None:
+        client = self.race_app.client
+        if client is None:
+            return
+        self.redraw_top()
+        race = client.race
+        view = client.view
+        board = self.query_one("#board", BoardView)
+        if view is not None:
+            board.update(render_board(view, selected=self.source, pending=self._pending()))
+        elif race is not None and race.state in ("open", "countdown"):
+            board.update(self._waiting_text(race))
+        if race is None:
+            return
+        variant_board = _variant_board(race.variant)
+        sets = variant_board.variant.set_count() if variant_board else 8
+        cards = len(variant_board.variant.canonical_deck()) if variant_board else 104
+        self.query_one("#players", Static).update(
+            render_players(race, sets=sets, cards=cards, me=client.player)
+        )
+        results = self.query_one("#results", Static)
+        results.update(render_results(race.results, me=client.player) if race.results else "")
+        self.query_one("#boards", Static).update(self._other_boards(race))
+
+    def _waiting_text(self, race: RaceInfo) -> str:
+        lines = [
+            f"Race [b]{race.code}[/b] — {race.variant}",
+            "",
+            "Friends join with this code.",
+            f"Undo: {'allowed' if race.undo else 'not allowed'}.  "
+            f"Live boards for spectators: {'on' if race.live_boards else 'off'}.",
+            f"Time limit: {format_clock(race.time_limit)}.",
+            "",
+            "Press [b]r[/b] when you are ready.",
+        ]
+        return "\n".join(lines)
+
+    def _other_boards(self, race: RaceInfo) -> Any:
+        client = self.race_app.client
+        if client is None or not client.boards or self.race_app.role != "spectator":
+            return ""
+        from rich.console import Group
+        from rich.text import Text
+
+        names = {info.player: info.name for info in race.players}
+        parts: list[Any] = []
+        for player, text in client.boards.items():
+            try:
+                board = Board.from_text(text)
+            except EngineError:
+                continue
+            parts.append(Text(names.get(player, player), style="bold underline"))
+            parts.append(render_board(board, compact=True))
+        return Group(*parts)
+
+    def redraw_top(self) -> None:
+        client = self.race_app.client
+        top = self.query_one("#top", Static)
+        if client is None or client.race is None:
+            top.update("connecting…")
+            return
+        race = client.race
+        now = client.server_now()
+        parts = [f"[b]{race.code}[/b]", race.variant, race.state]
+        if race.state == "countdown" and race.starts_at is not None:
+            parts.append(f"[b yellow]starts in {max(race.starts_at - now, 0):.0f}[/]")
+        elif race.state == "running" and race.starts_at is not None:
+            parts.append(f"clock {format_clock(now - race.starts_at)}")
+            if race.ends_at is not None:
+                parts.append(f"{format_clock(race.ends_at - now)} left")
+        if client.role == "player" and client.status:
+            parts.append(f"you: {client.status}")
+        if not client.connected:
+            parts.append("[b red]reconnecting…[/]")
+        top.update("  ·  ".join(parts))
+
+    def say(self, text: str) -> None:
+        self.query_one("#message", Static).update(text)
+
+    def _pending(self) -> str:
+        if self.source is None:
+            return ""
+        return f"{column_letter(self.source)}{self.count}"
+
+    # -- keys -------------------------------------------------------------------------------
+
+    def on_key(self, event: events.Key) -> None:
+        if isinstance(self.focused, Input) or self.race_app.role != "player":
+            return
+        view = self.race_app.client.view if self.race_app.client else None
+        char = event.character or ""
+        if view is None or len(char) != 1:
+            return
+        if char.isdigit() and self.source is not None:
+            self.count += char
+            event.stop()
+            event.prevent_default()
+            self.redraw()
+        elif "a" <= char <= "z" and column_index(char) < len(view.cols):
+            event.stop()
+            event.prevent_default()
+            self.pick_column(column_index(char), view)
+
+    def pick_column(self, column: int, view: Board) -> None:
+        """A column key: the first picks the source, the second moves to it."""
+        if self.source is None:
+            if not view.cols[column]:
+                self.say(f"column {column_letter(column)} is empty")
+                return
+            self.source, self.count = column, ""
+            self.say("")
+            self.redraw()
+            return
+        source, count = self.source, self.count
+        self.source, self.count = None, ""
+        if column == source:
+            self.redraw()
+            return
+        n = int(count) if count else _fitting_count(view, source, column)
+        self.play(f"{column_letter(source)}{n}{column_letter(column)}")
+
+    def action_clear(self) -> None:
+        if isinstance(self.focused, Input):
+            self.query_one("#board", BoardView).focus()
+        self.source, self.count = None, ""
+        self.say("")
+        self.redraw()
+
+    def action_deal(self) -> None:
+        self.play("+")
+
+    def action_undo(self) -> None:
+        self.race_app.act("undo")
+
+    def action_ready(self) -> None:
+        client = self.race_app.client
+        if client is None or client.race is None or client.race.state not in ("open", "countdown"):
+            return
+        me = client.me
+        self.race_app.act("ready", ready=not (me is not None and me.ready))
+
+    def action_type_move(self) -> None:
+        self.query_one("#move", Input).focus()
+
+    async def action_quit(self) -> None:
+        await self.race_app.quit_app()
+
+    @on(Input.Submitted, "#move")
+    def typed(self, event: Input.Submitted) -> None:
+        text = event.value.strip().lower()
+        event.input.value = ""
+        if not text:
+            return
+        if text in ("undo", "resign", "ready"):
+            self.race_app.act(text)
+        elif text == "deal":
+            self.play("+")
+        else:
+            self.play(text)
+
+    def play(self, text: str) -> None:
+        """Check a move against the view, then send it."""
+        client = self.race_app.client
+        view = client.view if client else None
+        if view is None:
+            self.say("the race has not started")
+            return
+        try:
+            move = Move.from_text(text)
+        except EngineError as e:
+            self.say(str(e))
+            return
+        if not view.is_legal(move):
+            self.say(f"{text}: {view.explain_illegal(move)}")
+            self.redraw()
+            return
+        self.say("")
+        self.race_app.act("move", move=text)
+
+
+def _fitting_count(view: Board, source: int, target: int) -> int:
+    """The most cards of ``source``'s movable run that may move onto ``target``."""
+    col = view.cols[source]
+    run = view.variant.movable(col, len(col) - view.down[source])
+    for count in range(run, 0, -1):
+        if view.is_legal(Move.column_move(source, count, target)):
+            return count
+    return max(run, 1)
+
+
+def _variant_board(variant: str) -> Board | None:
+    try:
+        return Board.deal(variant, "0")
+    except EngineError:
+        return None
+
+
+class RaceApp(App[int]):
+    """Play (``role="player"``) or watch (``role="spectator"``) a race at ``url``.
+
+    With ``code`` it joins that race at once; a player without a code gets the lobby, or
+    with ``create`` (the options of ``create_race``) creates that race at once. The app's
+    return value is 0, or 1 when it could not connect."""
+
+    TITLE = "spider-race"
+
+    def __init__(
+        self,
+        *,
+        url: str | list[str],
+        name: str | None = None,
+        code: str | None = None,
+        role: str = "player",
+        create: dict[str, Any] | None = None,
+        client_options: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__()
+        self.url = url
+        self.player_name = name or _default_name()
+        self.code = code
+        self.role = role
+        self.create_options = create
+        self.client_options = client_options or {}
+        self.client: Client | None = None
+        self.race_screen: RaceScreen | None = None
+
+    def on_mount(self) -> None:
+        if self.code is not None:
+            self.start(code=self.code)
+        elif self.create_options is not None:
+            self.start(create=self.create_options)
+        else:
+            self.push_screen(LobbyScreen(name=self.player_name))
+
+    @work(exclusive=True, group="connect")
+    async def start(self, *, code: str | None = None, create: dict[str, Any] | None = None) -> None:
+        """Connect, then create or join the race, and show it."""
+        try:
+            if self.client is None:
+                name = (
+                    self.player_name if self.role == "player" else f"{self.player_name} (watching)"
+                )
+                self.client = await Client.connect(self.url, name=name, **self.client_options)
+            if create is not None:
+                self.code = await self.client.create_race(**create)
+            else:
+                assert code is not None
+                await self.client.join(code, self.role)
+                self.code = code
+        except (SpiderClientError, OSError, TimeoutError) as e:
+            self.notify(
+                f"could not {'create' if create else 'join'} the race: {e}", severity="error"
+            )
+            if isinstance(self.screen, LobbyScreen):
+                self.screen.query_one("#lobby-message", Static).update(str(e))
+                return
+            self.exit(1)
+            return
+        self.race_screen = RaceScreen()
+        await self.push_screen(self.race_screen)
+        self.follow()
+
+    @work(group="events")
+    async def follow(self) -> None:
+        """Redraw on every event the client yields."""
+        client = self.client
+        assert client is not None
+        async for event in client.events():
+            screen = self.race_screen
+            if screen is None:
+                continue
+            if isinstance(event, Disconnected):
+                screen.say(
+                    "connection lost: " + ("reconnecting…" if event.reconnecting else event.reason)
+                )
+            elif isinstance(event, Reconnected):
+                screen.say(f"reconnected to {event.node}")
+            elif isinstance(event, ErrorMessage):
+                screen.say(f"{event.error}: {event.message}")
+            elif isinstance(event, Finished):
+                screen.say("the race is over")
+            screen.redraw()
+
+    @work(group="actions")
+    async def act(self, what: str, **kwargs: Any) -> None:
+        """Send one action (``move``, ``undo``, ``resign``) or ``ready``; show the server's
+        refusal, if any, on the message line."""
+        client = self.client
+        screen = self.race_screen
+        if client is None or screen is None:
+            return
+        try:
+            if what == "move":
+                await client.move(kwargs["move"])
+            elif what == "undo":
+                await client.undo()
+            elif what == "resign":
+                await client.resign()
+            elif what == "ready":
+                await client.ready(kwargs.get("ready", True))
+        except SpiderClientError as e:
+            screen.say(str(e))
+        screen.redraw()
+
+    async def quit_app(self) -> None:
+        if self.client is not None:
+            await self.client.close()
+        self.exit(0)
+
+    async def on_unmount(self) -> None:
+        if self.client is not None:
+            await self.client.close()
+
+
+def _default_name() -> str:
+    try:
+        return getpass.getuser()
+    except Exception:
+        return "player"
