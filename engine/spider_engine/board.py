@@ -5,16 +5,25 @@ its end, ``down[i]`` how many of them (from the deepest) are face down, ``stock`
 cards in deal order with ``stock_pos`` the next to deal, ``foundation`` the tokens of the
 sets that have left. A card that the board does not know is :data:`~.cards.UNKNOWN`.
 
+``extra`` holds the variant's extra state (ints, as :attr:`Variant.extra_fields` names them;
+empty for Spider).
+
 ``push(move)`` checks legality, applies the move, settles the position (rules.md §3 rules
 3, 4 and 7) and keeps a small undo record; ``pop()`` takes back the last push with all it
 caused. Legality checking is separate from applying: :meth:`Board.is_legal` asks, and the
 unchecked :meth:`Board.push_unchecked` is for searches that generated the move themselves.
+
+Variants with hooks beyond building and runs (``Variant.plain`` false) take a second path
+through the same methods: their extra moves, move filter and settle step are called there,
+and the changes they make go through the edit methods (:meth:`Board.take`, :meth:`Board.put`,
+:meth:`Board.replace`, :meth:`Board.to_foundation`, :meth:`Board.add_foundation`,
+:meth:`Board.set_extra`), each recording how to undo itself into the move's ``actions``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import Any, TypeAlias
 
 from .cards import UNKNOWN
 from .deal import lay_out, shuffle
@@ -22,16 +31,22 @@ from .errors import HiddenCardError, IllegalMoveError
 from .moves import Move, column_letter
 from .variants import Variant, find_variant
 
-if TYPE_CHECKING:
-    pass
-
-__all__ = ["Board", "LegalMoves"]
+__all__ = ["Actions", "Board", "LegalMoves"]
 
 _DEAL = Move.deal()
 
+Actions: TypeAlias = list[tuple[int, int, Any]]
+"""The undo record of one move: what happened, in order (replayed backwards by ``pop``)."""
+
 # Undo actions, recorded in the order they happened.
-_TURN_UP = 0  # (0, column)
-_LEFT = 1  # (1, column, cards that left)
+_TURN_UP = 0  # (0, column, [])
+_LEFT = 1  # (1, column, cards that left to the foundation, one token)
+_TAKE = 2  # (2, column, cards taken from its end)
+_PUT = 3  # (3, column, how many cards were put on its end)
+_REPLACE = 4  # (4, column, (index, card that was there))
+_EXTRA = 5  # (5, index in board.extra, value that was there)
+_FOUND = 6  # (6, -1, None): a foundation token added
+_VARIANT_MOVE = 7  # (7, -1, None): first action of a variant's extra move
 
 
 class LegalMoves:
@@ -72,7 +87,7 @@ class Board:
     :meth:`Board.from_text` (position notation, §6).
     """
 
-    __slots__ = ("variant", "cols", "down", "stock", "stock_pos", "foundation", "_stack")
+    __slots__ = ("variant", "cols", "down", "stock", "stock_pos", "foundation", "extra", "_stack")
 
     def __init__(
         self,
@@ -83,6 +98,7 @@ class Board:
         foundation: list[str] | None = None,
         *,
         stock_pos: int = 0,
+        extra: list[int] | None = None,
     ) -> None:
         self.variant = variant
         self.cols = cols
@@ -90,7 +106,8 @@ class Board:
         self.stock = stock
         self.stock_pos = stock_pos
         self.foundation: list[str] = list(foundation or [])
-        self._stack: list[tuple[Move, list[tuple[int, int, list[int]]] | None]] = []
+        self.extra: list[int] = variant.initial_extra() if extra is None else list(extra)
+        self._stack: list[tuple[Move, Actions | None]] = []
 
     # -- making boards ----------------------------------------------------------------------
 
@@ -107,6 +124,8 @@ class Board:
         board = cls(v, cols, down, stock)
         for i in range(len(cols)):
             board._settle(i, None)
+        if v.has_settle_step:
+            board._settle_more(None)
         return board
 
     @classmethod
@@ -127,6 +146,7 @@ class Board:
             self.stock,
             self.foundation,
             stock_pos=self.stock_pos,
+            extra=self.extra,
         )
         if stack:
             board._stack = [(m, None if a is None else list(a)) for m, a in self._stack]
@@ -172,13 +192,16 @@ class Board:
 
     def key(self) -> tuple[object, ...]:
         """A hashable key of the position (not of its history)."""
-        return (
+        key = (
             self.variant.id,
             tuple(tuple(c) for c in self.cols),
             tuple(self.down),
             tuple(self.stock[self.stock_pos :]),
             tuple(self.foundation),
         )
+        if self.extra:
+            return (*key, tuple(self.extra))
+        return key
 
     # -- questions --------------------------------------------------------------------------
 
@@ -231,7 +254,25 @@ class Board:
     # -- move generation --------------------------------------------------------------------
 
     def generate_moves(self) -> Iterator[Move]:
-        """Yield every legal move (unordered; sort texts to print them)."""
+        """An iterator over every legal move (unordered; sort texts to print them)."""
+        if self.variant.plain:
+            return self._column_moves()
+        return self._hooked_moves()
+
+    def _hooked_moves(self) -> Iterator[Move]:
+        v = self.variant
+        if v.filters_moves:
+            refused = v.move_refused
+            for move in self._column_moves():
+                if move.kind == "deal" or refused(self, move.src, move.count, move.dst) is None:
+                    yield move
+        else:
+            yield from self._column_moves()
+        if v.has_extra_moves:
+            yield from v.extra_moves(self)
+
+    def _column_moves(self) -> Iterator[Move]:
+        """Column moves by building and run rules, and the deal."""
         v = self.variant
         cols = self.cols
         down = self.down
@@ -275,20 +316,28 @@ class Board:
         """Whether ``move`` is legal here (a move onto a view's unknown card included)."""
         if move.kind == "deal":
             return self.stock_pos < len(self.stock) and self.variant.may_deal(self)
+        v = self.variant
         if move.kind != "move":
-            return False
+            return v.has_extra_moves and v.check_extra(self, move) is None
         cols = self.cols
         src, count, dst = move.src, move.count, move.dst
-        if not (0 <= src < len(cols) and 0 <= dst < len(cols)) or src == dst:
+        ncols = len(cols)
+        if not (0 <= src < ncols and 0 <= dst < ncols):
+            return v.has_extra_moves and v.check_extra(self, move) is None
+        if src == dst:
             return False
         col = cols[src]
         n = len(col)
-        if count < 1 or count > self.variant.movable(col, n - self.down[src]):
+        if count < 1 or count > v.movable(col, n - self.down[src]):
             return False
         target = cols[dst]
         if not target:
-            return count < n
-        return self.variant.key[target[-1]] in self.variant.want[col[n - count]]
+            legal = count < n
+        else:
+            legal = v.key[target[-1]] in v.want[col[n - count]]
+        if legal and v.filters_moves:
+            return v.move_refused(self, src, count, dst) is None
+        return legal
 
     def explain_illegal(self, move: Move) -> str:
         """Why ``move`` is not legal here, in one line."""
@@ -297,10 +346,14 @@ class Board:
             if not self.stock_left():
                 return "the stock is empty"
             return "the stock may not deal while a column is empty"
-        if move.kind != "move":
-            return f"{move.text()}: this variant has no such move"
         cols = self.cols
         src, count, dst = move.src, move.count, move.dst
+        if v.has_extra_moves and (
+            move.kind != "move" or not (0 <= src < len(cols) and 0 <= dst < len(cols))
+        ):
+            return v.check_extra(self, move) or f"{move.text()} is legal"
+        if move.kind != "move":
+            return f"{move.text()}: this variant has no such move"
         for c in (src, dst):
             if not 0 <= c < len(cols):
                 return f"there is no column {column_letter(c)} (columns a-{column_letter(len(cols) - 1)})"
@@ -312,13 +365,25 @@ class Board:
             return f"column {column_letter(src)} is empty"
         if count > run:
             return f"column {column_letter(src)} has a movable run of {run}, not {count}"
+        if count < 1:
+            return "a move takes at least one card"
         target = cols[dst]
         if not target:
-            return f"{move.text()} would move all of column {column_letter(src)} into an empty column"
-        return (
-            f"{v.cards.tokens[col[-count]]} does not go onto {v.cards.tokens[target[-1]]}"
-            f" in column {column_letter(dst)}"
-        )
+            if count >= len(col):
+                return (
+                    f"{move.text()} would move all of column {column_letter(src)}"
+                    " into an empty column"
+                )
+        elif v.key[target[-1]] not in v.want[col[-count]]:
+            return (
+                f"{v.cards.tokens[col[-count]]} does not go onto {v.cards.tokens[target[-1]]}"
+                f" in column {column_letter(dst)}"
+            )
+        if v.filters_moves:
+            reason = v.move_refused(self, src, count, dst)
+            if reason is not None:
+                return reason
+        return f"{move.text()} is legal"
 
     # -- push and pop -----------------------------------------------------------------------
 
@@ -337,8 +402,13 @@ class Board:
         return move
 
     def push_unchecked(self, move: Move) -> None:
-        """Apply a move known to be legal (generated here), and settle."""
-        actions: list[tuple[int, int, list[int]]] = []
+        """Apply a move known to be legal (generated here), and settle; raises
+        :class:`HiddenCardError` (and changes nothing) when it would turn up or deal a card
+        this view does not know."""
+        if not self.variant.plain:
+            self._push_hooked(move)
+            return
+        actions: Actions = []
         if move.kind == "deal":
             v = self.variant
             size = len(v.stock_deals[v.deal_at[self.stock_left()]])
@@ -362,6 +432,40 @@ class Board:
             raise
         self._stack.append((move, actions or None))
 
+    def _push_hooked(self, move: Move) -> None:
+        """``push_unchecked`` for variants with extra moves, a move filter or a settle step."""
+        v = self.variant
+        actions: Actions = []
+        kind = move.kind
+        ncols = len(self.cols)
+        if kind == "deal":
+            size = len(v.stock_deals[v.deal_at[self.stock_left()]])
+            if UNKNOWN in self.stock[self.stock_pos : self.stock_pos + size]:
+                raise HiddenCardError(
+                    "the view does not know the stock's cards: only the full position can deal"
+                )
+        try:
+            if kind == "deal":
+                self._deal(actions)
+            elif kind == "move" and 0 <= move.src < ncols and 0 <= move.dst < ncols:
+                src, count, dst = move.src, move.count, move.dst
+                source = self.cols[src]
+                moved = source[-count:]
+                del source[-count:]
+                self.cols[dst].extend(moved)
+                self._settle(src, actions)
+                self._settle(dst, actions)
+            else:
+                actions.append((_VARIANT_MOVE, -1, None))
+                for i in v.apply_extra(self, move, actions):
+                    self._settle(i, actions)
+            if v.has_settle_step:
+                self._settle_more(actions)
+        except HiddenCardError:
+            self._undo(move, actions)
+            raise
+        self._stack.append((move, actions or None))
+
     def pop(self) -> Move:
         """Take back the last move with all it caused; returns it. IndexError when there is
         nothing to take back."""
@@ -369,14 +473,21 @@ class Board:
         self._undo(move, actions or [])
         return move
 
-    def _undo(self, move: Move, actions: list[tuple[int, int, list[int]]]) -> None:
+    def _undo(self, move: Move, actions: Actions) -> None:
         cols = self.cols
-        for kind, i, cards in reversed(actions):
+        variant_move = False
+        for kind, i, data in reversed(actions):
             if kind == _TURN_UP:
                 self.down[i] += 1
-            else:
-                cols[i].extend(cards)
+            elif kind == _LEFT:
+                cols[i].extend(data)
                 self.foundation.pop()
+            elif kind == _VARIANT_MOVE:
+                variant_move = True
+            else:
+                self._undo_edit(kind, i, data)
+        if variant_move:
+            return
         if move.kind == "deal":
             v = self.variant
             # the stock size after the deal says which deal it was
@@ -390,7 +501,20 @@ class Board:
             del dest[-move.count :]
             cols[move.src].extend(moved)
 
-    def _deal(self, actions: list[tuple[int, int, list[int]]]) -> None:
+    def _undo_edit(self, kind: int, i: int, data: Any) -> None:
+        if kind == _TAKE:
+            self.cols[i].extend(data)
+        elif kind == _PUT:
+            del self.cols[i][-data:]
+        elif kind == _REPLACE:
+            index, card = data
+            self.cols[i][index] = card
+        elif kind == _EXTRA:
+            self.extra[i] = data
+        elif kind == _FOUND:
+            self.foundation.pop()
+
+    def _deal(self, actions: Actions) -> None:
         v = self.variant
         targets = v.stock_deals[v.deal_at[self.stock_left()]]
         pos = self.stock_pos
@@ -402,7 +526,17 @@ class Board:
         for j in targets:
             self._settle(j, actions)
 
-    def _settle(self, i: int, actions: list[tuple[int, int, list[int]]] | None) -> None:
+    def _settle_more(self, actions: Actions | None) -> None:
+        """Run the variant's settle step until it no longer acts, settling by rules 3 and 4
+        each column it changes."""
+        step = self.variant.settle_step
+        while True:
+            i = step(self, actions)
+            if i is None:
+                return
+            self._settle(i, actions)
+
+    def _settle(self, i: int, actions: Actions | None) -> None:
         """Apply rules 3 and 4 to column ``i`` until neither acts."""
         v = self.variant
         col = self.cols[i]
@@ -429,3 +563,62 @@ class Board:
             self.foundation.append(token)
             if actions is not None:
                 actions.append((_LEFT, i, left))
+
+    # -- edits for variant hooks ---------------------------------------------------------------
+    # Each records how to undo itself into ``actions`` (None: not recorded, while dealing).
+
+    def take(self, column: int, count: int, actions: Actions | None) -> list[int]:
+        """Remove the last ``count`` (face-up, at least one) cards of ``column`` and return
+        them."""
+        if count < 1:
+            raise ValueError("take() takes at least one card")
+        col = self.cols[column]
+        cards = col[-count:]
+        del col[-count:]
+        if actions is not None:
+            actions.append((_TAKE, column, cards))
+        return cards
+
+    def put(self, column: int, cards: list[int], actions: Actions | None) -> None:
+        """Put ``cards`` face up on the end of ``column``."""
+        self.cols[column].extend(cards)
+        if actions is not None and cards:
+            actions.append((_PUT, column, len(cards)))
+
+    def replace(self, column: int, index: int, card: int, actions: Actions | None) -> int:
+        """Put ``card`` in place of the card at ``index`` of ``column`` (from the deepest);
+        returns the card it replaced."""
+        col = self.cols[column]
+        old = col[index]
+        col[index] = card
+        if actions is not None:
+            actions.append((_REPLACE, column, (index, old)))
+        return old
+
+    def to_foundation(
+        self, column: int, count: int, token: str, actions: Actions | None
+    ) -> list[int]:
+        """Move the last ``count`` cards of ``column`` to the foundation as one set written
+        ``token``; returns them."""
+        if count < 1:
+            raise ValueError("to_foundation() takes at least one card")
+        col = self.cols[column]
+        cards = col[-count:]
+        del col[-count:]
+        self.foundation.append(token)
+        if actions is not None:
+            actions.append((_LEFT, column, cards))
+        return cards
+
+    def add_foundation(self, token: str, actions: Actions | None) -> None:
+        """Add a set written ``token`` to the foundation (its cards taken off by
+        :meth:`take`)."""
+        self.foundation.append(token)
+        if actions is not None:
+            actions.append((_FOUND, -1, None))
+
+    def set_extra(self, index: int, value: int, actions: Actions | None) -> None:
+        """Set ``extra[index]`` to ``value``."""
+        if actions is not None:
+            actions.append((_EXTRA, index, self.extra[index]))
+        self.extra[index] = value

@@ -1,4 +1,5 @@
-"""Position notation (rules.md §6): ``<variant> <tableau> <stock> <foundation>``.
+"""Position notation (rules.md §6): ``<variant> <tableau> <stock> <foundation>``, then the
+variant's extra fields, if any (alt-decks.md §0), which its hooks parse and format.
 
 :func:`parse_position` checks that the text is well formed, fits its variant (columns,
 cards of its deck, a stock size its deals can have left) and is settled (no face-down card
@@ -23,7 +24,10 @@ def format_position(board: Board) -> str:
         columns.append(cards.format(col[:down]) + "|" + cards.format(col[down:]))
     stock = cards.format(board.stock[board.stock_pos :]) or "-"
     foundation = "".join(board.foundation) or "-"
-    return f"{board.variant.id} {'/'.join(columns)} {stock} {foundation}"
+    text = f"{board.variant.id} {'/'.join(columns)} {stock} {foundation}"
+    if board.variant.extra_fields:
+        return " ".join([text, *board.variant.format_extra(board.extra)])
+    return text
 
 
 def parse_position(text: str) -> Board:
@@ -33,12 +37,13 @@ def parse_position(text: str) -> Board:
     if len(fields) < 1 or not fields[0]:
         raise PositionError("empty position")
     variant = find_variant(fields[0])
-    if len(fields) != 4:
+    names = ("variant", "tableau", "stock", "foundation", *variant.extra_fields)
+    if len(fields) != len(names):
         raise PositionError(
-            f"a position has 4 fields separated by single spaces (variant, tableau, stock,"
-            f" foundation); got {len(fields)}"
+            f"a position of {variant.id} has {len(names)} fields separated by single spaces"
+            f" ({', '.join(names)}); got {len(fields)}"
         )
-    _, tableau, stock_text, foundation_text = fields
+    _, tableau, stock_text, foundation_text = fields[:4]
     cards = variant.cards
     column_texts = tableau.split("/")
     if len(column_texts) != variant.columns:
@@ -75,7 +80,8 @@ def parse_position(text: str) -> Board:
             if token not in allowed:
                 raise FitError(f"{token!r} is not a foundation token of {variant.id}")
             foundation.append(token)
-    board = Board(variant, cols, down, stock, foundation)
+    extra = variant.parse_extra(fields[4:]) if variant.extra_fields else None
+    board = Board(variant, cols, down, stock, foundation, extra=extra)
     _check_settled(board)
     return board
 
@@ -104,3 +110,6 @@ def _check_settled(board: Board) -> None:
             raise UnsettledError(
                 f"column {column_letter(i)} ends in a complete run (it leaves at once)"
             )
+    reason = v.unsettled(board)
+    if reason is not None:
+        raise UnsettledError(reason)

@@ -14,18 +14,39 @@ and overrides the hooks whose rules differ; the board calls only these hooks:
 - :meth:`Variant.follows` / :meth:`Variant.movable` — the movable group at a column's end;
 - :meth:`Variant.completed` — a set at a column's end that leaves at once;
 - :meth:`Variant.is_won`, :meth:`Variant.may_deal` — the end of the game and the stock's rule.
+
+Variants whose rules go beyond Spider's add, through hooks the board calls only when the
+variant's class flag says so (so Spider's hot path is untouched):
+
+- extra state kept on the board (``board.extra``, a list of ints) with its own position
+  fields after the foundation: :attr:`Variant.extra_fields`, :meth:`Variant.initial_extra`,
+  :meth:`Variant.format_extra`, :meth:`Variant.parse_extra`;
+- extra moves (``has_extra_moves``): :meth:`Variant.extra_moves` generates them,
+  :meth:`Variant.check_extra` says whether one is legal (and why not),
+  :meth:`Variant.apply_extra` applies one through the board's undoable edits;
+- a move filter (``filters_moves``): :meth:`Variant.move_refused` turns down column moves
+  that building alone would allow;
+- a settle step (``has_settle_step``): :meth:`Variant.settle_step` applies one rule that acts
+  "at once" across the board (beyond rules 3 and 4), :meth:`Variant.unsettled` says why a
+  parsed position is not settled by those rules.
+
+Every change a hook makes goes through the board's edit methods (:meth:`Board.take`,
+:meth:`Board.put`, :meth:`Board.replace`, :meth:`Board.to_foundation`,
+:meth:`Board.add_foundation`, :meth:`Board.set_extra`), which record how to undo it; ``pop``
+replays those records backwards, so a variant never writes undo code.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from .cards import UNKNOWN, CardSet, standard_cards
 from .errors import VariantError
 
 if TYPE_CHECKING:
-    from .board import Board
+    from .board import Actions, Board
+    from .moves import Move
 
 __all__ = [
     "SpiderFamily",
@@ -108,6 +129,15 @@ class Variant:
     """Whether the ``suited`` score (rules.md §7) applies."""
     listed: ClassVar[bool] = True
     """Whether :func:`variant_ids` lists it (test-only variants are not)."""
+    has_extra_moves: ClassVar[bool] = False
+    """Whether :meth:`extra_moves`, :meth:`check_extra` and :meth:`apply_extra` are used."""
+    filters_moves: ClassVar[bool] = False
+    """Whether :meth:`move_refused` is asked about every column move."""
+    has_settle_step: ClassVar[bool] = False
+    """Whether :meth:`settle_step` runs after rules 3 and 4 whenever the board settles."""
+    extra_fields: tuple[str, ...] = ()
+    """Names of the position fields after the foundation, one per item of ``board.extra``
+    (may depend on the options: set it in ``__init__``)."""
 
     def __init__(self, options: frozenset[str] = frozenset()) -> None:
         self.options = options
@@ -126,11 +156,14 @@ class Variant:
         sizes = [len(d) for d in self.stock_deals]
         # remaining stock size -> index of the next deal
         self.deal_at: dict[int, int] = {sum(sizes[i:]): i for i in range(len(sizes) + 1)}
+        self.plain = not (self.has_extra_moves or self.filters_moves or self.has_settle_step)
+        """True when the board needs none of the extra hooks (its fast path)."""
 
     def __repr__(self) -> str:
         return f"find_variant({self.id!r})"
 
     def _tableau_face_up(self) -> bool:
+        """Whether every tableau card is dealt face up with these options."""
         return self.dealt_face_up or "open" in self.options
 
     # -- the deck ---------------------------------------------------------------------------
@@ -199,6 +232,54 @@ class Variant:
 
     def is_won(self, board: Board) -> bool:
         return board.stock_left() == 0 and not any(board.cols)
+
+    # -- extra state --------------------------------------------------------------------------
+
+    def initial_extra(self) -> list[int]:
+        """``board.extra`` of a fresh deal, one int per name of :attr:`extra_fields`."""
+        return []
+
+    def format_extra(self, extra: Sequence[int]) -> list[str]:
+        """The extra position fields (after the foundation) for ``board.extra``."""
+        return []
+
+    def parse_extra(self, fields: Sequence[str]) -> list[int]:
+        """``board.extra`` from the extra position fields (as many as :attr:`extra_fields`);
+        raises :class:`~.errors.PositionError` (or its :class:`~.errors.FitError`) for a bad
+        one."""
+        return []
+
+    # -- extra moves, move filter, settle step ------------------------------------------------
+
+    def extra_moves(self, board: Board) -> Iterator[Move]:
+        """Yield the legal moves beyond column moves and deals (with ``has_extra_moves``)."""
+        return iter(())
+
+    def check_extra(self, board: Board, move: Move) -> str | None:
+        """None when ``move`` — of a kind other than a column move or a deal, or a column
+        move naming a column beyond the tableau — is legal here; otherwise why it is not."""
+        return f"{move.text()}: this variant has no such move"
+
+    def apply_extra(self, board: Board, move: Move, actions: Actions) -> Iterable[int]:
+        """Apply a legal extra move through the board's edit methods (recording into
+        ``actions``); returns the columns it changed, which the board then settles."""
+        raise NotImplementedError
+
+    def move_refused(self, board: Board, src: int, count: int, dst: int) -> str | None:
+        """With ``filters_moves``: why the column move (legal by building and run rules) is
+        not allowed, or None when it is."""
+        return None
+
+    def settle_step(self, board: Board, actions: Actions | None) -> int | None:
+        """With ``has_settle_step``: apply one rule that acts at once beyond rules 3 and 4
+        (through the board's edit methods) and return the column it changed, which the board
+        then settles by rules 3 and 4 before asking again; None when no such rule acts."""
+        return None
+
+    def unsettled(self, board: Board) -> str | None:
+        """Why a parsed position is not settled by this variant's own at-once rules (the
+        board checks rules 3 and 4 itself), or None."""
+        return None
 
 
 class SpiderFamily(Variant):
