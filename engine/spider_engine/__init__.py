@@ -7,10 +7,15 @@ Pure Python, no I/O, no third-party dependency::
     >>> board.push(Move.from_text("d1j"))
     >>> board.legal_moves.texts()[:3]
     ['+', 'b1j', 'e1j']
+
+Besides Spider (``spider1``, ``spider2``, ``spider4``, ``spiderette``) it plays the Spiders
+of other decks (``myrmex``, ``wizard``, ``sparrow``, ``starfish``), each a variant module in
+:mod:`spider_engine.decks`.
 """
 
 from __future__ import annotations
 
+from . import decks  # registers the Spiders of other decks (alt-decks.md)
 from .board import Board, LegalMoves
 from .cards import UNKNOWN, CardSet, standard_cards
 from .deal import shuffle
@@ -48,6 +53,7 @@ __all__ = [
     "UnsettledError",
     "Variant",
     "VariantError",
+    "decks",
     "find_variant",
     "format_position",
     "parse_position",

@@ -129,11 +129,13 @@ class Variant:
     """Whether the ``suited`` score (rules.md §7) applies."""
     listed: ClassVar[bool] = True
     """Whether :func:`variant_ids` lists it (test-only variants are not)."""
-    has_extra_moves: ClassVar[bool] = False
+    has_extra_moves: bool = False
     """Whether :meth:`extra_moves`, :meth:`check_extra` and :meth:`apply_extra` are used."""
-    filters_moves: ClassVar[bool] = False
-    """Whether :meth:`move_refused` is asked about every column move."""
-    has_settle_step: ClassVar[bool] = False
+    filters_moves: bool = False
+    """Whether :meth:`move_refused` is asked about every column move. These three flags are
+    class-level defaults that a variant may set per instance (in ``__init__``, before
+    calling ``super().__init__``), when its options decide."""
+    has_settle_step: bool = False
     """Whether :meth:`settle_step` runs after rules 3 and 4 whenever the board settles."""
     extra_fields: tuple[str, ...] = ()
     """Names of the position fields after the foundation, one per item of ``board.extra``
