@@ -1,0 +1,813 @@
+"""A server node: the websockets server, its connections, and the race timers.
+
+One :class:`Node` serves websocket connections on ``/ws`` and plain HTTP ``GET /healthz``
+and ``GET /metrics`` on the same port. Every node of a deployment shares one Redis and one
+token secret; any node serves any race. A connection's messages are handled one at a
+time, in order; replies and race events go out through one queue per connection, so a
+slow reader never blocks a race (a reader too slow to keep up is closed).
+
+Transitions that are due at a time (a countdown's end, a race's time limit) or when every
+game is over are performed by whichever node gets there first: each node looks every
+``tick`` at the races its connections watch and tries; the check-and-set on the race's
+version lets exactly one succeed. A race nobody watches makes its transitions when someone
+next joins it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import unicodedata
+from collections import Counter
+from collections.abc import Coroutine
+from typing import Any
+
+import websockets
+from redis.asyncio import Redis
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.datastructures import Headers
+from websockets.http11 import Request, Response
+
+from spider_client.protocol import (
+    PROTOCOL_VERSION,
+    Ack,
+    CreateRace,
+    Done,
+    Error,
+    Hello,
+    Join,
+    Joined,
+    Leave,
+    MoveAction,
+    Ready,
+    Resign,
+    Undo,
+    Welcome,
+    encode,
+)
+from spider_engine import Board
+
+from . import race as rules
+from .errors import (
+    BadFrame,
+    Conflict,
+    GameOver,
+    InvalidMessage,
+    NotAPlayer,
+    OutOfOrder,
+    ProtocolViolation,
+    RaceNotFound,
+    RequestError,
+    TooManyRaces,
+    Unavailable,
+    WrongState,
+)
+from .hub import EventFrame, Hub, RaceWatch, Subscription
+from .limits import TokenBucket
+from .metrics import Metrics
+from .race import TERMINAL, Limits, Race, RaceState
+from .settings import Settings
+from .store import Store, stamp
+from .tokens import Identity, issue, new_player_id, verify
+from .validation import parse_frame
+
+__all__ = ["Node", "Connection"]
+
+log = logging.getLogger(__name__)
+
+WS_PATH = "/ws"
+MAX_NAME = 32
+CLOSE_RESTART = 1012
+CLOSE_POLICY = 1008
+CLOSE_TOO_BIG = 1009
+CLOSE_PROTOCOL = 1002
+CLOSE_GOING_AWAY = 1001
+
+
+def _name(text: str) -> str:
+    """A display name as given, trimmed; InvalidMessage when empty, too long or not
+    printable."""
+    name = unicodedata.normalize("NFC", text).strip()
+    if not 1 <= len(name) <= MAX_NAME or not name.isprintable():
+        raise InvalidMessage(f"name: 1 to {MAX_NAME} printable characters")
+    return name
+
+
+class Node:
+    """One server node. ``await start()`` listens; ``await close()`` closes every connection
+    with 1012 (clients reconnect to this or another node) and stops."""
+
+    def __init__(self, settings: Settings, *, redis_url: str, secret: bytes) -> None:
+        self.settings = settings
+        self.redis_url = redis_url
+        self.secret = secret
+        self.limits = Limits(
+            max_players=settings.max_players,
+            max_time_limit=settings.max_time_limit,
+            max_countdown=settings.max_countdown,
+        )
+        self.metrics = Metrics()
+        self.connections: set[Connection] = set()
+        self.redis: Redis = Redis.from_url(redis_url, socket_timeout=10, health_check_interval=15)
+        self.store = Store(self.redis, settings)
+        self.hub = Hub(self.redis, self.store, node=settings.node, on_event=self._on_event)
+        self.server: Server | None = None
+        self.offset = 0.0
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._loops: list[asyncio.Task[Any]] = []
+        self._advancing: set[str] = set()
+
+    # -- life -------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Connect to Redis, start the fan-out and the timers, and listen."""
+        with contextlib.suppress(Unavailable):
+            await self._measure_clock()
+        await self.hub.start()
+        loop = asyncio.get_running_loop()
+        self._loops = [
+            loop.create_task(self._tick_loop()),
+            loop.create_task(self._sweep_loop()),
+            loop.create_task(self._presence_loop()),
+        ]
+        s = self.settings
+        self.server = await serve(
+            self._handle,
+            s.host,
+            s.port,
+            process_request=self._process_request,
+            max_size=max(s.max_frame * 16, 65536),
+            ping_interval=s.ping_interval,
+            ping_timeout=s.ping_timeout,
+            compression=None,
+        )
+
+    @property
+    def port(self) -> int:
+        assert self.server is not None
+        return int(self.server.sockets[0].getsockname()[1])
+
+    async def close(self, *, code: int = CLOSE_RESTART, timeout: float = 10.0) -> None:
+        """Stop accepting, close every connection with ``code``, stop the timers (they get
+        ``timeout`` seconds), disconnect from Redis. Idempotent."""
+        if self.server is not None:
+            self.server.close(close_connections=True, code=code, reason="server restarting")
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(timeout):
+                    await self.server.wait_closed()
+        for task in self._loops:
+            task.cancel()
+        for task in list(self._tasks):
+            task.cancel()
+        for task in [*self._loops, *self._tasks]:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._loops = []
+        await self.hub.close()
+        with contextlib.suppress(Exception):
+            await self.redis.aclose()
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        """Run ``coro`` in the background, kept until done; failures are logged."""
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._done)
+        return task
+
+    def _done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            exc = task.exception()
+            if not isinstance(exc, (Unavailable, websockets.ConnectionClosed)):
+                log.error("background task failed", exc_info=exc)
+
+    # -- time -------------------------------------------------------------------------------
+
+    def now(self) -> float:
+        """The deployment's time: this machine's clock corrected to Redis's."""
+        return time.time() + self.offset
+
+    async def _measure_clock(self) -> None:
+        before = time.time()
+        redis_now = await self.store.now()
+        after = time.time()
+        self.offset = redis_now - (before + after) / 2
+
+    # -- HTTP -------------------------------------------------------------------------------
+
+    async def _process_request(
+        self, connection: ServerConnection, request: Request
+    ) -> Response | None:
+        path = request.path.split("?", 1)[0]
+        if path == WS_PATH:
+            return None
+        if path == "/healthz":
+            if await self.store.ping():
+                return connection.respond(200, "ok\n")
+            return connection.respond(503, "redis is not answering\n")
+        if path == "/metrics":
+            body = self.metrics.render(self.races_by_state()).encode()
+            headers = Headers(
+                [
+                    ("Content-Type", "text/plain; version=0.0.4; charset=utf-8"),
+                    ("Content-Length", str(len(body))),
+                ]
+            )
+            return Response(200, "OK", headers, body)
+        return connection.respond(404, "not found\n")
+
+    def races_by_state(self) -> Counter[str]:
+        return Counter(w.state for w in self.hub.watches.values() if w.state)
+
+    # -- connections ------------------------------------------------------------------------
+
+    async def _handle(self, ws: ServerConnection) -> None:
+        conn = Connection(self, ws)
+        self.connections.add(conn)
+        self.metrics.connections = len(self.connections)
+        self.metrics.connections_total += 1
+        try:
+            await conn.run()
+        finally:
+            self.connections.discard(conn)
+            self.metrics.connections = len(self.connections)
+
+    # -- transitions ------------------------------------------------------------------------
+
+    async def advance(self, code: str) -> Race | None:
+        """The race now, after performing whatever transition is due (start or finish); None
+        when there is no such race. Safe on every node at once: one commit wins."""
+        race: Race | None = None
+        for _ in range(20):
+            race = await self.store.load_race(code)
+            if race is None:
+                return None
+            now = self.now()
+            due = rules.due_transition(race, now)
+            if due is None:
+                return race
+            if due == "start":
+                change = rules.start(race, now)
+            else:
+                games, replays = await self.store.load_games(race)
+                change = rules.finish(race, games, replays, now)
+            try:
+                await self.store.commit(change)
+            except Conflict:
+                continue
+            self.metrics.transitions_total[due] += 1
+        return race
+
+    def _on_event(self, watch: RaceWatch, event: EventFrame) -> None:
+        if (
+            event.type == "countdown"
+            and watch.starts_at is not None
+            and watch.starts_at <= self.now()
+        ):
+            self._try_advance(watch)
+
+    def _try_advance(self, watch: RaceWatch) -> None:
+        if watch.code in self._advancing:
+            return
+        watch.next_attempt = time.monotonic() + 0.5
+        self._advancing.add(watch.code)
+
+        async def run() -> None:
+            try:
+                await self.advance(watch.code)
+            finally:
+                self._advancing.discard(watch.code)
+
+        self.spawn(run())
+
+    async def _tick_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.tick)
+            now, mono = self.now(), time.monotonic()
+            for watch in list(self.hub.watches.values()):
+                if mono < watch.next_attempt:
+                    continue
+                due = (
+                    watch.state == "countdown"
+                    and watch.starts_at is not None
+                    and now >= watch.starts_at
+                ) or (
+                    watch.state == "running"
+                    and (
+                        (watch.ends_at is not None and now >= watch.ends_at)
+                        or (
+                            bool(watch.statuses)
+                            and all(s in TERMINAL for s in watch.statuses.values())
+                        )
+                    )
+                )
+                if due:
+                    self._try_advance(watch)
+
+    async def _sweep_loop(self) -> None:
+        last_clock = time.monotonic()
+        while True:
+            await asyncio.sleep(self.settings.sweep_interval)
+            try:
+                await self.hub.sweep()
+                if time.monotonic() - last_clock > 60:
+                    last_clock = time.monotonic()
+                    await self._measure_clock()
+            except Unavailable:
+                pass
+            except Exception:
+                log.exception("sweep failed")
+
+    async def _presence_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.presence_ttl / 3)
+            items = [item for conn in list(self.connections) for item in conn.presence_items()]
+            with contextlib.suppress(Unavailable):
+                await self.store.touch_presence(items, self.now())
+
+
+class Connection:
+    """One websocket connection: says hello, then joins races and acts in them."""
+
+    _next_id = 0
+
+    def __init__(self, node: Node, ws: ServerConnection) -> None:
+        self.node = node
+        self.ws = ws
+        Connection._next_id += 1
+        self.id = f"{node.settings.node}:{Connection._next_id}"
+        s = node.settings
+        self.identity: Identity | None = None
+        self.subs: dict[str, Subscription] = {}
+        self.bucket = TokenBucket(s.rate, s.burst)
+        self.strikes = 0
+        self.told_rate = False
+        self.oversize = 0
+        self.out: asyncio.Queue[bytes | tuple[int, str] | None] = asyncio.Queue()
+        self.closing = False
+
+    # -- sending ----------------------------------------------------------------------------
+
+    def send(self, frame: bytes) -> None:
+        """Queue a frame; a reader that lets ``send_queue`` frames pile up is closed."""
+        if self.closing:
+            return
+        if self.out.qsize() >= self.node.settings.send_queue:
+            self.close_soon(CLOSE_POLICY, "too slow to read")
+            return
+        self.out.put_nowait(frame)
+
+    def send_msg(self, message: object) -> None:
+        self.send(encode(message))
+
+    def close_soon(self, code: int, reason: str) -> None:
+        """Close after the frames already queued are sent."""
+        if self.closing:
+            return
+        self.closing = True
+        self.node.metrics.closed_total[code] += 1
+        self.out.put_nowait((code, reason))
+
+    async def _writer(self) -> None:
+        while True:
+            item = await self.out.get()
+            if item is None:
+                return
+            try:
+                if isinstance(item, tuple):
+                    await self.ws.close(*item)
+                    return
+                await self.ws.send(item)
+            except websockets.ConnectionClosed:
+                return
+
+    # -- reading ----------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Read and handle frames until the connection closes; then stop watching races."""
+        writer = asyncio.get_running_loop().create_task(self._writer())
+        s = self.node.settings
+        try:
+            while not self.closing:
+                if self.identity is None:
+                    timeout: float | None = s.hello_timeout
+                else:
+                    timeout = None if self.subs else s.idle_timeout
+                try:
+                    async with asyncio.timeout(timeout):
+                        frame = await self.ws.recv()
+                except TimeoutError:
+                    self.close_soon(
+                        CLOSE_POLICY if self.identity is None else CLOSE_GOING_AWAY, "idle"
+                    )
+                    break
+                except websockets.ConnectionClosed:
+                    break
+                await self.handle(frame)
+        finally:
+            if not self.closing:
+                self.out.put_nowait(None)
+            with contextlib.suppress(asyncio.CancelledError):
+                await writer
+            for sub in list(self.subs.values()):
+                self._unsubscribe(sub)
+
+    async def handle(self, frame: bytes | str) -> None:
+        """Handle one frame: rate, size, decoding, validation, then the message."""
+        s = self.node.settings
+        self.node.metrics.frames_total += 1
+        if not self.bucket.take():
+            self.strikes += 1
+            if self.strikes > s.flood_strikes:
+                self.close_soon(CLOSE_POLICY, "too many messages")
+            elif not self.told_rate:
+                self.told_rate = True
+                self._error("rate_limited", f"more than {s.rate:g} messages a second; slow down")
+            return
+        if self.bucket.calm:
+            self.strikes, self.told_rate = 0, False
+        message: object = None
+        started = time.perf_counter()
+        try:
+            if isinstance(frame, str):
+                raise BadFrame("text frames are not accepted: send msgpack in binary frames")
+            if len(frame) > s.max_frame:
+                self.oversize += 1
+                if self.oversize > 1:
+                    self._error("bad_frame", f"frame of {len(frame)} bytes again; closing")
+                    self.close_soon(CLOSE_TOO_BIG, "frames too big")
+                    return
+                raise BadFrame(f"frame of {len(frame)} bytes; the limit is {s.max_frame}")
+            message = parse_frame(frame)
+            await self.dispatch(message)
+        except RequestError as e:
+            self._error(e.code, str(e), message, req=e.req)
+        except Exception:
+            log.exception("handling %r failed", message)
+            self._error("internal", "the server failed; nothing was changed", message)
+        else:
+            if isinstance(message, (MoveAction, Undo, Resign)):
+                self.node.metrics.action_seconds.observe(time.perf_counter() - started)
+
+    def _error(
+        self, code: str, text: str, message: object = None, *, req: int | None = None
+    ) -> None:
+        self.node.metrics.errors_total[code] += 1
+        self.send_msg(
+            Error(
+                error=code,
+                message=text,
+                req=getattr(message, "req", req),
+                seq=getattr(message, "seq", None),
+                race=getattr(message, "code", None),
+            )
+        )
+
+    async def dispatch(self, message: object) -> None:
+        if isinstance(message, Hello):
+            await self.hello(message)
+            return
+        if self.identity is None:
+            raise ProtocolViolation("say hello first")
+        if isinstance(message, CreateRace):
+            await self.create_race(message)
+        elif isinstance(message, Join):
+            await self.join(message)
+        elif isinstance(message, Leave):
+            await self.leave(message)
+        elif isinstance(message, Ready):
+            await self.ready(message)
+        elif isinstance(message, (MoveAction, Undo, Resign)):
+            await self.act(message)
+        else:  # pragma: no cover - the validator admits only the types above
+            raise BadFrame("unexpected message")
+
+    # -- identity ---------------------------------------------------------------------------
+
+    async def hello(self, msg: Hello) -> None:
+        """Say who this connection speaks for: a new player, or with a token the same one."""
+        if self.identity is not None:
+            raise ProtocolViolation("hello was said already on this connection")
+        if msg.protocol != PROTOCOL_VERSION:
+            self._error(
+                "protocol",
+                f"protocol {msg.protocol} is not supported; this server speaks {PROTOCOL_VERSION}",
+            )
+            self.close_soon(CLOSE_PROTOCOL, "unsupported protocol version")
+            return
+        if msg.token is not None:
+            identity = verify(self.node.secret, msg.token)
+            if msg.name is not None:
+                identity = Identity(identity.player, _name(msg.name))
+        else:
+            name = _name(msg.name) if msg.name is not None else None
+            player = new_player_id()
+            identity = Identity(player, name or f"player-{player[1:5]}")
+        self.identity = identity
+        self.send_msg(
+            Welcome(
+                player=identity.player,
+                name=identity.name,
+                token=issue(self.node.secret, identity),
+                node=self.node.settings.node,
+                server_time=self.node.now(),
+            )
+        )
+
+    @property
+    def player(self) -> str:
+        assert self.identity is not None
+        return self.identity.player
+
+    # -- races ------------------------------------------------------------------------------
+
+    async def _check_race_limit(self) -> None:
+        store = self.node.store
+        codes = await store.player_races(self.player)
+        if len(codes) < self.node.settings.max_races_per_player:
+            return
+        states = await store.race_states(codes)
+        stale = [c for c, st in zip(codes, states, strict=True) if st is None or st == "finished"]
+        await store.drop_player_races(self.player, stale)
+        if len(codes) - len(stale) >= self.node.settings.max_races_per_player:
+            raise TooManyRaces(
+                f"you are in {len(codes) - len(stale)} races; finish or leave one first"
+            )
+
+    async def create_race(self, msg: CreateRace) -> None:
+        """Create a race and join it as its first player (reply: ``joined``)."""
+        options = rules.RaceOptions.from_request(msg, self.node.limits)
+        await self._check_race_limit()
+        assert self.identity is not None
+        for _ in range(10):
+            change = rules.create_race(
+                code=rules.new_code(),
+                options=options,
+                creator=self.player,
+                name=self.identity.name,
+                now=self.node.now(),
+                seed=msg.seed,
+            )
+            try:
+                await self.node.store.commit(change, new=True)
+            except Conflict:
+                continue
+            break
+        else:  # pragma: no cover - 32**5 codes
+            raise Unavailable("could not find a free join code")
+        self.node.metrics.races_created_total += 1
+        await self.node.store.add_player_race(self.player, change.race.code)
+        await self._joined(msg.req, change.race.code, "player", None)
+
+    async def join(self, msg: Join) -> None:
+        """Join as player (an open race, or resume one's own) or spectator (any race)."""
+        code = rules.normalize_code(msg.code)
+        if code is None:
+            raise RaceNotFound(f"no race {msg.code!r}")
+        if msg.since is not None and msg.since < 0:
+            raise InvalidMessage("since: a version, 0 or more")
+        node = self.node
+        await node.hub.watch(code)
+        try:
+            race = await node.advance(code)
+            if race is None:
+                raise RaceNotFound(f"no race {code}")
+            if msg.role == "player" and self.player not in race.players:
+                assert self.identity is not None
+                await self._check_race_limit()
+                while True:
+                    change = rules.join(race, self.player, self.identity.name, node.now())
+                    if change is None:
+                        break
+                    try:
+                        await node.store.commit(change)
+                        break
+                    except Conflict:
+                        race = await node.store.load_race(code)
+                        if race is None:
+                            raise RaceNotFound(f"no race {code}") from None
+                await node.store.add_player_race(self.player, code)
+            await self._joined(msg.req, code, msg.role, msg.since)
+        finally:
+            node.hub.release(code)
+
+    async def _joined(self, req: int, code: str, role: str, since: int | None) -> None:
+        """Send the snapshot of a race (with the player's view, or boards) and the events
+        after ``since``, then deliver its events from there on."""
+        node, store = self.node, self.node.store
+        await node.hub.watch(code)
+        old = self.subs.pop(code, None)
+        if old is not None:
+            self._unsubscribe(old, keep_presence=True)
+        member = self._member(code, role)
+        await store.touch_presence([(code, member, role == "spectator")], node.now())
+        race = await store.load_race(code)
+        if race is None:
+            raise RaceNotFound(f"no race {code}")
+        online, spectators = await store.presence(code, node.now())
+        joined = Joined(
+            req=req, role=role, race=rules.race_info(race, online=online, spectators=spectators)
+        )
+        started = race.state in (RaceState.RUNNING, RaceState.FINISHED)
+        if role == "player" and started and self.player in race.players:
+            game = await store.load_game(code, self.player)
+            if game is not None:
+                joined.view = Board.from_text(game.position).view_text()
+                joined.seq = game.seq
+        if race.state is RaceState.FINISHED and race.final is not None:
+            joined.boards = dict(race.final.boards)
+        elif race.state is RaceState.RUNNING and role == "spectator" and race.options.live_boards:
+            joined.boards = await store.boards(race, full=False)
+        if since is not None and since < race.version:
+            stored = await store.events_after(code, since, race.version)
+            for version, audience, data in stored or []:
+                if audience == rules.SPECTATORS and role != "spectator":
+                    continue
+                joined.events.append(stamp(version, data)[1])
+        sub = Subscription(node.hub, self, code, role, race.version)
+        self.subs[code] = sub
+        self.send_msg(joined)
+        node.hub.add(
+            sub,
+            state=race.state.value,
+            starts_at=race.starts_at,
+            ends_at=race.ends_at,
+            statuses={p: e.status for p, e in race.players.items()},
+        )
+
+    def _member(self, code: str, role: str) -> str:
+        return f"{self.id}" if role == "spectator" else f"{self.player}|{self.id}"
+
+    def presence_items(self) -> list[tuple[str, str, bool]]:
+        return [
+            (code, self._member(code, s.role), s.role == "spectator")
+            for code, s in self.subs.items()
+        ]
+
+    def _unsubscribe(self, sub: Subscription, *, keep_presence: bool = False) -> None:
+        if self.subs.get(sub.code) is sub:
+            del self.subs[sub.code]
+        self.node.hub.remove(sub)
+        if not keep_presence and self.identity is not None:
+            member = self._member(sub.code, sub.role)
+            self.node.spawn(
+                self.node.store.drop_presence(sub.code, member, sub.role == "spectator")
+            )
+
+    async def leave(self, msg: Leave) -> None:
+        """Leave a race: out of an open race or a countdown; a running game is resigned
+        (status ``left``); a spectator stops watching. Reply: ``done``."""
+        code = rules.normalize_code(msg.code)
+        if code is None:
+            raise RaceNotFound(f"no race {msg.code!r}")
+        node = self.node
+        race = await node.advance(code)
+        if race is None:
+            raise RaceNotFound(f"no race {code}")
+        sub = self.subs.get(code)
+        if self.player not in race.players and sub is None:
+            raise NotAPlayer(f"you are not in race {code}")
+        if self.player in race.players and (sub is None or sub.role == "player"):
+            if race.state in (RaceState.OPEN, RaceState.COUNTDOWN):
+                while True:
+                    try:
+                        await node.store.commit(rules.leave(race, self.player, node.now()))
+                        break
+                    except Conflict:
+                        race = await node.advance(code)
+                        if race is None or self.player not in race.players:
+                            break
+                        if race.state not in (RaceState.OPEN, RaceState.COUNTDOWN):
+                            break
+                await node.store.drop_player_races(self.player, [code])
+            if race is not None and race.state is RaceState.RUNNING:
+                await self._apply(race.code, "leave", seq=None)
+        if sub is not None:
+            self._unsubscribe(sub)
+        self.send_msg(Done(req=msg.req))
+
+    async def ready(self, msg: Ready) -> None:
+        """Mark ready (or not); when all are, the countdown starts. Reply: ``done``."""
+        code = rules.normalize_code(msg.code)
+        if code is None:
+            raise RaceNotFound(f"no race {msg.code!r}")
+        node = self.node
+        race = await node.advance(code)
+        if race is None:
+            raise RaceNotFound(f"no race {code}")
+        while True:
+            change = rules.set_ready(race, self.player, msg.ready, node.now())
+            if change is None:
+                break
+            try:
+                await node.store.commit(change)
+                break
+            except Conflict:
+                race = await node.store.load_race(code)
+                if race is None:
+                    raise RaceNotFound(f"no race {code}") from None
+        self.send_msg(Done(req=msg.req))
+        if (
+            change is not None
+            and change.race.state is RaceState.COUNTDOWN
+            and change.race.options.countdown == 0
+        ):
+            await node.advance(code)
+
+    # -- actions ----------------------------------------------------------------------------
+
+    async def act(self, msg: MoveAction | Undo | Resign) -> None:
+        """A player's move, undo or resign, number ``seq``: applied once, acked."""
+        code = rules.normalize_code(msg.code)
+        if code is None:
+            raise RaceNotFound(f"no race {msg.code!r}")
+        sub = self.subs.get(code)
+        if sub is None or sub.role != "player":
+            raise NotAPlayer(f"join race {code} as a player first")
+        if msg.seq < 1:
+            raise InvalidMessage("seq: 1 or more")
+        if isinstance(msg, MoveAction):
+            await self._apply(code, "move", seq=msg.seq, move=msg.move)
+        elif isinstance(msg, Undo):
+            await self._apply(code, "undo", seq=msg.seq)
+        else:
+            await self._apply(code, "resign", seq=msg.seq)
+
+    async def _apply(self, code: str, kind: str, *, seq: int | None, move: str = "") -> None:
+        node, store = self.node, self.node.store
+        for _ in range(50):
+            race = await store.load_race(code)
+            if race is None:
+                raise RaceNotFound(f"no race {code}")
+            if self.player not in race.players:
+                raise NotAPlayer(f"you are not a player of race {code}")
+            game = await store.load_game(code, self.player)
+            if game is None:
+                raise WrongState(f"race {code} is {race.state.value}")
+            if seq is None:  # leave: the next action, whatever it is
+                if game.status in TERMINAL:
+                    return
+                this = game.seq + 1
+            else:
+                this = seq
+                if this <= game.seq:
+                    ack = await store.load_ack(code, self.player, this)
+                    if ack is None:
+                        raise OutOfOrder(f"action {this} is not known")
+                    ack.duplicate = True
+                    node.metrics.actions_total["duplicate"] += 1
+                    self.send_msg(ack)
+                    return
+                if this != game.seq + 1:
+                    raise OutOfOrder(f"seq {this}: the next action is {game.seq + 1}")
+            actions = await store.load_actions(code, self.player) if kind == "undo" else ()
+            try:
+                outcome = rules.apply_action(
+                    race, game, kind, move=move, actions=actions, now=node.now()
+                )  # type: ignore[arg-type]
+            except GameOver:
+                if race.ends_at is not None and node.now() >= race.ends_at:
+                    node.spawn(node.advance(code))
+                raise
+            try:
+                await store.commit_action(race, outcome)
+            except Conflict:
+                continue
+            except WrongState:
+                race = await node.advance(code)
+                if race is not None and race.state is RaceState.FINISHED:
+                    raise GameOver("the race is over") from None
+                raise
+            node.metrics.actions_total["resign" if kind == "leave" else kind] += 1
+            if seq is not None:
+                self.send_msg(outcome.ack)
+            if outcome.game.status in TERMINAL:
+                watch = node.hub.watches.get(code)
+                if watch is not None:
+                    watch.statuses[self.player] = outcome.game.status
+                node.spawn(node.advance(code))
+            return
+        raise Unavailable("too much contention on this game; try again")
+
+    def deal_out(self, code: str) -> None:
+        """Send this player their view of the deal (an ``ack`` with seq 0) once it is out."""
+
+        async def send_deal() -> None:
+            game = await self.node.store.load_game(code, self.player)
+            if game is None or game.seq != 0 or code not in self.subs:
+                return
+            self.send_msg(
+                Ack(
+                    code=code,
+                    seq=0,
+                    move="",
+                    view=Board.from_text(game.position).view_text(),
+                    status=game.status,
+                    moves=game.moves,
+                    score=game.score,
+                )
+            )
+
+        self.node.spawn(send_deal())

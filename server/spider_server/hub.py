@@ -1,0 +1,366 @@
+"""Fan-out of race events to this node's connections, through Redis.
+
+Every event of a race is appended to the race's stream and published on its channel by the
+same script (:mod:`.scripts`), so the channel delivers events in version order to every
+node, and the stream holds them for catch-up. Per node:
+
+- a :class:`RaceWatch` per race that some connection here watches; the hub subscribes to
+  its channel while the watch has subscribers and tracks ``seen``, the highest version it
+  has dispatched;
+- a :class:`Subscription` per (connection, race) with ``delivered``, the version the
+  connection is at. It receives events strictly in version order, each once: an event
+  further ahead than the next one makes it catch up from the stream first (events arriving
+  meanwhile are held and delivered after, in order);
+- a sweep (:meth:`Hub.sweep`, run periodically by the node) that compares every watched
+  race's version in Redis with ``seen`` and dispatches what the channel missed (a
+  dropped or reconnected subscription).
+
+``board`` events (audience ``spectators``) are counted as delivered to players but not
+sent to them, so a player's versions may have gaps where a spectator's have none.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from redis.asyncio import Redis
+from redis.asyncio.client import PubSub
+from redis.exceptions import RedisError
+
+from . import keys
+from .errors import Unavailable
+from .race import SPECTATORS
+from .store import Store, stamp
+
+__all__ = ["EventFrame", "Hub", "RaceWatch", "Subscriber", "Subscription"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class EventFrame:
+    """One event ready to send: its version, audience, frame bytes and fields."""
+
+    version: int
+    audience: str
+    frame: bytes
+    fields: dict[str, Any]
+
+    @property
+    def type(self) -> str:
+        return str(self.fields.get("type", ""))
+
+
+class Subscriber(Protocol):
+    """The connection side of a subscription."""
+
+    def send(self, frame: bytes) -> None: ...
+
+    def deal_out(self, code: str) -> None:
+        """The race has started: send this player their view of the deal."""
+
+
+class Subscription:
+    """One connection watching one race, as ``role`` (player or spectator)."""
+
+    def __init__(self, hub: Hub, conn: Subscriber, code: str, role: str, delivered: int) -> None:
+        self.hub = hub
+        self.conn = conn
+        self.code = code
+        self.role = role
+        self.delivered = delivered
+        self._pending: list[EventFrame] = []
+        self._catching_up: asyncio.Task[None] | None = None
+
+    def offer(self, event: EventFrame) -> None:
+        """Deliver ``event`` if it is the next; hold it and catch up if it is further."""
+        if self._catching_up is not None:
+            self._pending.append(event)
+        elif event.version <= self.delivered:
+            return
+        elif event.version == self.delivered + 1:
+            self._deliver(event)
+        else:
+            self._pending.append(event)
+            self.catch_up()
+
+    def catch_up(self) -> None:
+        """Fetch from the stream every event after ``delivered`` (in the background)."""
+        if self._catching_up is None:
+            self._catching_up = asyncio.get_running_loop().create_task(self._catch_up())
+
+    def close(self) -> None:
+        if self._catching_up is not None:
+            self._catching_up.cancel()
+            self._catching_up = None
+
+    def _deliver(self, event: EventFrame) -> None:
+        self.delivered = event.version
+        if event.audience == SPECTATORS and self.role != "spectator":
+            return
+        self.conn.send(event.frame)
+        if event.type == "started" and self.role == "player":
+            self.conn.deal_out(self.code)
+
+    async def _catch_up(self) -> None:
+        try:
+            for _ in range(5):
+                fetched = await self.hub.fetch(self.code, self.delivered)
+                if fetched is None:
+                    break  # trimmed: what is gone is gone
+                for event in fetched:
+                    if event.version == self.delivered + 1:
+                        self._deliver(event)
+                pending = sorted(
+                    (e for e in self._pending if e.version > self.delivered),
+                    key=lambda e: e.version,
+                )
+                self._pending = []
+                while pending and pending[0].version <= self.delivered + 1:
+                    event = pending.pop(0)
+                    if event.version == self.delivered + 1:
+                        self._deliver(event)
+                if not pending:
+                    return
+                self._pending = pending
+            # a gap that the stream cannot fill: deliver what there is, in order
+            for event in sorted(self._pending, key=lambda e: e.version):
+                if event.version > self.delivered:
+                    self._deliver(event)
+            self._pending = []
+        except Unavailable:
+            log.warning("catch-up of race %s failed: storage unavailable", self.code)
+        finally:
+            self._catching_up = None
+
+
+class RaceWatch:
+    """What this node knows of a race its connections watch."""
+
+    def __init__(self, code: str) -> None:
+        self.code = code
+        self.subs: set[Subscription] = set()
+        self.seen: int | None = None
+        self.state: str | None = None
+        self.starts_at: float | None = None
+        self.ends_at: float | None = None
+        self.statuses: dict[str, str] = {}
+        self.next_attempt = 0.0
+        """Monotonic time before which the node does not try a transition again."""
+
+    def note(self, fields: dict[str, Any]) -> None:
+        """Keep the race's state, times and player statuses up to date from an event."""
+        kind = fields.get("type")
+        if kind == "countdown":
+            self.state, self.starts_at = "countdown", fields["starts_at"]
+        elif kind == "started":
+            self.state, self.ends_at = "running", fields["ends_at"]
+            self.statuses = {p: "playing" for p in self.statuses}
+        elif kind == "finished":
+            self.state = "finished"
+        elif kind in ("player_joined", "progress"):
+            info = fields["player"]
+            self.statuses[info["player"]] = info["status"]
+        elif kind == "player_left":
+            self.statuses.pop(fields["player"], None)
+        self.next_attempt = 0.0
+
+
+class Hub:
+    """The node's watches of races, fed by one pub/sub connection and the sweep."""
+
+    def __init__(
+        self,
+        redis: Redis,
+        store: Store,
+        *,
+        node: str,
+        on_event: Callable[[RaceWatch, EventFrame], None],
+    ) -> None:
+        self.redis = redis
+        self.store = store
+        self.node = node
+        self.on_event = on_event
+        self.watches: dict[str, RaceWatch] = {}
+        self._pubsub: PubSub | None = None
+        self._listener: asyncio.Task[None] | None = None
+        self._ready = asyncio.Event()
+
+    async def start(self) -> None:
+        """Subscribe (to this node's own channel, so the connection is always in use) and
+        start listening."""
+        await self._connect()
+        self._listener = asyncio.get_running_loop().create_task(self._listen())
+
+    async def close(self) -> None:
+        if self._listener is not None:
+            self._listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._listener
+        for watch in self.watches.values():
+            for sub in watch.subs:
+                sub.close()
+        if self._pubsub is not None:
+            with contextlib.suppress(Exception):
+                await self._pubsub.aclose()
+
+    async def _connect(self) -> None:
+        pubsub = self.redis.pubsub()
+        channels = [f"node:{self.node}"] + [keys.channel(c) for c in self.watches]
+        await pubsub.subscribe(*channels)
+        self._pubsub = pubsub
+        self._ready.set()
+
+    async def _listen(self) -> None:
+        while True:
+            pubsub = self._pubsub
+            try:
+                assert pubsub is not None
+                message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
+                if message is not None and message.get("type") == "message":
+                    self._on_message(message["channel"], message["data"])
+            except asyncio.CancelledError:
+                raise
+            except (RedisError, OSError, AssertionError) as e:
+                log.warning("pub/sub connection lost (%s); reconnecting", e)
+                self._ready.clear()
+                if pubsub is not None:
+                    with contextlib.suppress(Exception):
+                        await pubsub.aclose()
+                self._pubsub = None
+                while self._pubsub is None:
+                    await asyncio.sleep(0.2)
+                    with contextlib.suppress(RedisError, OSError):
+                        await self._connect()
+                await self.sweep()
+
+    def _on_message(self, channel: bytes, data: bytes) -> None:
+        name = channel.decode()
+        if not name.startswith("{race:"):
+            return
+        code = name[len("{race:") : name.index("}")]
+        watch = self.watches.get(code)
+        if watch is None:
+            return
+        version, audience, payload = data.split(b":", 2)
+        self._dispatch(watch, int(version), audience.decode(), payload)
+
+    def _dispatch(self, watch: RaceWatch, version: int, audience: str, data: bytes) -> None:
+        if watch.seen is not None and version <= watch.seen:
+            # already dispatched (the sweep and the channel may both bring it); a
+            # subscription behind it catches up on its own
+            return
+        frame, fields = stamp(version, data)
+        self._emit(watch, EventFrame(version, audience, frame, fields))
+
+    def _emit(self, watch: RaceWatch, event: EventFrame) -> None:
+        watch.seen = event.version
+        watch.note(event.fields)
+        for sub in list(watch.subs):
+            sub.offer(event)
+        self.on_event(watch, event)
+
+    async def fetch(self, code: str, after: int) -> list[EventFrame] | None:
+        """The race's events after version ``after``, from the stream; None if trimmed."""
+        stored = await self.store.events_after(code, after)
+        if stored is None:
+            return None
+        out = []
+        for version, audience, data in stored:
+            frame, fields = stamp(version, data)
+            out.append(EventFrame(version, audience, frame, fields))
+        return out
+
+    async def watch(self, code: str) -> RaceWatch:
+        """The watch of a race, subscribing to its channel if it is new here. Subscribe
+        before reading a snapshot, so nothing after the snapshot can be missed."""
+        watch = self.watches.get(code)
+        if watch is None:
+            watch = self.watches[code] = RaceWatch(code)
+            await self._ready.wait()
+            try:
+                assert self._pubsub is not None
+                await self._pubsub.subscribe(keys.channel(code))
+            except (RedisError, OSError) as e:
+                # the listener reconnects and subscribes to every watched race
+                log.warning("subscribe to race %s failed: %s", code, e)
+        return watch
+
+    def add(
+        self,
+        sub: Subscription,
+        *,
+        state: str,
+        starts_at: float | None,
+        ends_at: float | None,
+        statuses: dict[str, str],
+    ) -> None:
+        """Start delivering a race's events to ``sub`` (from ``sub.delivered``, the version
+        of the snapshot it was sent); what this node dispatched since is caught up."""
+        watch = self.watches.get(sub.code)
+        if watch is None:  # pragma: no cover - callers watch first
+            watch = self.watches[sub.code] = RaceWatch(sub.code)
+        if watch.seen is None or watch.seen <= sub.delivered:
+            watch.seen = sub.delivered
+            watch.state, watch.starts_at, watch.ends_at = state, starts_at, ends_at
+            watch.statuses = dict(statuses)
+            watch.next_attempt = 0.0
+        watch.subs.add(sub)
+        if watch.seen > sub.delivered:
+            sub.catch_up()
+
+    def remove(self, sub: Subscription) -> None:
+        """Stop delivering to ``sub``; unsubscribe from the race when no one here watches."""
+        sub.close()
+        watch = self.watches.get(sub.code)
+        if watch is None:
+            return
+        watch.subs.discard(sub)
+        self.release(sub.code)
+
+    def release(self, code: str) -> None:
+        """Forget a race that no subscription here watches."""
+        watch = self.watches.get(code)
+        if watch is None or watch.subs:
+            return
+        del self.watches[code]
+        if self._pubsub is not None:
+            asyncio.get_running_loop().create_task(self._unsubscribe(code))
+
+    async def _unsubscribe(self, code: str) -> None:
+        if code in self.watches or self._pubsub is None:
+            return
+        with contextlib.suppress(RedisError, OSError):
+            await self._pubsub.unsubscribe(keys.channel(code))
+
+    async def sweep(self) -> None:
+        """Dispatch events that the channel did not bring (compares each watched race's
+        version in Redis with what was dispatched here)."""
+        watches = list(self.watches.values())
+        if not watches:
+            return
+        try:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for w in watches:
+                    pipe.hget(keys.meta(w.code), "version")
+                versions = await pipe.execute()
+        except (RedisError, OSError):
+            return
+        for watch, version in zip(watches, versions, strict=True):
+            if version is None or watch.seen is None or int(version) <= watch.seen:
+                continue
+            try:
+                fetched = await self.fetch(watch.code, watch.seen)
+            except Unavailable:
+                return
+            if fetched is None:  # trimmed: subscriptions catch up as far as they can
+                watch.seen = int(version)
+                continue
+            for event in fetched:
+                if watch.seen is None or event.version > watch.seen:
+                    self._emit(watch, event)

@@ -1,0 +1,100 @@
+"""Every Redis key and channel the server uses, and how long each lives.
+
+Keys of one race share the hash tag ``{race:<code>}`` so that its scripts touch one slot
+(the same code runs on Redis Cluster). Layout::
+
+    {race:<code>}:meta            hash    the race: options, state, version, times, the secret
+                                          seed and salt (revealed only after the finish),
+                                          the commitment, and after the finish ``final``
+                                          (msgpack: results, replays, final boards)
+    {race:<code>}:players         hash    player id -> msgpack of the player's public entry
+                                          (name, order, ready, status, counts, score, time)
+    {race:<code>}:events          stream  the race's events; entry id ``<version>-0``, fields
+                                          v (version), a (audience: ``all`` or ``spectators``),
+                                          d (msgpack of the event without its version)
+    {race:<code>}:game:<player>   hash    the player's game: seq, position (full text), status,
+                                          moves, turned_up, runs, deals_left, score, time, down0
+    {race:<code>}:actions:<player> list   the player's actions in order: moves, undo, resign
+    {race:<code>}:acks:<player>   hash    seq -> msgpack of the ack sent for that action (a
+                                          resend gets the same ack again)
+    {race:<code>}:online          zset    "<player>|<node>|<conn>" -> expiry time: players
+                                          connected to the race
+    {race:<code>}:spectators      zset    "<node>|<conn>" -> expiry time: spectators watching
+    {race:<code>}:ch              channel pub/sub: "<version>:<audience>:<data>" per event, in
+                                          version order (published by the script that
+                                          appended it to the stream)
+    player:<id>:races             zset    race code -> join time: races a player is in, for the
+                                          per-player limit (checked outside race scripts)
+
+TTLs: every write to a race refreshes its keys to :attr:`Settings.race_ttl`; the finish sets
+them to :attr:`Settings.results_ttl`; a race whose last player left an open race is deleted.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "RACE_KEYS",
+    "actions",
+    "acks",
+    "channel",
+    "events",
+    "game",
+    "meta",
+    "online",
+    "player_races",
+    "players",
+    "race_key",
+    "spectators",
+    "PLAYER_RACES_TTL",
+]
+
+RACE_KEYS = ("meta", "players", "events", "online", "spectators")
+"""The race's keys that do not belong to one player."""
+
+PLAYER_RACES_TTL = 7 * 24 * 3600
+"""Seconds a player's list of races lives after the last join."""
+
+
+def race_key(code: str, suffix: str) -> str:
+    """``{race:<code>}:<suffix>``: every key of one race is built here."""
+    return f"{{race:{code}}}:{suffix}"
+
+
+def meta(code: str) -> str:
+    return race_key(code, "meta")
+
+
+def players(code: str) -> str:
+    return race_key(code, "players")
+
+
+def events(code: str) -> str:
+    return race_key(code, "events")
+
+
+def game(code: str, player: str) -> str:
+    return race_key(code, f"game:{player}")
+
+
+def actions(code: str, player: str) -> str:
+    return race_key(code, f"actions:{player}")
+
+
+def acks(code: str, player: str) -> str:
+    return race_key(code, f"acks:{player}")
+
+
+def online(code: str) -> str:
+    return race_key(code, "online")
+
+
+def spectators(code: str) -> str:
+    return race_key(code, "spectators")
+
+
+def channel(code: str) -> str:
+    return race_key(code, "ch")
+
+
+def player_races(player: str) -> str:
+    return f"player:{player}:races"

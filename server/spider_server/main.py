@@ -1,0 +1,95 @@
+"""Running a node: ``spider-race serve`` and ``python -m spider_server``.
+
+Without a Redis URL the node starts an embedded redis-server (AOF in the data folder) and
+stops it on exit. SIGTERM or SIGINT: stop accepting, close every connection with 1012
+(clients reconnect, to this node once it is back or to another), finish, exit 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from .app import Node
+from .embedded import RedisProcess
+from .errors import ServerError
+from .settings import Settings
+from .tokens import load_secret
+
+__all__ = ["serve_command", "run", "main"]
+
+log = logging.getLogger("spider_server")
+
+
+async def run(settings: Settings, *, ready: asyncio.Event | None = None) -> None:
+    """Serve until SIGTERM or SIGINT (or until the task is cancelled)."""
+    embedded: RedisProcess | None = None
+    redis_url = settings.redis_url
+    if redis_url is None:
+        embedded = RedisProcess(settings.data_dir / "redis")
+        await asyncio.to_thread(embedded.start)
+        redis_url = embedded.url
+        log.info("embedded redis-server on port %d, data in %s", embedded.port, embedded.data_dir)
+    try:
+        secret = load_secret(settings.secret, settings.data_dir)
+        node = Node(settings, redis_url=redis_url, secret=secret)
+        await node.start()
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        log.info("node %s serving ws://%s:%d/ws", settings.node, settings.host, node.port)
+        print(f"spider-race serving ws://{settings.host}:{node.port}/ws", flush=True)
+        if ready is not None:
+            ready.set()
+        try:
+            await stop.wait()
+        finally:
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                loop.remove_signal_handler(sig)
+            log.info("closing: connections get 1012")
+            await node.close()
+    finally:
+        if embedded is not None:
+            await asyncio.to_thread(embedded.stop)
+
+
+def _settings(
+    host: str | None, port: int | None, redis: str | None, data_dir: str | None
+) -> Settings:
+    return Settings.from_env().replace(
+        host=host, port=port, redis_url=redis, data_dir=Path(data_dir) if data_dir else None
+    )
+
+
+def serve_command(args: argparse.Namespace) -> int:
+    """``spider-race serve``: ``args.host``, ``args.port``, ``args.redis``, ``args.data_dir``
+    (each None when not given). Returns the exit status."""
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    try:
+        settings = _settings(args.host, args.port, args.redis, args.data_dir)
+        asyncio.run(run(settings))
+    except ServerError as e:
+        print(f"spider-race serve: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:  # pragma: no cover - SIGINT is handled inside
+        pass
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m spider_server", description="Run a spider-race server node."
+    )
+    parser.add_argument("--host", default=None)
+    parser.add_argument("--port", type=int, default=None)
+    parser.add_argument("--redis", default=None, metavar="URL")
+    parser.add_argument("--data-dir", default=None, metavar="DIR")
+    return serve_command(parser.parse_args(argv))

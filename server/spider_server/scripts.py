@@ -1,0 +1,113 @@
+"""The Lua scripts that keep a race's invariants, as module constants.
+
+Each is registered once per Redis client (:class:`~.store.Store`) and called with explicit
+keys (all of one race's hash tag) and arguments. Payloads are msgpack maps (Lua's
+``cmsgpack``) whose hash values are strings, written by :mod:`.store`.
+
+Both scripts append events the same way: for each event, in order, the race's version is
+incremented, the event is appended to the race's stream with id ``<version>-0`` (fields
+``v``, ``a`` audience, ``d`` data) and published on the race's channel as
+``<version>:<audience>:<data>``. A script runs atomically, so every node sees one order, and
+an event is in the stream before anyone hears of it on the channel.
+"""
+
+from __future__ import annotations
+
+__all__ = ["COMMIT_RACE", "COMMIT_ACTION"]
+
+_APPEND_EVENTS = """
+local function append_events(meta, stream, channel, maxlen, version, list)
+  for _, e in ipairs(list) do
+    version = version + 1
+    local id = string.format('%d-0', version)
+    redis.call('XADD', stream, 'MAXLEN', '~', maxlen, id,
+               'v', string.format('%d', version), 'a', e[1], 'd', e[2])
+    redis.call('PUBLISH', channel, string.format('%d', version) .. ':' .. e[1] .. ':' .. e[2])
+  end
+  redis.call('HSET', meta, 'version', string.format('%d', version))
+  return version
+end
+
+local function hset_map(key, map)
+  local args = {}
+  for k, v in pairs(map) do
+    args[#args + 1] = k
+    args[#args + 1] = v
+  end
+  if #args > 0 then
+    redis.call('HSET', key, unpack(args))
+  end
+end
+"""
+
+COMMIT_RACE = (
+    _APPEND_EVENTS
+    + """
+-- A change to a race, applied only if its version is still the one it was decided on.
+-- KEYS: meta, players, events, then every other key of the race (their TTL is refreshed,
+--       or they are deleted with the race); h entries index into KEYS.
+-- ARGV: expected version ('new': the race must not exist), channel, ttl, maxlen, payload
+-- payload: {m = {field = value}, ps = {player = entry}, pd = {player, ...},
+--           h = {{key index, {field = value}}, ...}, e = {{audience, data}, ...}, del = 0|1}
+-- Returns {1, new version} or {0, current version (-1: no race)}.
+local meta, players, stream = KEYS[1], KEYS[2], KEYS[3]
+local current = redis.call('HGET', meta, 'version')
+if ARGV[1] == 'new' then
+  if current then return {0, tonumber(current)} end
+elseif current ~= ARGV[1] then
+  return {0, tonumber(current) or -1}
+end
+local p = cmsgpack.unpack(ARGV[5])
+if p['del'] == 1 then
+  redis.call('DEL', unpack(KEYS))
+  return {1, -1}
+end
+hset_map(meta, p['m'])
+hset_map(players, p['ps'])
+for _, pid in ipairs(p['pd']) do
+  redis.call('HDEL', players, pid)
+end
+for _, h in ipairs(p['h']) do
+  hset_map(KEYS[h[1]], h[2])
+end
+local version = append_events(meta, stream, ARGV[2], ARGV[4], tonumber(current) or 0, p['e'])
+for i = 1, #KEYS do
+  redis.call('EXPIRE', KEYS[i], ARGV[3])
+end
+return {1, version}
+"""
+)
+
+COMMIT_ACTION = (
+    _APPEND_EVENTS
+    + """
+-- A player's action, applied only if the race runs and the player's seq is still the one
+-- it was decided on: two nodes never both apply it, a resend is applied once.
+-- KEYS: meta, players, events, game, actions, acks
+-- ARGV: expected seq, player, channel, ttl, maxlen, payload
+-- payload: {g = {field = value}, act = action, ack = ack frame, entry = entry,
+--           e = {{audience, data}, ...}}
+-- Returns {1, new version}, {0, 'state'} (not running), {0, 'seq', current seq}.
+local meta, players, stream, game, actions, acks = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+if redis.call('HGET', meta, 'state') ~= 'running' then
+  return {0, 'state'}
+end
+local seq = tonumber(redis.call('HGET', game, 'seq') or '-1')
+if seq ~= tonumber(ARGV[1]) then
+  return {0, 'seq', seq}
+end
+local p = cmsgpack.unpack(ARGV[6])
+local next_seq = string.format('%d', seq + 1)
+hset_map(game, p['g'])
+redis.call('HSET', game, 'seq', next_seq)
+redis.call('RPUSH', actions, p['act'])
+redis.call('HSET', acks, next_seq, p['ack'])
+redis.call('HSET', players, ARGV[2], p['entry'])
+local version = append_events(meta, stream, ARGV[3], ARGV[5],
+                              tonumber(redis.call('HGET', meta, 'version')), p['e'])
+for i = 1, #KEYS do
+  redis.call('EXPIRE', KEYS[i], ARGV[4])
+end
+return {1, version}
+"""
+)
