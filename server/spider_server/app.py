@@ -390,22 +390,27 @@ class Connection:
         writer = asyncio.get_running_loop().create_task(self._writer())
         s = self.node.settings
         try:
-            while not self.closing:
-                if self.identity is None:
-                    timeout: float | None = s.hello_timeout
+            while True:
+                if self.closing:
+                    timeout: float | None = s.ping_timeout
+                elif self.identity is None:
+                    timeout = s.hello_timeout
                 else:
                     timeout = None if self.subs else s.idle_timeout
                 try:
                     async with asyncio.timeout(timeout):
                         frame = await self.ws.recv()
                 except TimeoutError:
+                    if self.closing:
+                        break
                     self.close_soon(
                         CLOSE_POLICY if self.identity is None else CLOSE_GOING_AWAY, "idle"
                     )
-                    break
+                    continue
                 except websockets.ConnectionClosed:
                     break
-                await self.handle(frame)
+                if not self.closing:  # once closing, frames are read only to reach the close
+                    await self.handle(frame)
         finally:
             if not self.closing:
                 self.out.put_nowait(None)
@@ -735,7 +740,9 @@ class Connection:
         else:
             await self._apply(code, "resign", seq=msg.seq)
 
-    async def _apply(self, code: str, kind: str, *, seq: int | None, move: str = "") -> None:
+    async def _apply(
+        self, code: str, kind: rules.ActionKind, *, seq: int | None, move: str = ""
+    ) -> None:
         node, store = self.node, self.node.store
         for _ in range(50):
             race = await store.load_race(code)
@@ -766,7 +773,7 @@ class Connection:
             try:
                 outcome = rules.apply_action(
                     race, game, kind, move=move, actions=actions, now=node.now()
-                )  # type: ignore[arg-type]
+                )
             except GameOver:
                 if race.ends_at is not None and node.now() >= race.ends_at:
                     node.spawn(node.advance(code))

@@ -67,6 +67,7 @@ from .errors import (
 
 __all__ = [
     "ALL",
+    "ActionKind",
     "SPECTATORS",
     "ActionOutcome",
     "Entry",
@@ -99,6 +100,7 @@ __all__ = [
 ]
 
 Audience = Literal["all", "spectators"]
+ActionKind = Literal["move", "undo", "resign", "leave"]
 ALL: Literal["all"] = "all"
 SPECTATORS: Literal["spectators"] = "spectators"
 
@@ -615,7 +617,7 @@ def replay(variant: str, seed: str, actions: Sequence[str]) -> Board:
 def apply_action(
     race: Race,
     game: Game,
-    kind: Literal["move", "undo", "resign", "leave"],
+    kind: ActionKind,
     *,
     move: str = "",
     actions: Sequence[str] = (),

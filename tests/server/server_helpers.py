@@ -18,6 +18,18 @@ from websockets.exceptions import ConnectionClosed
 from spider_client import protocol as p
 
 TIMEOUT = 10.0
+EVENT_TYPES = frozenset(
+    {
+        "player_joined",
+        "player_left",
+        "player_ready",
+        "countdown",
+        "started",
+        "progress",
+        "board",
+        "finished",
+    }
+)
 
 
 class Client:
@@ -28,6 +40,7 @@ class Client:
         self.label = label
         self.frames: list[bytes] = []
         self.inbox: list[Any] = []
+        self.received: list[Any] = []
         self.welcome: p.Welcome | None = None
         self._req = 0
 
@@ -76,7 +89,9 @@ class Client:
             frame = await self.ws.recv()
         assert isinstance(frame, bytes), frame
         self.frames.append(frame)
-        return p.decode(frame)
+        message = p.decode(frame)
+        self.received.append(message)
+        return message
 
     async def expect(
         self,
@@ -146,7 +161,10 @@ class Client:
         return got
 
     def events(self, kind: str | None = None) -> list[Any]:
-        return [m for m in self.inbox if hasattr(m, "version") and (kind is None or m.type == kind)]
+        """Every race event received so far (consumed or not), in order."""
+        return [
+            m for m in self.received if m.type in EVENT_TYPES and (kind is None or m.type == kind)
+        ]
 
     async def close(self) -> None:
         await self.ws.close()
@@ -183,3 +201,56 @@ async def start_race(
     for c in clients:
         await c.expect("ack", lambda m: m.seq == 0)
     return code, clients, watchers
+
+
+class Player:
+    """A client playing one race: keeps its view and seq, picks legal moves at random."""
+
+    def __init__(self, client: Client, code: str, view: str, *, seed: int = 0) -> None:
+        import random
+
+        self.client = client
+        self.code = code
+        self.view = view
+        self.seq = 0
+        self.rng = random.Random(seed)
+        self.acks: list[Any] = []
+
+    def pick(self) -> str | None:
+        from spider_engine import Board
+
+        moves = Board.from_text(self.view).legal_moves.texts()
+        if not moves:
+            return None
+        plain = [m for m in moves if m != "+"]
+        return (
+            self.rng.choice(plain) if plain and self.rng.random() < 0.85 else self.rng.choice(moves)
+        )
+
+    async def step(self, move: str | None = None) -> Any:
+        """One move (a random legal one by default); the ack."""
+        move = move or self.pick()
+        assert move is not None, "no legal move"
+        ack = await self.client.move(self.code, self.seq + 1, move)
+        assert ack.type == "ack", ack
+        self._took(ack)
+        return ack
+
+    async def undo(self) -> Any:
+        await self.client.send(p.Undo(code=self.code, seq=self.seq + 1))
+        ack = await self.client.expect(("ack", "error"), lambda m: m.seq == self.seq + 1)
+        if ack.type == "ack":
+            self._took(ack)
+        return ack
+
+    async def resign(self) -> Any:
+        await self.client.send(p.Resign(code=self.code, seq=self.seq + 1))
+        ack = await self.client.expect(("ack", "error"), lambda m: m.seq == self.seq + 1)
+        if ack.type == "ack":
+            self._took(ack)
+        return ack
+
+    def _took(self, ack: Any) -> None:
+        self.seq = ack.seq
+        self.view = ack.view
+        self.acks.append(ack)
