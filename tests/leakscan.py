@@ -3,7 +3,8 @@
 While a race runs, a recipient legitimately sees cards only in:
 
 - a player's own view (``ack.view``, ``joined.view``) — sent to that player;
-- a spectator's ``board`` events and ``joined.boards`` — only in races with live boards;
+- a spectator's ``board`` events (alone or in ``joined.events``) and ``joined.boards`` —
+  only in races with live boards;
 - everything, once the race is finished (``finished``, or a snapshot of a finished race).
 
 Each such view is checked to *be* a view (every face-down and stock card unknown) and its
@@ -117,10 +118,13 @@ class LeakScanner:
                     skip.add(id(message["view"]))
                 elif message["view"] is not None:
                     self.leaks.append(Leak(recipient, kind, "a view sent to a spectator"))
-            if kind == "board":
+            boards = [message] if kind == "board" else []
+            if kind == "joined" and isinstance(message.get("events"), list):
+                boards += [e for e in message["events"] if isinstance(e, dict) and e.get("type") == "board"]
+            for event in boards:
                 if role == "spectator":
-                    granted += self._view_cards(recipient, kind, message.get("view"))
-                    skip.add(id(message.get("view")))
+                    granted += self._view_cards(recipient, kind, event.get("view"))
+                    skip.add(id(event.get("view")))
                 else:
                     self.leaks.append(Leak(recipient, kind, "a board event sent to a player"))
             if kind == "joined" and isinstance(message.get("boards"), dict):
