@@ -118,6 +118,8 @@ class Client:
         backoff_max: float = 2.0,
         request_timeout: float | None = 30.0,
         open_timeout: float = 10.0,
+        resend_after: float = 5.0,
+        rate_limit_pause: float = 1.0,
     ) -> None:
         self.urls: list[str] = [urls] if isinstance(urls, str) else list(urls)
         if not self.urls:
@@ -135,6 +137,11 @@ class Client:
         self.backoff_max = backoff_max
         self.request_timeout = request_timeout
         self.open_timeout = open_timeout
+        self.resend_after = resend_after
+        self.rate_limit_pause = rate_limit_pause
+        self.send_interval = 0.0
+        """Seconds kept between two frames sent; 0 at first, it grows each time the server
+        says ``rate_limited``."""
 
         self.code: str | None = None
         """The join code of the race this client is in."""
@@ -166,6 +173,9 @@ class Client:
         self._changed = asyncio.Event()
         self._clock_offset = 0.0
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._send_lock = asyncio.Lock()
+        self._next_send = 0.0
+        self._paused_until = 0.0
 
     # -- connecting -------------------------------------------------------------------------
 
@@ -395,8 +405,8 @@ class Client:
             action = _Action(make(self.seq + 1), asyncio.get_running_loop().create_future())
             self._action = action
             try:
-                await self._send(action.message)
-                return await action.future
+                ack: p.Ack = await self._until_answered(action.message, action.future, None)
+                return ack
             finally:
                 if self._action is action:
                     self._action = None
@@ -408,19 +418,63 @@ class Client:
         request = _Request(make(req), asyncio.get_running_loop().create_future(), repeatable)
         self._requests[req] = request
         try:
-            await self._send(request.message)
             async with asyncio.timeout(self.request_timeout):
-                return await request.future
+                return await self._until_answered(
+                    request.message, request.future, None if repeatable else 0
+                )
         finally:
             self._requests.pop(req, None)
 
+    async def _until_answered(
+        self, message: object, future: asyncio.Future[Any], resends: int | None
+    ) -> Any:
+        """Send ``message`` and wait for ``future``; while no answer comes, send it again
+        every ``resend_after`` seconds (at most ``resends`` times; None: no bound) — the
+        server answers a repeated action or join as it did the first."""
+        await self._send(message)
+        sent = 0
+        while True:
+            try:
+                return await asyncio.wait_for(asyncio.shield(future), self.resend_after)
+            except TimeoutError:
+                if resends is not None and sent >= resends:
+                    continue
+                sent += 1
+                log.info("no answer to %s yet: sending it again", type(message).__name__)
+                await self._send(message)
+
     async def _send(self, message: object) -> None:
-        """Send now if connected; when not, the reconnect sends what still waits."""
-        ws = self._ws
-        if ws is None:
-            return
-        with contextlib.suppress(ConnectionClosed):
-            await ws.send(p.encode(message))
+        """Send now if connected (keeping ``send_interval`` between frames); when not, the
+        reconnect sends what still waits."""
+        async with self._send_lock:
+            loop = asyncio.get_running_loop()
+            wait = max(self._next_send, self._paused_until) - loop.time()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            ws = self._ws
+            if ws is None:
+                return
+            with contextlib.suppress(ConnectionClosed):
+                await ws.send(p.encode(message))
+            self._next_send = loop.time() + self.send_interval
+
+    def _rate_limited(self) -> None:
+        """The server refused a frame for rate (and drops the next ones for a while):
+        slow down, pause, then send again whatever waits for an answer."""
+        self.send_interval = min(max(self.send_interval * 2, 0.02), 1.0)
+        loop = asyncio.get_running_loop()
+        self._paused_until = loop.time() + self.rate_limit_pause
+        log.info("rate limited: pausing, then one frame every %.2fs", self.send_interval)
+
+        async def resend() -> None:
+            for request in list(self._requests.values()):
+                if request.repeatable and not request.future.done():
+                    await self._send(request.message)
+            action = self._action
+            if action is not None and not action.future.done():
+                await self._send(action.message)
+
+        self._spawn(resend())
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -560,6 +614,8 @@ class Client:
             if not request.future.done():
                 request.future.set_exception(error_from_message(error))
             return
+        if error.error == "rate_limited" and error.seq is None and error.req is None:
+            self._rate_limited()
         action = self._action
         if error.seq is not None and action is not None and error.seq == action.seq:
             self._action = None
@@ -627,7 +683,11 @@ class Client:
             self._spawn(self._fetch_view())
 
     async def _fetch_view(self) -> None:
+        """The server sends each player the deal (an ack with seq 0); ask for it by
+        rejoining if it has not come soon."""
         with contextlib.suppress(SpiderClientError, TimeoutError):
+            with contextlib.suppress(TimeoutError):
+                await self.wait_until(lambda c: c.view is not None, timeout=self.resend_after / 5)
             if self.view is None:
                 await self.refresh()
 
