@@ -49,7 +49,12 @@ def commitment_of(seed: str, salt: str) -> str:
 
 def rank_key(result: dict[str, Any]) -> tuple[int, float, int, int]:
     won = result["status"] == "won"
-    return (0 if won else 1, float(result["time"] or 0.0) if won else 0.0, -result["runs"], -result["score"])
+    return (
+        0 if won else 1,
+        float(result["time"] or 0.0) if won else 0.0,
+        -result["runs"],
+        -result["score"],
+    )
 
 
 class Report:
@@ -86,15 +91,23 @@ def replay(variant: str, seed: str, actions: list[str]) -> tuple[Board, int, str
     return board, counted, None
 
 
-def verify(data: dict[str, Any], *, announced: str | None = None, variant: str | None = None) -> int:
+def verify(
+    data: dict[str, Any], *, announced: str | None = None, variant: str | None = None
+) -> int:
     """Run every check on a finished race; the number of failures."""
     report = Report()
     seed, salt, commitment = data["seed"], data["salt"], data["commitment"]
     report.check(commitment_of(seed, salt) == commitment, "the seed and salt give the commitment")
     if announced is not None:
-        report.check(announced.lower() == commitment, "the commitment is the one announced at the start")
+        report.check(
+            announced.lower() == commitment, "the commitment is the one announced at the start"
+        )
     boards: dict[str, str] = data.get("boards") or {}
-    variant = variant or data.get("variant") or (next(iter(boards.values())).split(" ", 1)[0] if boards else None)
+    variant = (
+        variant
+        or data.get("variant")
+        or (next(iter(boards.values())).split(" ", 1)[0] if boards else None)
+    )
     if variant is None:
         print("FAIL no variant: pass --variant")
         return report.failures + 1
@@ -105,18 +118,29 @@ def verify(data: dict[str, Any], *, announced: str | None = None, variant: str |
         pid, name = result["player"], result.get("name", "")
         who = f"{name} ({pid})"
         board, counted, error = replay(variant, seed, replays.get(pid, []))
-        if not report.check(error is None, f"{who}: the actions replay from the deal" + (f": {error}" if error else "")):
+        if not report.check(
+            error is None,
+            f"{who}: the actions replay from the deal" + (f": {error}" if error else ""),
+        ):
             continue
-        report.check(len(board.foundation) == result["runs"], f"{who}: {result['runs']} runs completed")
+        report.check(
+            len(board.foundation) == result["runs"], f"{who}: {result['runs']} runs completed"
+        )
         report.check(counted == result["moves"], f"{who}: {result['moves']} moves, deals and undos")
-        report.check(board.classic_score(counted) == result["score"], f"{who}: score {result['score']}")
-        report.check((result["status"] == "won") == board.is_won(), f"{who}: status {result['status']}")
+        report.check(
+            board.classic_score(counted) == result["score"], f"{who}: score {result['score']}"
+        )
+        report.check(
+            (result["status"] == "won") == board.is_won(), f"{who}: status {result['status']}"
+        )
         if result["status"] == "stuck":
             report.check(board.is_stuck(), f"{who}: stuck at the end")
         if result["status"] in ("resigned", "left"):
             report.check(replays[pid][-1:] == ["resign"], f"{who}: resigned")
         if pid in boards:
-            report.check(board.text() == boards[pid], f"{who}: the final board is the one published")
+            report.check(
+                board.text() == boards[pid], f"{who}: the final board is the one published"
+            )
     ordered = sorted(results, key=lambda r: r["rank"])
     ok = True
     for i, r in enumerate(ordered):
@@ -135,7 +159,9 @@ def verify(data: dict[str, Any], *, announced: str | None = None, variant: str |
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Check a finished spider-race race.")
-    parser.add_argument("file", help="the finished event (or finished race snapshot) as JSON; - for stdin")
+    parser.add_argument(
+        "file", help="the finished event (or finished race snapshot) as JSON; - for stdin"
+    )
     parser.add_argument("--commitment", help="the commitment announced at the start")
     parser.add_argument("--variant", help="the variant id, when the file does not say")
     args = parser.parse_args(argv)

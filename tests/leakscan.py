@@ -66,9 +66,9 @@ class LeakScanner:
             except ValueError:
                 board = None
             if board is not None:
-                return [self._cards.tokens[c] for col in board.cols for c in col if c != UNKNOWN] + [
-                    self._cards.tokens[c] for c in board.stock[board.stock_pos :] if c != UNKNOWN
-                ]
+                return [
+                    self._cards.tokens[c] for col in board.cols for c in col if c != UNKNOWN
+                ] + [self._cards.tokens[c] for c in board.stock[board.stock_pos :] if c != UNKNOWN]
         found: list[str] = []
         for word in _WORD.split(text):
             if not word:
@@ -87,7 +87,9 @@ class LeakScanner:
         try:
             board = Board.from_text(text)
         except ValueError:
-            self.leaks.append(Leak(recipient, kind, f"not a position where a view belongs: {text!r}"))
+            self.leaks.append(
+                Leak(recipient, kind, f"not a position where a view belongs: {text!r}")
+            )
             return []
         for col, down in zip(board.cols, board.down, strict=True):
             if any(c != UNKNOWN for c in col[:down]):
@@ -106,7 +108,9 @@ class LeakScanner:
         message = msgpack.unpackb(frame, raw=False)
         kind = str(message.get("type"))
         if kind == "finished" or (
-            kind == "joined" and isinstance(message.get("race"), dict) and message["race"].get("state") == "finished"
+            kind == "joined"
+            and isinstance(message.get("race"), dict)
+            and message["race"].get("state") == "finished"
         ):
             self.revealed.add(recipient)
         skip: set[int] = set()
@@ -120,7 +124,9 @@ class LeakScanner:
                     self.leaks.append(Leak(recipient, kind, "a view sent to a spectator"))
             boards = [message] if kind == "board" else []
             if kind == "joined" and isinstance(message.get("events"), list):
-                boards += [e for e in message["events"] if isinstance(e, dict) and e.get("type") == "board"]
+                boards += [
+                    e for e in message["events"] if isinstance(e, dict) and e.get("type") == "board"
+                ]
             for event in boards:
                 if role == "spectator":
                     granted += self._view_cards(recipient, kind, event.get("view"))

@@ -627,9 +627,12 @@ def apply_action(
 
     ``kind`` is ``move`` (a move or ``+`` in ``move``), ``undo`` (``actions`` must be the
     player's actions so far), ``resign``, or ``leave`` (a resign that marks the player
-    ``left``). Raises WrongState unless running, GameOver when the player's game is over
-    or the time is up, MalformedMove, IllegalMove, UndoNotAllowed; nothing changes then.
+    ``left``). Raises GameOver when the race or the player's game is over or the time is
+    up, WrongState before the start, MalformedMove, IllegalMove, UndoNotAllowed; nothing
+    changes then.
     """
+    if race.state is RaceState.FINISHED:
+        raise GameOver(f"race {race.code} is over")
     if race.state is not RaceState.RUNNING:
         raise WrongState(f"race {race.code} is {race.state.value}")
     if game.status in TERMINAL:

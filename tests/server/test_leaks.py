@@ -20,7 +20,9 @@ def _secrets(redis_url: str, code: str) -> tuple[str, str]:
 async def _race_with_undo_and_reconnect(node_url: str, redis_url: str, *, live: bool):
     """A whole race; returns (variant, secrets, [(recipient, role, frames)], finished)."""
     variant = "spider2"
-    code, (a, b), (w1,) = await start_race(node_url, players=2, spectators=1, variant=variant, live_boards=live)
+    code, (a, b), (w1,) = await start_race(
+        node_url, players=2, spectators=1, variant=variant, live_boards=live
+    )
     secrets = _secrets(redis_url, code)
     pa = Player(a, code, (await a.join(code)).view, seed=11)
     pb = Player(b, code, (await b.join(code)).view, seed=12)
@@ -37,7 +39,10 @@ async def _race_with_undo_and_reconnect(node_url: str, redis_url: str, *, live: 
         f"{s}1{d}"
         for s in "abcdefghij"
         for d in "abcdefghij"
-        if s != d and f"{s}1{d}" not in legal and board.cols[ord(s) - 97] and board.cols[ord(d) - 97]
+        if s != d
+        and f"{s}1{d}" not in legal
+        and board.cols[ord(s) - 97]
+        and board.cols[ord(d) - 97]
     )
     err = await a.move(code, pa.seq + 1, illegal)
     assert err.type == "error" and err.error == "illegal_move"
@@ -94,7 +99,9 @@ async def test_no_card_leaks_over_a_whole_race(redis_server, server_node) -> Non
 
 async def test_no_card_leaks_with_live_boards(redis_server, server_node) -> None:
     node = await server_node(redis_server.url)
-    variant, secrets, recipients, _ = await _race_with_undo_and_reconnect(node.url, redis_server.url, live=True)
+    variant, secrets, recipients, _ = await _race_with_undo_and_reconnect(
+        node.url, redis_server.url, live=True
+    )
     scanner = await _scan(variant, secrets, recipients)
     assert scanner.leaks == []
     # spectators saw the players' views, players never saw a board event
@@ -118,7 +125,9 @@ def _tamper(frames: list[bytes], kind: str, change) -> list[bytes]:
 
 async def test_one_slipped_card_fails_the_scan(redis_server, server_node) -> None:
     node = await server_node(redis_server.url)
-    variant, secrets, recipients, _ = await _race_with_undo_and_reconnect(node.url, redis_server.url, live=False)
+    variant, secrets, recipients, _ = await _race_with_undo_and_reconnect(
+        node.url, redis_server.url, live=False
+    )
     hidden = Board.deal(variant, secrets[0])
     stock_card = hidden.variant.cards.tokens[hidden.stock[-1]]  # dealt last, if ever
     clean = await _scan(variant, secrets, recipients)
@@ -139,9 +148,13 @@ async def test_one_slipped_card_fails_the_scan(redis_server, server_node) -> Non
     for label, change in cases.items():
         scanner = rescan("W1", _tamper(by["W1"][1], "progress", change))
         assert scanner.leaks, label
-        assert all(leak.recipient == "W1" and leak.message_type == "progress" for leak in scanner.leaks), label
+        assert all(
+            leak.recipient == "W1" and leak.message_type == "progress" for leak in scanner.leaks
+        ), label
     # a full position where the player's view belongs
-    scanner = rescan("B", _tamper(by["B"][1], "ack", lambda m: m.__setitem__("view", hidden.text())))
+    scanner = rescan(
+        "B", _tamper(by["B"][1], "ack", lambda m: m.__setitem__("view", hidden.text()))
+    )
     assert any(leak.recipient == "B" and "face-down" in leak.what for leak in scanner.leaks)
 
 

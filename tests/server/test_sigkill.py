@@ -7,7 +7,9 @@ from server_helpers import Client, Player
 from spider_engine import Board, Move
 
 
-async def test_player_resumes_on_another_node_after_sigkill(redis_server, server_node, server_process) -> None:
+async def test_player_resumes_on_another_node_after_sigkill(
+    redis_server, server_node, server_process
+) -> None:
     node1 = await server_process(redis_server.url)
     node2 = await server_node(redis_server.url)
     a = await Client.connect(node1.url, name="alice")

@@ -14,7 +14,9 @@ SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "verify_race.py"
 
 
 def _run(path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(SCRIPT), str(path), *args], capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), str(path), *args], capture_output=True, text=True, timeout=60
+    )
 
 
 async def test_verify_race_script(redis_server, server_node, tmp_path: Path) -> None:

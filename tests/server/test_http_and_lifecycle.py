@@ -1,0 +1,166 @@
+"""Plain HTTP on the node's port, SIGTERM, time limits, countdowns, Redis restarts."""
+
+from __future__ import annotations
+
+import asyncio
+import urllib.error
+import urllib.request
+
+from server_helpers import Client, Player, start_race
+
+from spider_client import protocol as p
+
+
+def _get(url: str) -> tuple[int, str, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as r:
+            return r.status, r.headers.get("Content-Type", ""), r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers.get("Content-Type", ""), e.read().decode()
+
+
+async def test_healthz_follows_redis(redis_server, server_node) -> None:
+    node = await server_node(redis_server.url)
+    assert (await asyncio.to_thread(_get, node.http_url + "/healthz"))[0] == 200
+    redis_server.kill()
+    assert (await asyncio.to_thread(_get, node.http_url + "/healthz"))[0] == 503
+    # a request while Redis is down gets "unavailable", and the node stays up
+    c = await Client.connect(node.url, name="x")
+    reply = await c.request(p.CreateRace(req=0))
+    assert reply.type == "error" and reply.error == "unavailable"
+    redis_server.restart()
+    assert (await asyncio.to_thread(_get, node.http_url + "/healthz"))[0] == 200
+    assert (await c.create(variant="spider1")).race.state == "open"
+
+
+async def test_metrics_and_not_found(redis_server, server_node) -> None:
+    node = await server_node(redis_server.url)
+    code, (a,), _ = await start_race(node.url, players=1)
+    pa = Player(a, code, (await a.join(code)).view, seed=1)
+    await pa.step()
+    await a.send_raw(b"\xc1")
+    await a.expect("error")
+    status, kind, text = await asyncio.to_thread(_get, node.http_url + "/metrics")
+    assert status == 200 and kind.startswith("text/plain")
+    lines = set(text.splitlines())
+    assert "spider_connections 1" in lines
+    assert 'spider_races{state="running"} 1' in lines
+    assert 'spider_actions_total{kind="move"} 1' in lines
+    assert 'spider_errors_total{code="bad_frame"} 1' in lines
+    assert any(line.startswith("spider_action_seconds_bucket") for line in lines)
+    assert "spider_action_seconds_count 1" in lines
+    assert (await asyncio.to_thread(_get, node.http_url + "/nothing"))[0] == 404
+
+
+async def test_sigterm_closes_with_1012_and_exits_0(
+    redis_server, server_process, server_node
+) -> None:
+    proc = await server_process(redis_server.url)
+    a = await Client.connect(proc.url, name="a")
+    code = (await a.create(variant="spider1", countdown=0)).race.code
+    await a.ready(code)
+    pa = Player(a, code, (await a.expect("ack", lambda m: m.seq == 0)).view, seed=2)
+    await pa.step()
+    w = await Client.connect(proc.url, name="w")
+    await w.join(code, role="spectator")
+    status = await asyncio.to_thread(proc.terminate)
+    assert status == 0
+    assert await a.closed_with() == 1012
+    assert await w.closed_with() == 1012
+    # nothing acknowledged is lost: another node serves the same game
+    node = await server_node(redis_server.url)
+    again = await Client.connect(node.url, token=a.token)
+    joined = await again.join(code)
+    assert joined.seq == 1 and joined.view == pa.view
+
+
+async def test_time_limit_ends_the_race(redis_server, server_node) -> None:
+    node1 = await server_node(redis_server.url)
+    node2 = await server_node(redis_server.url)
+    a = await Client.connect(node1.url, name="a")
+    code = (await a.create(variant="spider1", countdown=1, time_limit=1)).race.code
+    b = await Client.connect(node2.url, name="b")
+    await b.join(code)
+    await a.ready(code)
+    await b.ready(code)
+    for c in (a, b):
+        countdown = await c.expect("countdown")
+        started = await c.expect("started")
+        assert started.started_at == countdown.starts_at
+        assert started.ends_at == started.started_at + 1
+    pa = Player(a, code, (await a.expect("ack", lambda m: m.seq == 0)).view, seed=3)
+    await pa.step()
+    finished = [await c.expect("finished") for c in (a, b)]
+    assert finished[0].version == finished[1].version
+    statuses = {r.player: r.status for r in finished[0].results}
+    assert statuses == {a.player: "timeout", b.player: "timeout"}
+    # no runs either way: b, who made no move, has the higher score and ranks first
+    assert [r.player for r in finished[0].results] == [b.player, a.player]
+    err = await a.move(code, 2, pa.pick() or "+")
+    assert err.type == "error" and err.error == "finished"
+    # exactly one node performed each transition
+    starts = (
+        node1.node.metrics.transitions_total["start"]
+        + node2.node.metrics.transitions_total["start"]
+    )
+    finishes = (
+        node1.node.metrics.transitions_total["finish"]
+        + node2.node.metrics.transitions_total["finish"]
+    )
+    assert (starts, finishes) == (1, 1)
+
+
+async def test_race_nobody_watches_finishes_when_someone_joins(redis_server, server_node) -> None:
+    node = await server_node(redis_server.url)
+    a = await Client.connect(node.url, name="a")
+    code = (await a.create(variant="spider1", countdown=0, time_limit=1)).race.code
+    await a.ready(code)
+    await a.expect("started")
+    await a.close()
+    await asyncio.sleep(1.2)  # past the time limit, with no connection watching
+    w = await Client.connect(node.url, name="w")
+    joined = await w.join(code, role="spectator")
+    assert joined.race.state == "finished"
+    assert joined.race.results[0].status == "timeout"
+
+
+async def test_redis_restart_mid_race_loses_nothing(redis_server, server_node) -> None:
+    node = await server_node(redis_server.url)
+    code, (a, b), (w,) = await start_race(node.url, players=2, spectators=1)
+    pa = Player(a, code, (await a.join(code)).view, seed=4)
+    pb = Player(b, code, (await b.join(code)).view, seed=5)
+    for _ in range(3):
+        await pa.step()
+    redis_server.restart()  # a clean restart: the AOF has every acknowledged action
+    for _ in range(3):
+        await pb.step()
+    for _ in range(2):
+        await pa.step()
+    # events still reach everyone (pub/sub reconnects; the sweep fills what was missed)
+    await w.expect("progress", lambda m: m.player.player == a.player and m.player.moves == 5)
+    await pa.resign()
+    await pb.resign()
+    f = await w.expect("finished")
+    assert len(f.replays[a.player]) == 6 and len(f.replays[b.player]) == 4
+
+
+async def test_open_race_everyone_left_is_deleted(redis_server, server_node) -> None:
+    from redis import Redis
+
+    node = await server_node(redis_server.url)
+    a = await Client.connect(node.url, name="a")
+    code = (await a.create(variant="spider1")).race.code
+    b = await Client.connect(node.url, name="b")
+    await b.join(code)
+    assert (await b.request(p.Leave(req=0, code=code))).type == "done"
+    left = await a.expect("player_left")
+    assert left.player == b.player
+    assert (await a.request(p.Leave(req=0, code=code))).type == "done"
+    r = Redis.from_url(redis_server.url)
+    assert (
+        r.exists(f"{{race:{code}}}:meta", f"{{race:{code}}}:events", f"{{race:{code}}}:players")
+        == 0
+    )
+    r.close()
+    c = await Client.connect(node.url, name="c")
+    assert (await c.request(p.Join(req=0, code=code))).error == "not_found"
