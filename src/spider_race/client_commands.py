@@ -115,6 +115,11 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+DEMO_SERVER_ENV = {"SPIDER_RACE_RATE": "1000", "SPIDER_RACE_BURST": "2000"}
+"""The demo's own server lets bots play as fast as they can (unless the environment says
+otherwise); a server for people keeps its default rate limit."""
+
+
 @contextlib.asynccontextmanager
 async def local_server(*, startup_timeout: float = 60.0) -> AsyncIterator[str]:
     """Run ``spider-race serve`` (with its own Redis, in a temporary data folder) on a free
@@ -137,7 +142,7 @@ async def local_server(*, startup_timeout: float = 60.0) -> AsyncIterator[str]:
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            env={**DEMO_SERVER_ENV, **os.environ, "PYTHONUNBUFFERED": "1"},
         )
         url = f"ws://127.0.0.1:{port}/ws"
         try:
