@@ -8,7 +8,8 @@
   ``.http_url``, ``.node`` (the :class:`spider_server.app.Node`), ``await .close()``.
   Every node started by one test shares one token secret (:data:`TEST_SECRET`).
 - ``server_process``: async factory; ``proc = await server_process(redis_url)`` starts
-  ``python -m spider_server`` as a real process: ``.url``, ``.http_url``, ``.kill()``
+  ``python -m spider_server`` as a real process (``redis_url=None``: with its embedded
+  Redis; ``cli=True``: ``spider-race serve``): ``.url``, ``.http_url``, ``.kill()``
   (SIGKILL), ``.terminate()`` (SIGTERM, returns the exit status).
 
 The server's packages are imported inside the fixtures, so tests of the engine or the
@@ -131,7 +132,13 @@ async def server_process(tmp_path: Path) -> AsyncIterator[Callable[..., Awaitabl
 
     handles: list[ProcessHandle] = []
 
-    async def start(redis_url: str | None = None, **env: str) -> ProcessHandle:
+    async def start(
+        redis_url: str | None = None, *, data_dir: Path | None = None, cli: bool = False, **env: str
+    ) -> ProcessHandle:
+        """Without ``redis_url`` the process starts its embedded Redis in ``data_dir``;
+        with ``cli`` it runs ``spider-race serve`` instead of ``python -m spider_server``;
+        ``env`` adds environment variables (``SPIDER_RACE_SECRET=""`` for a secret kept
+        in the data folder)."""
         port = free_port()
         n = len(handles) + 1
         environ = {
@@ -142,15 +149,9 @@ async def server_process(tmp_path: Path) -> AsyncIterator[Callable[..., Awaitabl
             "SPIDER_RACE_SWEEP_INTERVAL": "0.5",
             **env,
         }
-        args = [
-            sys.executable,
-            "-m",
-            "spider_server",
-            "--port",
-            str(port),
-            "--data-dir",
-            str(tmp_path / f"proc{n}"),
-        ]
+        command = ["spider_race.cli", "serve"] if cli else ["spider_server"]
+        folder = data_dir or tmp_path / f"proc{n}"
+        args = [sys.executable, "-m", *command, "--port", str(port), "--data-dir", str(folder)]
         if redis_url is not None:
             args += ["--redis", redis_url]
         log = open(tmp_path / f"proc{n}.log", "wb")  # noqa: SIM115 - kept open for the process

@@ -756,12 +756,11 @@ class Connection:
     ) -> None:
         node, store = self.node, self.node.store
         for _ in range(50):
-            race = await store.load_race(code)
+            race, game = await store.load_for_action(code, self.player)
             if race is None:
                 raise RaceNotFound(f"no race {code}")
             if self.player not in race.players:
                 raise NotAPlayer(f"you are not a player of race {code}")
-            game = await store.load_game(code, self.player)
             if game is None:
                 raise WrongState(f"race {code} is {race.state.value}")
             if seq is None:  # leave: the next action, whatever it is

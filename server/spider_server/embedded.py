@@ -15,12 +15,25 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 from .errors import EmbeddedRedisError
 
 __all__ = ["RedisProcess", "find_redis_server", "free_port"]
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: ask Linux to SIGTERM it when the thread that started it
+    exits, so that a server killed with SIGKILL does not leave its Redis running."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except Exception:  # pragma: no cover - best effort
+        pass
 
 
 def find_redis_server() -> str:
@@ -51,7 +64,9 @@ class RedisProcess:
 
     :meth:`start` returns once it answers PING; :meth:`stop` shuts it down cleanly (data
     flushed); :meth:`kill` sends SIGKILL; :meth:`restart` starts it again on the same port
-    and folder (data kept). Also a context manager (start on enter, stop on exit).
+    and folder (data kept). Also a context manager (start on enter, stop on exit). On
+    Linux the server also gets SIGTERM when the thread that started it dies, so call
+    :meth:`start` from the main thread of a long-lived process.
     """
 
     def __init__(
@@ -85,7 +100,11 @@ class RedisProcess:
             "--databases", "1",
         ]  # fmt: skip
         self.process = subprocess.Popen(
-            args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            preexec_fn=_die_with_parent if sys.platform == "linux" else None,
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

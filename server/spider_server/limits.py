@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 __all__ = ["TokenBucket"]
 
@@ -14,17 +15,22 @@ class TokenBucket:
     over the rate. ``clock`` is injectable for tests; it defaults to ``time.monotonic``.
     """
 
-    def __init__(self, rate: float, burst: int, *, clock: object = None) -> None:
+    def __init__(
+        self, rate: float, burst: int, *, clock: Callable[[], float] | None = None
+    ) -> None:
         self.rate = rate
         self.burst = float(burst)
         self.tokens = float(burst)
-        self._clock = clock if callable(clock) else time.monotonic
+        self._clock = clock or time.monotonic
         self._last = self._clock()
 
-    def take(self) -> bool:
+    def _refill(self) -> None:
         now = self._clock()
         self.tokens = min(self.burst, self.tokens + (now - self._last) * self.rate)
         self._last = now
+
+    def take(self) -> bool:
+        self._refill()
         if self.tokens >= 1.0:
             self.tokens -= 1.0
             return True
@@ -33,4 +39,5 @@ class TokenBucket:
     @property
     def calm(self) -> bool:
         """Whether the bucket is at least half full (the sender keeps to the rate)."""
+        self._refill()
         return self.tokens >= self.burst / 2

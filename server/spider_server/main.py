@@ -32,7 +32,7 @@ async def run(settings: Settings, *, ready: asyncio.Event | None = None) -> None
     redis_url = settings.redis_url
     if redis_url is None:
         embedded = RedisProcess(settings.data_dir / "redis")
-        await asyncio.to_thread(embedded.start)
+        embedded.start()  # from the main thread: it dies with this process
         redis_url = embedded.url
         log.info("embedded redis-server on port %d, data in %s", embedded.port, embedded.data_dir)
     try:

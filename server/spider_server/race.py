@@ -465,8 +465,8 @@ def due_transition(race: Race, now: float) -> Literal["start", "finish"] | None:
 
 def start(race: Race, now: float) -> RaceChange:
     """Deal: every player gets ``Board.deal(variant, seed)`` at ``starts_at`` (the same
-    server time for all, whichever node performs it). WrongState unless the countdown is
-    over."""
+    server time for all, whichever node performs it); with live boards, spectators get
+    each player's view of it. WrongState unless the countdown is over."""
     if due_transition(race, now) != "start":
         raise WrongState(f"race {race.code} is {race.state.value}, not due to start")
     assert race.starts_at is not None
@@ -502,12 +502,19 @@ def start(race: Race, now: float) -> RaceChange:
         ends_at=ends_at,
         commitment=race.commitment,
     )
+    events: list[tuple[Audience, object]] = [(ALL, event)]
+    if race.options.live_boards:
+        view = board.view_text()
+        events += [
+            (SPECTATORS, BoardEvent(race=race.code, version=0, player=pid, view=view))
+            for pid in players
+        ]
     return RaceChange(
         base=race.version,
         race=new,
         players=list(players.values()),
         games=games,
-        events=[(ALL, event)],
+        events=events,
     )
 
 

@@ -267,6 +267,20 @@ class Store:
 
     # -- games ------------------------------------------------------------------------------
 
+    async def load_for_action(self, code: str, player: str) -> tuple[Race | None, Game | None]:
+        """The race and the player's game, read at one moment (one round trip)."""
+        try:
+            async with self.redis.pipeline(transaction=True) as pipe:
+                pipe.hgetall(keys.meta(code))
+                pipe.hgetall(keys.players(code))
+                pipe.hgetall(keys.game(code, player))
+                meta, players, game = await pipe.execute()
+        except RedisError as e:
+            raise Unavailable(f"storage: {e}") from None
+        if not meta or b"state" not in meta:
+            return None, None
+        return _race_from(meta, players), (_game_from(game) if game else None)
+
     async def load_game(self, code: str, player: str) -> Game | None:
         try:
             h = await self.redis.hgetall(keys.game(code, player))
