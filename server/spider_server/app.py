@@ -612,6 +612,12 @@ class Connection:
     async def _joined(self, req: int, code: str, role: str, since: int | None) -> None:
         """Send the snapshot of a race (with the player's view, or boards) and the events
         after ``since``, then deliver its events from there on."""
+        try:
+            await self._send_joined(req, code, role, since)
+        finally:
+            self.node.hub.release(code)  # only if it was left unwatched by a failure
+
+    async def _send_joined(self, req: int, code: str, role: str, since: int | None) -> None:
         node, store = self.node, self.node.store
         await node.hub.watch(code)
         old = self.subs.pop(code, None)

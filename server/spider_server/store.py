@@ -404,6 +404,7 @@ class Store:
             async with self.redis.pipeline(transaction=False) as pipe:
                 for code, member, spectator in items:
                     key = keys.spectators(code) if spectator else keys.online(code)
+                    pipe.zremrangebyscore(key, "-inf", now)  # claims of nodes that died
                     pipe.zadd(key, {member: expiry})
                     pipe.expire(key, self.settings.race_ttl)
                 await pipe.execute()

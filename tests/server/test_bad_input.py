@@ -203,3 +203,31 @@ async def test_flood_is_closed_with_policy_violation(redis_server, server_node) 
     d = await Client.connect(node.url, name="calm")
     assert d.welcome is not None
     await asyncio.sleep(0)
+
+
+async def test_too_many_races_per_player(redis_server, server_node) -> None:
+    node = await server_node(redis_server.url, max_races_per_player=2)
+    a = await Client.connect(node.url, name="busy")
+    first = (await a.create(variant="spider1")).race.code
+    await a.create(variant="spider1")
+    reply = await a.request(p.CreateRace(req=0))
+    assert reply.type == "error" and reply.error == "too_many_races"
+    other = await Client.connect(node.url, name="host")
+    third = (await other.create(variant="spider1")).race.code
+    assert (await a.request(p.Join(req=0, code=third))).error == "too_many_races"
+    assert (await a.request(p.Join(req=0, code=third, role="spectator"))).type == "joined"
+    assert (await a.request(p.Leave(req=0, code=first))).type == "done"
+    assert (await a.request(p.Join(req=0, code=third))).type == "joined"
+
+
+async def test_silent_connections_are_closed(redis_server, server_node) -> None:
+    node = await server_node(redis_server.url, hello_timeout=0.2, idle_timeout=0.3)
+    mute = await Client.connect(node.url, hello=False)
+    assert await mute.closed_with() == 1008
+    idle = await Client.connect(node.url, name="idle")
+    assert await idle.closed_with() == 1001
+    # a connection that watches a race is not idle
+    watcher = await Client.connect(node.url, name="watcher")
+    code = (await watcher.create(variant="spider1")).race.code
+    await asyncio.sleep(0.5)
+    assert (await watcher.request(p.Ready(req=0, code=code))).type == "done"

@@ -102,3 +102,26 @@ async def test_same_move_sent_to_both_nodes_at_once_is_applied_once(
         == 1
     )
     r.close()
+
+
+async def test_events_missed_by_a_dropped_subscription_are_filled_in(
+    redis_server, server_node
+) -> None:
+    node1 = await server_node(redis_server.url)
+    node2 = await server_node(redis_server.url)
+    code, pa, pb, watchers = await _race_across(node1, node2, spectators=2)
+    r = Redis.from_url(redis_server.url)
+    # cut every node's pub/sub connection; events published meanwhile are lost on the channel
+    r.execute_command("CLIENT", "KILL", "TYPE", "pubsub")
+    for _ in range(4):
+        await pa.step()
+        await pb.step()
+    version = int(r.hget(f"{{race:{code}}}:meta", "version"))
+    for c in (pa.client, pb.client, *watchers):
+        await c.expect(("progress",), lambda m: m.version == version)
+        versions = [m.version for m in c.events()]
+        assert versions == sorted(set(versions))
+    for w in watchers:
+        seen = [m.version for m in w.events()]
+        assert seen == list(range(seen[0], version + 1))
+    r.close()

@@ -28,6 +28,9 @@ async def test_whole_race_with_players_and_spectators(redis_server, server_node)
         joined = await pl.client.join(code)
         assert joined.seq == 0 and joined.view
         pl.view = joined.view
+    # who is there: every player connected, two spectators
+    assert joined.race.spectators == 2
+    assert [x.connected for x in joined.race.players] == [True, True, True]
     assert len({pl.view for pl in players}) == 1
     for _ in range(6):
         for pl in players:
