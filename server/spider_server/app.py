@@ -1,7 +1,8 @@
 """A server node: the websockets server, its connections, and the race timers.
 
-One :class:`Node` serves websocket connections on ``/ws`` and plain HTTP ``GET /healthz``
-and ``GET /metrics`` on the same port. Every node of a deployment shares one Redis and one
+One :class:`Node` serves websocket connections on ``/ws`` and plain HTTP ``GET /healthz``,
+``GET /metrics`` and the browser page's files (the package's ``static`` folder, ``/`` being
+``index.html``) on the same port. Every node of a deployment shares one Redis and one
 token secret; any node serves any race. A connection's messages are handled one at a
 time, in order; replies and race events go out through one queue per connection, so a
 slow reader never blocks a race (a reader too slow to keep up is closed).
@@ -18,10 +19,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import mimetypes
+import re
 import time
 import unicodedata
 from collections import Counter
 from collections.abc import Coroutine
+from pathlib import Path
 from typing import Any
 
 import websockets
@@ -88,6 +92,22 @@ CLOSE_POLICY = 1008
 CLOSE_TOO_BIG = 1009
 CLOSE_PROTOCOL = 1002
 CLOSE_GOING_AWAY = 1001
+
+
+STATIC = Path(__file__).resolve().parent / "static"
+_STATIC_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")
+
+
+def _static_file(path: str) -> Path | None:
+    """The browser page's file for a URL path (``/`` is ``index.html``), if it exists; only
+    plain names inside the package's ``static`` folder are ever served."""
+    parts = [part for part in path.split("/") if part]
+    if not parts:
+        parts = ["index.html"]
+    if not all(_STATIC_NAME.fullmatch(part) for part in parts):
+        return None
+    candidate = STATIC.joinpath(*parts)
+    return candidate if candidate.is_file() else None
 
 
 def _name(text: str) -> str:
@@ -227,6 +247,14 @@ class Node:
                 ]
             )
             return Response(200, "OK", headers, body)
+        static = _static_file(path)
+        if static is not None:
+            body = static.read_bytes()
+            kind = mimetypes.guess_type(static.name)[0] or "application/octet-stream"
+            if kind.startswith("text/") or kind == "application/javascript":
+                kind += "; charset=utf-8"
+            headers = Headers([("Content-Type", kind), ("Content-Length", str(len(body)))])
+            return Response(200, "OK", headers, body)
         return connection.respond(404, "not found\n")
 
     def races_by_state(self) -> Counter[str]:
@@ -287,7 +315,8 @@ class Node:
 
         async def run() -> None:
             try:
-                await self.advance(watch.code)
+                if await self.advance(watch.code) is None:
+                    watch.state = None  # the race is gone (everyone left): nothing is due
             finally:
                 self._advancing.discard(watch.code)
 

@@ -164,3 +164,15 @@ async def test_open_race_everyone_left_is_deleted(redis_server, server_node) -> 
     r.close()
     c = await Client.connect(node.url, name="c")
     assert (await c.request(p.Join(req=0, code=code))).error == "not_found"
+
+
+async def test_static_files_only_from_the_package(redis_server, server_node) -> None:
+    from spider_server import app
+
+    node = await server_node(redis_server.url)
+    for path in ("/../app.py", "/%2e%2e/app.py", "/.hidden", "/static/../../x"):
+        assert (await asyncio.to_thread(_get, node.http_url + path))[0] == 404
+    index = app.STATIC / "index.html"
+    if index.exists():
+        status, kind, body = await asyncio.to_thread(_get, node.http_url + "/")
+        assert status == 200 and kind.startswith("text/html") and body == index.read_text()
