@@ -648,6 +648,8 @@ class Connection:
 
     async def _send_joined(self, req: int, code: str, role: str, since: int | None) -> None:
         node, store = self.node, self.node.store
+        if code not in self.subs and len(self.subs) >= node.settings.max_watched:
+            raise TooManyRaces(f"this connection follows {len(self.subs)} races; leave one first")
         await node.hub.watch(code)
         old = self.subs.pop(code, None)
         if old is not None:

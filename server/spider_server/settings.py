@@ -57,6 +57,8 @@ class Settings:
     """The most players a race may be created with."""
     max_races_per_player: int = 5
     """Races a player may be in at once (not counting finished ones)."""
+    max_watched: int = 20
+    """Races one connection may join (as player or spectator) at once."""
     max_time_limit: int = 4 * 3600
     max_countdown: int = 60
     hello_timeout: float = 10.0

@@ -231,3 +231,20 @@ async def test_silent_connections_are_closed(redis_server, server_node) -> None:
     code = (await watcher.create(variant="spider1")).race.code
     await asyncio.sleep(0.5)
     assert (await watcher.request(p.Ready(req=0, code=code))).type == "done"
+
+
+async def test_a_connection_follows_a_bounded_number_of_races(redis_server, server_node) -> None:
+    node = await server_node(redis_server.url, max_watched=2)
+    codes = []
+    for _ in range(3):
+        other = await Client.connect(node.url, name="creator")
+        codes.append((await other.create(variant="spider1")).race.code)
+    fan = await Client.connect(node.url, name="fan")
+    await fan.join(codes[0], role="spectator")
+    await fan.join(codes[1], role="spectator")
+    await fan.join(codes[1], role="spectator")  # again: the same race, no more
+    assert (
+        await fan.request(p.Join(req=0, code=codes[2], role="spectator"))
+    ).error == "too_many_races"
+    assert (await fan.request(p.Leave(req=0, code=codes[0]))).type == "done"
+    assert (await fan.join(codes[2], role="spectator")).race.code == codes[2]
