@@ -26,13 +26,16 @@ redraws the screen, a timer redraws the clocks.
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 from typing import Any
 
+from rich.text import Text
 from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Button, Checkbox, Footer, Input, Label, Static
 
@@ -185,9 +188,17 @@ class RaceScreen(Screen[None]):
     # -- drawing ----------------------------------------------------------------------------
 
     def redraw(self) -> None:
+        """Draw everything again from the client's state (a no-op once the screen is
+        gone)."""
         client = self.race_app.client
         if client is None:
             return
+        try:
+            self._redraw(client)
+        except NoMatches:  # the screen is being taken down
+            return
+
+    def _redraw(self, client: Client) -> None:
         self.redraw_top()
         race = client.race
         view = client.view
@@ -221,27 +232,29 @@ class RaceScreen(Screen[None]):
         ]
         return "\n".join(lines)
 
-    def _other_boards(self, race: RaceInfo) -> Any:
+    def _other_boards(self, race: RaceInfo) -> Text:
+        """Every player's board, for spectators (live boards, or after the race)."""
         client = self.race_app.client
+        out = Text()
         if client is None or not client.boards or self.race_app.role != "spectator":
-            return ""
-        from rich.console import Group
-        from rich.text import Text
-
+            return out
         names = {info.player: info.name for info in race.players}
-        parts: list[Any] = []
         for player, text in client.boards.items():
             try:
                 board = Board.from_text(text)
             except EngineError:
                 continue
-            parts.append(Text(names.get(player, player), style="bold underline"))
-            parts.append(render_board(board, compact=True))
-        return Group(*parts)
+            out.append(names.get(player, player) + "\n", style="bold underline")
+            out.append_text(render_board(board, compact=True))
+            out.append("\n\n")
+        return out
 
     def redraw_top(self) -> None:
         client = self.race_app.client
-        top = self.query_one("#top", Static)
+        try:
+            top = self.query_one("#top", Static)
+        except NoMatches:
+            return
         if client is None or client.race is None:
             top.update("connecting…")
             return
@@ -261,7 +274,8 @@ class RaceScreen(Screen[None]):
         top.update("  ·  ".join(parts))
 
     def say(self, text: str) -> None:
-        self.query_one("#message", Static).update(text)
+        with contextlib.suppress(NoMatches):
+            self.query_one("#message", Static).update(text)
 
     def _pending(self) -> str:
         if self.source is None:
