@@ -33,6 +33,7 @@ from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
@@ -142,6 +143,8 @@ class Node:
             retry=Retry(ExponentialBackoff(cap=0.5, base=0.02), 5),
             retry_on_error=[RedisConnectionError, RedisTimeoutError],
         )
+        # health checks ask once, quickly, without retries
+        self._health = Redis.from_url(redis_url, socket_timeout=1, socket_connect_timeout=1)
         self.store = Store(self.redis, settings)
         self.hub = Hub(self.redis, self.store, node=settings.node, on_event=self._on_event)
         self.server: Server | None = None
@@ -197,8 +200,9 @@ class Node:
                 await task
         self._loops = []
         await self.hub.close()
-        with contextlib.suppress(Exception):
-            await self.redis.aclose()
+        for client in (self.redis, self._health):
+            with contextlib.suppress(Exception):
+                await client.aclose()
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         """Run ``coro`` in the background, kept until done; failures are logged."""
@@ -235,7 +239,7 @@ class Node:
         if path == WS_PATH:
             return None
         if path == "/healthz":
-            if await self.store.ping():
+            if await self.redis_answers():
                 return connection.respond(200, "ok\n")
             return connection.respond(503, "redis is not answering\n")
         if path == "/metrics":
@@ -256,6 +260,13 @@ class Node:
             headers = Headers([("Content-Type", kind), ("Content-Length", str(len(body)))])
             return Response(200, "OK", headers, body)
         return connection.respond(404, "not found\n")
+
+    async def redis_answers(self) -> bool:
+        """Whether Redis answers PING now (one try, within a second)."""
+        try:
+            return bool(await self._health.ping())
+        except (RedisError, OSError):
+            return False
 
     def races_by_state(self) -> Counter[str]:
         return Counter(w.state for w in self.hub.watches.values() if w.state)

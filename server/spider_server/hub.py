@@ -189,12 +189,12 @@ class Hub:
         self.watches: dict[str, RaceWatch] = {}
         self._pubsub: PubSub | None = None
         self._listener: asyncio.Task[None] | None = None
-        self._ready = asyncio.Event()
 
     async def start(self) -> None:
         """Subscribe (to this node's own channel, so the connection is always in use) and
-        start listening."""
-        await self._connect()
+        start listening. When Redis does not answer yet, the listener keeps trying."""
+        with contextlib.suppress(RedisError, OSError):
+            await self._connect()
         self._listener = asyncio.get_running_loop().create_task(self._listen())
 
     async def close(self) -> None:
@@ -212,32 +212,36 @@ class Hub:
     async def _connect(self) -> None:
         pubsub = self.redis.pubsub()
         channels = [f"node:{self.node}"] + [keys.channel(c) for c in self.watches]
-        await pubsub.subscribe(*channels)
+        try:
+            await pubsub.subscribe(*channels)
+        except BaseException:
+            with contextlib.suppress(Exception):
+                await pubsub.aclose()
+            raise
         self._pubsub = pubsub
-        self._ready.set()
 
     async def _listen(self) -> None:
         while True:
             pubsub = self._pubsub
+            if pubsub is None:
+                await asyncio.sleep(0.2)
+                with contextlib.suppress(RedisError, OSError):
+                    await self._connect()
+                    await self.sweep()  # what was published while disconnected
+                continue
             try:
-                assert pubsub is not None
                 message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
-                if message is not None and message.get("type") == "message":
-                    self._on_message(message["channel"], message["data"])
-            except asyncio.CancelledError:
-                raise
-            except (RedisError, OSError, AssertionError) as e:
+            except (RedisError, OSError) as e:
                 log.warning("pub/sub connection lost (%s); reconnecting", e)
-                self._ready.clear()
-                if pubsub is not None:
-                    with contextlib.suppress(Exception):
-                        await pubsub.aclose()
                 self._pubsub = None
-                while self._pubsub is None:
-                    await asyncio.sleep(0.2)
-                    with contextlib.suppress(RedisError, OSError):
-                        await self._connect()
-                await self.sweep()
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()
+                continue
+            if message is not None and message.get("type") == "message":
+                try:
+                    self._on_message(message["channel"], message["data"])
+                except Exception:
+                    log.exception("could not dispatch %r", message)
 
     def _on_message(self, channel: bytes, data: bytes) -> None:
         name = channel.decode()
@@ -282,13 +286,13 @@ class Hub:
         watch = self.watches.get(code)
         if watch is None:
             watch = self.watches[code] = RaceWatch(code)
-            await self._ready.wait()
-            try:
-                assert self._pubsub is not None
-                await self._pubsub.subscribe(keys.channel(code))
-            except (RedisError, OSError) as e:
-                # the listener reconnects and subscribes to every watched race
-                log.warning("subscribe to race %s failed: %s", code, e)
+            # without a connection, the listener subscribes to every watched race when it
+            # reconnects
+            if self._pubsub is not None:
+                try:
+                    await self._pubsub.subscribe(keys.channel(code))
+                except (RedisError, OSError) as e:
+                    log.warning("subscribe to race %s failed: %s", code, e)
         return watch
 
     def add(

@@ -188,12 +188,6 @@ class Store:
             raise Unavailable(f"storage: {e}") from None
         return sec + usec / 1e6
 
-    async def ping(self) -> bool:
-        try:
-            return bool(await self.redis.ping())
-        except (RedisError, OSError):
-            return False
-
     # -- races ------------------------------------------------------------------------------
 
     async def load_race(self, code: str) -> Race | None:

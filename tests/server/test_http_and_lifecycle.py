@@ -176,3 +176,15 @@ async def test_static_files_only_from_the_package(redis_server, server_node) -> 
     if index.exists():
         status, kind, body = await asyncio.to_thread(_get, node.http_url + "/")
         assert status == 200 and kind.startswith("text/html") and body == index.read_text()
+
+
+async def test_a_node_started_before_its_redis_waits_for_it(redis_server, server_node) -> None:
+    redis_server.kill()
+    node = await server_node(redis_server.url)
+    assert (await asyncio.to_thread(_get, node.http_url + "/healthz"))[0] == 503
+    redis_server.restart()
+    assert (await asyncio.to_thread(_get, node.http_url + "/healthz"))[0] == 200
+    code, (a,), (w,) = await start_race(node.url, players=1, spectators=1)
+    pa = Player(a, code, (await a.join(code)).view, seed=9)
+    await pa.step()
+    await w.expect("progress", lambda m: m.player.moves == 1)
