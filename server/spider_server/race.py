@@ -95,6 +95,7 @@ __all__ = [
     "race_info",
     "rank",
     "replay",
+    "runs_completed",
     "set_ready",
     "start",
 ]
@@ -481,7 +482,7 @@ def start(race: Race, now: float) -> RaceChange:
             player=pid,
             position=position,
             deals_left=board.deals_left(),
-            runs=len(board.foundation),
+            runs=runs_completed(board),
             score=board.classic_score(0),
             down0=sum(board.down),
         )
@@ -686,7 +687,7 @@ def apply_action(
         status=status,
         moves=moves,
         turned_up=game.down0 - sum(board.down),
-        runs=len(board.foundation),
+        runs=runs_completed(board),
         deals_left=board.deals_left(),
         score=board.classic_score(moves),
         time=elapsed if status in TERMINAL else None,
@@ -710,6 +711,16 @@ def apply_action(
             (SPECTATORS, BoardEvent(race=race.code, version=0, player=game.player, view=ack.view))
         )
     return ActionOutcome(game=new, entry=entry, action=action, ack=ack, events=events)
+
+
+def runs_completed(board: Board) -> int:
+    """Runs completed: those in the foundation, and with ``keep`` the complete runs at
+    column ends (as the classic score counts them)."""
+    runs = len(board.foundation)
+    complete = getattr(board.variant, "complete_runs_at_ends", None)
+    if board.variant.keep and complete is not None:
+        runs += int(complete(board))
+    return runs
 
 
 def _status(board: Board, options: RaceOptions, status: str) -> str:

@@ -71,3 +71,28 @@ async def test_whole_race_with_players_and_spectators(redis_server, server_node)
     late = await Client.connect(node.url, name="late")
     j = await late.join(code, role="spectator")
     assert j.race.state == "finished" and j.race.seed == f.seed and j.boards == f.boards
+
+
+async def test_races_of_other_variants(redis_server, server_node) -> None:
+    """Every variant of the spec can be raced, its results checked by replay."""
+    node = await server_node(redis_server.url)
+    for variant in (
+        "spiderette",
+        "spider4+keep+relaxed",
+        "spider1+open",
+        "myrmex",
+        "wizard",
+        "sparrow",
+        "starfish",
+    ):
+        code, (a,), (w,) = await start_race(node.url, players=1, spectators=1, variant=variant)
+        pa = Player(a, code, (await a.join(code)).view, seed=41)
+        for _ in range(5):
+            if pa.pick() is None:
+                break
+            await pa.step()
+        await pa.resign()
+        f = await w.expect("finished")
+        board = _replay(variant, f.seed, f.replays[a.player])
+        assert board.text() == f.boards[a.player], variant
+        assert board.view_text() == pa.view, variant
