@@ -16,8 +16,14 @@ Behaviour:
   its code.
 - **Actions** (``move``, ``deal``, ``undo``, ``resign``) carry the player's next ``seq``
   and wait for their ``ack``; one action is in flight at a time (concurrent calls queue up).
-  An action is kept until it is acked or refused, and sent again after a reconnect; the
-  server applies each ``seq`` once and answers a resend with the same ack again.
+  An action is kept until it is acked or refused, and sent again after a reconnect and
+  whenever no answer has come for ``resend_after`` seconds; the server applies each ``seq``
+  once and answers a resend with the same ack again. Should that ack be another action's
+  (the seq was used by another connection of the same player), the action is sent again
+  as the next seq.
+- **Rate**: when the server says ``rate_limited`` (it then drops frames for a while), the
+  client pauses ``rate_limit_pause`` seconds, doubles ``send_interval`` (the time it keeps
+  between frames), and sends again whatever waits for an answer.
 - **The view**: ``client.view`` is the player's position (an engine
   :class:`~spider_engine.Board` with unknown cards), replaced by the view of every ack and
   of every ``joined`` reply, so after each it formats to exactly the server's view of the
@@ -40,6 +46,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import itertools
 import logging
 import random
@@ -83,6 +90,16 @@ _RACE_EVENTS = (
     p.Finished,
 )
 _END = object()
+_CONNECT_ERRORS = (
+    OSError,
+    InvalidHandshake,
+    InvalidURI,
+    ConnectionClosed,
+    TimeoutError,
+    ServerError,
+    ValueError,
+)
+"""What a failed attempt to connect and say hello may raise."""
 
 
 @dataclass
@@ -100,6 +117,13 @@ class _Action:
     @property
     def seq(self) -> int:
         return self.message.seq
+
+
+def _action_text(message: p.MoveAction | p.Undo | p.Resign) -> str:
+    """What an ack of this action says in its ``move`` field."""
+    if isinstance(message, p.MoveAction):
+        return message.move
+    return "undo" if isinstance(message, p.Undo) else "resign"
 
 
 class Client:
@@ -200,7 +224,7 @@ class Client:
                 ws = await client._open(url_now)
             except ServerError:
                 raise
-            except (OSError, InvalidHandshake, InvalidURI, ConnectionClosed, TimeoutError) as e:
+            except _CONNECT_ERRORS as e:
                 errors.append(f"{url_now}: {e}")
                 continue
             client._ws = ws
@@ -528,40 +552,34 @@ class Client:
                 ws = await self._open(url)
             except BadToken as e:
                 raise ConnectionLost(f"the server refused the session token: {e}") from e
-            except (
-                OSError,
-                InvalidHandshake,
-                InvalidURI,
-                ConnectionClosed,
-                TimeoutError,
-                ServerError,
-                ValueError,
-            ) as e:
-                log.info("reconnect to %s failed: %s", url, e)
-                if deadline is not None and loop.time() >= deadline:
-                    raise ConnectionLost(f"gave up reconnecting after {attempts} attempts") from e
-                if attempts % len(self.urls) == 0:  # every URL tried once more: back off
-                    await asyncio.sleep(delay * random.uniform(0.5, 1.0))
-                    delay = min(delay * 2, self.backoff_max)
-                continue
-            try:
-                await self._resume(ws, url, attempts)
-            except ConnectionClosed:
-                self._ws = None
-                continue
-            return
+            except _CONNECT_ERRORS as e:
+                failure: Exception = e
+            else:
+                try:
+                    async with asyncio.timeout(self.open_timeout):
+                        await self._resume(ws, url, attempts)
+                    return
+                except (ConnectionClosed, TimeoutError) as e:
+                    self._ws = None
+                    await ws.close()
+                    failure = e
+            log.info("reconnect to %s failed: %r", url, failure)
+            if deadline is not None and loop.time() >= deadline:
+                raise ConnectionLost(f"gave up reconnecting after {attempts} attempts") from failure
+            if attempts % len(self.urls) == 0:  # every URL tried once more: back off
+                await asyncio.sleep(delay * random.uniform(0.5, 1.0))
+                delay = min(delay * 2, self.backoff_max)
 
     async def _resume(self, ws: ClientConnection, url: str, attempts: int) -> None:
-        self._ws = ws
-        self.reconnects += 1
+        """Rejoin the race on a new connection, then send again what waits for an answer
+        (an action sent before the rejoin would be refused: not a player yet)."""
         event = Reconnected(url=url, node=self.node or "", attempts=attempts)
         if self.code is not None and self.role is not None:
             since = self.version
             event.since = since
             req = next(self._req_ids)
-            await ws.send(
-                p.encode(p.Join(req=req, code=self.code, role=self.role, since=since))  # type: ignore[arg-type]
-            )
+            join = p.Join(req=req, code=self.code, role=self.role, since=since)  # type: ignore[arg-type]
+            await ws.send(p.encode(join))
             while True:  # the dispatch goes on while waiting for the rejoin's reply
                 reply = self._dispatch(await ws.recv())
                 if isinstance(reply, p.Joined | p.Error) and reply.req == req:
@@ -569,6 +587,8 @@ class Client:
             if isinstance(reply, p.Joined):
                 event.caught_up = sum(1 for e in reply.events if e.get("version", 0) > since)
                 event.snapshot = not reply.events and reply.race.version > since
+        self._ws = ws
+        self.reconnects += 1
         for request in list(self._requests.values()):
             await ws.send(p.encode(request.message))
         if self._action is not None and not self._action.future.done():
@@ -638,8 +658,14 @@ class Client:
             self._emit(ack)
         action = self._action
         if action is not None and ack.seq == action.seq and not action.future.done():
-            self._action = None
-            action.future.set_result(ack)
+            if ack.move == _action_text(action.message):
+                self._action = None
+                action.future.set_result(ack)
+            else:
+                # another action of ours holds this seq (a copy applied after the client
+                # had been told it failed): this one is still to do, as the next
+                action.message = dataclasses.replace(action.message, seq=ack.seq + 1)
+                self._spawn(self._send(action.message))
 
     def _take_joined(self, joined: p.Joined) -> None:
         new_race = joined.race.code != self.code

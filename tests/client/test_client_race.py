@@ -168,3 +168,25 @@ async def test_view_changed_events_follow_the_view(redis_server, server_node) ->
         assert views[-2] == deal.view_text()
         assert views[-1] == client.view.text()
         assert client.view.text() == Board.deal("spider4", "1").view_text()
+
+
+async def test_an_action_whose_seq_was_taken_elsewhere_is_played_as_the_next(
+    redis_server, server_node
+) -> None:
+    # two connections speak for one player; the second moves first with seq 1, so the
+    # first's seq 1 gets the other move's ack back: it plays its own move as seq 2
+    node = await server_node(redis_server.url, **FAST)
+    async with await Client.connect(node.url, name="ada") as first:
+        code = await first.create_race(variant="spider4", seed="1", countdown=0)
+        await first.ready()
+        await first.wait_until(lambda c: c.view is not None, timeout=20)
+        async with await Client.connect(node.url, token=first.token) as second:
+            await second.join(code)
+            assert (await second.move("d1j")).seq == 1
+        assert first.seq == 0  # it has not heard of it
+        ack = await first.move("i1e")  # legal before and after d1j
+        assert (ack.seq, ack.move, ack.moves) == (2, "i1e", 2)
+        full = Board.deal("spider4", "1")
+        full.push_text("d1j")
+        full.push_text("i1e")
+        assert first.view.text() == full.view_text() == await server_view(node, code, first.player)
