@@ -16,6 +16,7 @@ import argparse
 import asyncio
 import contextlib
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -50,9 +51,24 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_async(job: Any) -> int:
+    """Run a command's coroutine; SIGTERM cancels it, so that what it started (the demo's
+    server) is stopped on the way out."""
+
+    async def main() -> int:
+        task = asyncio.current_task()
+        assert task is not None
+        loop = asyncio.get_running_loop()
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(signal.SIGTERM, task.cancel)
+        try:
+            return int(await job)
+        finally:
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(signal.SIGTERM)
+
     try:
-        return int(asyncio.run(job))
-    except KeyboardInterrupt:
+        return asyncio.run(main())
+    except (KeyboardInterrupt, asyncio.CancelledError):
         return 130
     except SpiderClientError as e:
         print(f"spider-race: {e}", file=sys.stderr)
