@@ -193,7 +193,7 @@ async def _wait_for_server(url: str, process: subprocess.Popen[bytes], timeout: 
         return
 
 
-DEMO_NAMES = ["Ada", "Brian", "Claude", "Dorothy", "Edsger", "Frances", "Grace", "Hedy"]
+DEMO_NAMES = ["Ada", "Brian", "Charles", "Dorothy", "Edsger", "Frances", "Grace", "Hedy"]
 
 
 def demo_bots(count: int) -> list[tuple[str, str]]:
