@@ -7,7 +7,6 @@ from alt_helpers import after, board, moves, position
 
 from spider_engine import (
     Board,
-    FitError,
     IllegalMoveError,
     Move,
     PositionError,
@@ -76,8 +75,10 @@ def test_a_joker_at_a_column_end_is_not_settled() -> None:
 def test_the_troupe_field() -> None:
     with pytest.raises(PositionError, match="5 fields"):
         Board.from_text(position("starfish", ["Kh"]))
-    with pytest.raises(FitError, match="at most 6"):
-        Board.from_text(position("starfish", ["Kh"], "-", "-", "7"))
+    # like the count of each card, the Troupe's is not checked: positions may be made up
+    b = board("starfish", ["KhQh@Jh"], "-", "-", "6")
+    assert after(b, "a1b") == position("starfish", ["KhQh", "Jh"], "-", "-", "7")
+    assert Board.from_text(b.text()).text() == b.text()
     for bad in ["x", "05", "-1", ""]:
         with pytest.raises(PositionError):
             Board.from_text(position("starfish", ["Kh"], "-", "-", bad))

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from ..board import Actions, Board
 from ..cards import STANDARD_RANKS, CardSet
-from ..errors import FitError, PositionError
+from ..errors import PositionError
 from ..moves import Move, column_letter
 from ..variants import register_variant
 from .base import AltDeckVariant
@@ -89,13 +89,12 @@ class Starfish(AltDeckVariant):
         return [str(extra[0])]
 
     def parse_extra(self, fields: Sequence[str]) -> list[int]:
+        """The Troupe field: a number of Jokers in decimal. Like the count of each card
+        (rules.md §6), it is not checked against the deck's six: positions may be made up."""
         (text,) = fields
         if not (text.isascii() and text.isdigit()) or (len(text) > 1 and text[0] == "0"):
             raise PositionError(f"the Troupe field is a number of Jokers, not {text!r}")
-        count = int(text)
-        if count > JOKERS:
-            raise FitError(f"the Troupe holds at most {JOKERS} Jokers, not {count}")
-        return [count]
+        return [int(text)]
 
     def settle_step(self, board: Board, actions: Actions | None) -> int | None:
         """A Joker at a column's end goes back to the Troupe."""
