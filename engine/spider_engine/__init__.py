@@ -9,8 +9,7 @@ Pure Python, no I/O, no third-party dependency::
     ['+', 'b1j', 'e1j']
 
 Besides Spider (``spider1``, ``spider2``, ``spider4``, ``spiderette``) it plays the Spiders
-of other decks (``myrmex``, ``wizard``, ``sparrow``, ``starfish``), each a variant module in
-:mod:`spider_engine.decks`.
+of other decks, each a variant module in :mod:`spider_engine.decks` (see ``variant_ids()``).
 """
 
 from __future__ import annotations
