@@ -616,7 +616,7 @@ class Client:
         elif isinstance(message, p.Joined):
             self._take_joined(message)
             self._resolve(message.req, message)
-        elif isinstance(message, p.Created | p.Done):
+        elif isinstance(message, p.Done):
             self._resolve(message.req, message)
         elif isinstance(message, p.Error):
             self._take_error(message)
@@ -679,7 +679,7 @@ class Client:
             self.boards.update(joined.boards)
         for data in joined.events:
             try:
-                event = p.decode(msgpack.packb(data, use_bin_type=True))
+                event = p.decode_event(data)
             except (ValueError, TypeError) as e:
                 log.warning("ignored an undecodable event in joined: %s", e)
                 continue

@@ -8,8 +8,8 @@ mode. The protocol document (``docs/protocol.md``) shows each message with an ex
 
 Conventions:
 
-- ``req`` — a request id chosen by the client; the reply (``joined``, ``created``,
-  ``done`` or ``error``) carries it back.
+- ``req`` — a request id chosen by the client; the reply (``joined``, ``done`` or
+  ``error``) carries it back.
 - ``seq`` — a player's own action number in one race, 1, 2, 3, …; the server applies
   action ``seq`` only when the player's last applied action is ``seq - 1``, answers an
   action it already applied with the same ack again (``duplicate``), so a client resends
@@ -45,7 +45,6 @@ __all__ = [
     "Undo",
     "Resign",
     "Welcome",
-    "Created",
     "Joined",
     "Done",
     "Ack",
@@ -63,6 +62,8 @@ __all__ = [
     "Result",
     "encode",
     "decode",
+    "decode_event",
+    "EVENT_TYPES",
     "CLIENT_TYPES",
     "SERVER_TYPES",
 ]
@@ -261,13 +262,6 @@ class RaceInfo:
 
 
 @dataclass
-class Created:
-    req: int
-    code: str
-    type: Literal["created"] = "created"
-
-
-@dataclass
 class Joined:
     """Reply to ``join`` (and ``create_race``): the race now, and for a player of a running
     race their view and their last applied ``seq``; ``events`` are those after ``since``
@@ -356,8 +350,9 @@ class Countdown:
 
 @dataclass
 class Started:
-    """The deal is out: each player gets their view in ``Joined``/``Ack`` or by rejoining;
-    ``commitment`` is SHA-256 of salt and seed, revealed in ``Finished``."""
+    """The deal is out. Each player gets the deal as an ``ack`` with ``seq`` 0 and ``move``
+    ``""`` carrying their first view (or in ``joined`` when they rejoin); ``commitment`` is
+    SHA-256 of salt and seed, revealed in ``Finished``."""
 
     race: str
     version: int
@@ -400,25 +395,48 @@ class Finished:
     type: Literal["finished"] = "finished"
 
 
-RaceEvent = PlayerJoined | PlayerLeft | PlayerReady | Countdown | Started | Progress | BoardShown | Finished
-ServerMessage = Welcome | Created | Joined | Done | Ack | Error | RaceEvent
+RaceEvent = (
+    PlayerJoined | PlayerLeft | PlayerReady | Countdown | Started | Progress | BoardShown | Finished
+)
+ServerMessage = Welcome | Joined | Done | Ack | Error | RaceEvent
+
+
+def _type_name(cls: type) -> str:
+    """The ``type`` field's default of a message dataclass."""
+    return str({f.name: f.default for f in fields(cls)}["type"])
+
 
 CLIENT_TYPES: dict[str, type] = {
-    cls.__dataclass_fields__["type"].default: cls  # type: ignore[attr-defined]
+    _type_name(cls): cls
     for cls in (Hello, CreateRace, Join, Leave, Ready, MoveAction, Undo, Resign)
 }
 SERVER_TYPES: dict[str, type] = {
-    cls.__dataclass_fields__["type"].default: cls  # type: ignore[attr-defined]
+    _type_name(cls): cls
     for cls in (
-        Welcome, Created, Joined, Done, Ack, Error, PlayerJoined, PlayerLeft, PlayerReady,
+        Welcome, Joined, Done, Ack, Error, PlayerJoined, PlayerLeft, PlayerReady,
         Countdown, Started, Progress, BoardShown, Finished,
+    )
+}
+EVENT_TYPES: dict[str, type] = {
+    _type_name(cls): cls
+    for cls in (
+        PlayerJoined, PlayerLeft, PlayerReady, Countdown, Started, Progress, BoardShown, Finished
     )
 }
 
 
 def encode(message: object) -> bytes:
     """One frame: the message's fields as a msgpack map."""
-    return msgpack.packb(asdict(message), use_bin_type=True)  # type: ignore[call-overload, no-any-return]
+    frame: bytes = msgpack.packb(asdict(message), use_bin_type=True)  # type: ignore[call-overload]
+    return frame
+
+
+def decode_event(data: dict[str, Any]) -> Any:
+    """A race event given as a map (as in ``Joined.events``) as its dataclass; ValueError
+    when it is not a known event."""
+    if not isinstance(data, dict) or data.get("type") not in EVENT_TYPES:
+        raise ValueError("not a known event")
+    return _build(EVENT_TYPES[data["type"]], data)
 
 
 def decode(frame: bytes, types: dict[str, type] = SERVER_TYPES) -> Any:
