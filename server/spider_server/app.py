@@ -152,6 +152,9 @@ class Node:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._loops: list[asyncio.Task[Any]] = []
         self._advancing: set[str] = set()
+        self._closed = False
+        self._idle = asyncio.Event()
+        """Set whenever the last connection ends."""
 
     # -- life -------------------------------------------------------------------------------
 
@@ -191,8 +194,14 @@ class Node:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(timeout):
                     await self.server.wait_closed()
+                    while self.connections:  # their handlers' last steps
+                        self._idle.clear()
+                        await self._idle.wait()
+        self._closed = True
         for task in self._loops:
             task.cancel()
+        if self._tasks:  # background work (transitions, presence) gets a short deadline
+            await asyncio.wait(list(self._tasks), timeout=min(timeout, 2.0))
         for task in list(self._tasks):
             task.cancel()
         for task in [*self._loops, *self._tasks]:
@@ -204,8 +213,12 @@ class Node:
             with contextlib.suppress(Exception):
                 await client.aclose()
 
-    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
-        """Run ``coro`` in the background, kept until done; failures are logged."""
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any] | None:
+        """Run ``coro`` in the background, kept until done; failures are logged. Once the
+        node is closed, nothing more runs (None)."""
+        if self._closed:
+            coro.close()
+            return None
         task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._done)
@@ -283,6 +296,8 @@ class Node:
         finally:
             self.connections.discard(conn)
             self.metrics.connections = len(self.connections)
+            if not self.connections:
+                self._idle.set()
 
     # -- transitions ------------------------------------------------------------------------
 
