@@ -29,12 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import websockets
-from redis.asyncio import Redis
-from redis.asyncio.retry import Retry
-from redis.backoff import ExponentialBackoff
-from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
@@ -59,6 +54,7 @@ from spider_client.protocol import (
 from spider_engine import Board
 
 from . import race as rules
+from . import redisconn
 from .errors import (
     BadFrame,
     Conflict,
@@ -136,15 +132,9 @@ class Node:
         self.metrics = Metrics()
         self.connections: set[Connection] = set()
         # Every write is a check-and-set, so a command retried after a lost reply is safe.
-        self.redis: Redis = Redis.from_url(
-            redis_url,
-            socket_timeout=10,
-            health_check_interval=15,
-            retry=Retry(ExponentialBackoff(cap=0.5, base=0.02), 5),
-            retry_on_error=[RedisConnectionError, RedisTimeoutError],
-        )
+        self.redis: Any = redisconn.connect(redis_url)
         # health checks ask once, quickly, without retries
-        self._health = Redis.from_url(redis_url, socket_timeout=1, socket_connect_timeout=1)
+        self._health: Any = redisconn.connect(redis_url, health=True)
         self.store = Store(self.redis, settings)
         self.hub = Hub(self.redis, self.store, node=settings.node, on_event=self._on_event)
         self.server: Server | None = None
