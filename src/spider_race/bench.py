@@ -1,5 +1,7 @@
 """``spider-race bench``: benchmarks are programs that print figures.
 
+``bench server`` is in :mod:`.bench_server`.
+
 ``bench engine`` plays random games from seeded ``spider4`` deals (at least 100 deals, with
 play after stock deals), keeps the positions met on the way, and measures on them, on one
 core:
@@ -67,7 +69,7 @@ def _brute_force_moves(board: Board) -> list[Move]:
 
 def bench_engine(args: argparse.Namespace) -> int:
     deals = max(100, args.deals)
-    seconds = args.seconds
+    seconds = 2.0 if args.seconds is None else args.seconds
     boards = engine_positions(deals)
     after_deal = sum(1 for b in boards if b.deals_left() < 5)
     move_lists = [list(b.legal_moves) for b in boards]
@@ -126,4 +128,10 @@ def bench_engine(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     if args.what == "engine":
         return bench_engine(args)
+    if args.what == "server":
+        from .bench_server import run as bench_server
+
+        if args.seconds is None:
+            args.seconds = 10.0
+        return bench_server(args)
     raise AssertionError(args.what)  # pragma: no cover

@@ -62,9 +62,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", default=None)
 
     p = sub.add_parser("bench", help="benchmarks that print figures")
-    p.add_argument("what", choices=["engine"])
-    p.add_argument("--deals", type=int, default=100)
-    p.add_argument("--seconds", type=float, default=2.0)
+    p.add_argument("what", choices=["engine", "server"])
+    p.add_argument("--deals", type=int, default=100, help="engine: seeded deals")
+    p.add_argument(
+        "--seconds", type=float, default=None, help="time measured (engine 2, server 10)"
+    )
+    p.add_argument("--url", default=None, help="server: the server to measure (default: its own)")
+    p.add_argument("--redis", default=None, metavar="URL", help="server: its Redis, to count moves")
+    p.add_argument("--players", type=int, default=100, help="server: bots that race")
+    p.add_argument("--races", type=int, default=10, help="server: races they are spread over")
+    p.add_argument("--spectators", type=int, default=0, help="server: spectators, over the races")
+    p.add_argument("--stalled", type=int, default=0, help="server: spectators that never read")
+    p.add_argument("--rate", default="1", help="server: moves a second per player, or max")
+    p.add_argument("--idle", type=int, default=0, metavar="N", help="server: hold N idle connections")
     return parser
 
 

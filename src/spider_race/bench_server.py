@@ -1,0 +1,742 @@
+"""``spider-race bench server``: how much a server carries, as figures anyone can rerun.
+
+Bots play through the client library (:class:`spider_client.Client`), as real players do,
+against a server: its own (a ``python -m spider_server`` process with an embedded Redis
+and a raised rate limit) unless ``--url`` names one.
+
+**Moves that stay legal.** Every race deals one seeded ``spider1`` deal in which, after a
+short opening, one card can go from a column to another and back (:func:`find_ping_pong`
+finds such a deal with the engine): each bot plays the opening, then sends that move and
+its way back, again and again. Every move is a real move, checked by the server's engine,
+committed to Redis and announced to the race; nothing grows but the player's action list.
+
+**Players** (default): ``--players N`` bots in ``--races M`` races (and ``--spectators S``
+watching, spread over the races in turn) send moves for ``--seconds T``:
+
+- ``--rate R``: each player sends R moves a second on a fixed schedule (open loop: a late
+  ack does not move the schedule; the ack time is counted from the scheduled time);
+- ``--rate max``: each sends its next move as soon as the last is acked.
+
+It prints ``key: value`` lines: ``moves_per_s`` (acked moves a second), ``ack_p50_ms``,
+``ack_p99_ms``, ``event_p99_ms`` (from sending a move to a spectator receiving its
+``progress``; ``n/a`` without spectators), ``connections``, ``server_rss_mb`` (the server
+process's resident memory at the end of the run, with every connection open; ``n/a``
+with ``--url``), ``errors`` (moves refused, lost connections), ``moves_in_redis`` (the
+moves found in the players' action lists in Redis after the run: ``moves_per_s`` ×
+seconds; needs ``--redis`` with ``--url``), and the **baseline** measured in the same run
+on the same machine with the same number of connections and the same rate mode:
+``baseline_per_s``, the messages a second of a bare websocket echo server that does one
+Redis transaction per message (a ``MULTI``/``EXEC`` of one ``INCR``), built with the
+same libraries and the same Redis client settings as the server
+(:func:`spider_server.redisconn.connect`), and ``ratio`` = moves_per_s / baseline_per_s.
+
+``--stalled K`` adds K spectators that join and then never read (their socket's receive
+buffer is small), to show that a reader that stops slows nobody.
+
+**Idle** (``--idle N``): N connections that said hello and do nothing, held for
+``--seconds``; prints ``connections``, ``connect_per_s`` and ``server_rss_mb``.
+
+The benchmark raises its own limit of open files (and so its server's) as far as the hard
+limit allows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import gc
+import os
+import random
+import resource
+import socket
+import subprocess
+import sys
+import tempfile
+import urllib.request
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import msgpack
+
+from spider_client import Client, SpiderClientError
+from spider_client import protocol as p
+from spider_client.errors import ConnectionLost, GameOver
+from spider_engine import Board
+
+__all__ = ["PingPong", "find_ping_pong", "run", "main"]
+
+T = TypeVar("T")
+A = TypeVar("A")
+
+SECRET = "spider-race-bench-secret"
+VARIANT = "spider1"
+
+
+@dataclass(frozen=True)
+class PingPong:
+    """A seeded deal, an opening, and a move whose way back (``back``) is legal after it
+    and leads to the same position again."""
+
+    variant: str
+    seed: str
+    opening: tuple[str, ...]
+    there: str
+    back: str
+
+
+def find_ping_pong(variant: str = VARIANT, *, tries: int = 500) -> PingPong:
+    """The first seeded deal (seeds ``bench-0``, ``bench-1``, …) where a move and its way
+    back exist after a short random opening of plain moves (no deal from the stock)."""
+    rng = random.Random(2026)
+    for n in range(tries):
+        seed = f"bench-{n}"
+        board = Board.deal(variant, seed)
+        opening: list[str] = []
+        for _ in range(40):
+            start = board.text()
+            for there in board.legal_moves.texts():
+                if there == "+":
+                    continue
+                after = Board.from_text(start)
+                after.push_text(there)
+                for back in after.legal_moves.texts():
+                    if back == "+":
+                        continue
+                    again = after.copy()
+                    again.push_text(back)
+                    if again.text() == start:
+                        return PingPong(variant, seed, tuple(opening), there, back)
+            plain = [m for m in board.legal_moves.texts() if m != "+"]
+            if not plain:
+                break
+            move = rng.choice(plain)
+            board.push_text(move)
+            opening.append(move)
+    raise RuntimeError(f"no {variant} deal with a move and its way back")  # pragma: no cover
+
+
+# -- small tools ------------------------------------------------------------------------
+
+
+def raise_open_files(want: int) -> int:
+    """Raise this process's soft limit of open files towards ``want`` (up to the hard
+    limit); children inherit it. Returns the limit now."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = want if hard == resource.RLIM_INFINITY else min(want, hard)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        return target
+    return soft
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The ``q``-th percentile (0-100) of ``values`` (nearest rank); NaN when empty."""
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    rank = max(0, min(len(ordered) - 1, round(q / 100 * len(ordered) + 0.5) - 1))
+    return ordered[rank]
+
+
+def _ms(value: float) -> str:
+    return "n/a" if value != value else f"{value * 1000:.2f}"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _rss_mb(pid: int) -> float | None:
+    """A process's resident memory in MiB (Linux), None when unknown."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
+def _healthy(http_url: str) -> bool:
+    try:
+        with urllib.request.urlopen(http_url + "/healthz", timeout=1) as r:
+            return bool(r.status == 200)
+    except OSError:
+        return False
+
+
+async def bounded(
+    items: Sequence[A], work: Callable[[A], Awaitable[T]], *, concurrency: int
+) -> list[T | Exception]:
+    """``work(item)`` for every item, at most ``concurrency`` at a time; the results (or
+    the exceptions raised) in order."""
+    out: list[T | Exception] = [RuntimeError("not run")] * len(items)
+    index = iter(range(len(items)))
+
+    async def worker() -> None:
+        for i in index:
+            try:
+                out[i] = await work(items[i])
+            except Exception as e:
+                out[i] = e
+
+    await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, len(items))))))
+    return out
+
+
+# -- processes --------------------------------------------------------------------------
+
+
+class Processes:
+    """The bench's own processes: an embedded Redis, the server, the baseline's echo
+    server; everything is stopped on exit."""
+
+    def __init__(self) -> None:
+        self.folder = Path(tempfile.mkdtemp(prefix="spider-bench-"))
+        self.redis: Any = None
+        self.children: list[subprocess.Popen[bytes]] = []
+
+    def start_redis(self) -> str:
+        from spider_server.embedded import RedisProcess
+
+        self.redis = RedisProcess(self.folder / "redis")
+        self.redis.start()
+        return str(self.redis.url)
+
+    def spawn(self, args: list[str], *, env: dict[str, str], log: str) -> subprocess.Popen[bytes]:
+        out = open(self.folder / log, "wb")  # noqa: SIM115 - kept open for the child
+        child = subprocess.Popen(args, env=env, stdout=out, stderr=subprocess.STDOUT)
+        self.children.append(child)
+        return child
+
+    async def start_server(self, redis_url: str, *, max_players: int) -> tuple[str, int]:
+        """A server node process; its websocket URL and pid."""
+        port = _free_port()
+        env = {
+            **os.environ,
+            "SPIDER_RACE_SECRET": SECRET,
+            "SPIDER_RACE_NODE": "bench",
+            "SPIDER_RACE_RATE": "100000",
+            "SPIDER_RACE_BURST": "100000",
+            "SPIDER_RACE_MAX_PLAYERS": str(max(16, max_players)),
+        }
+        args = [sys.executable, "-m", "spider_server", "--port", str(port)]
+        args += ["--redis", redis_url, "--data-dir", str(self.folder / "server")]
+        child = self.spawn(args, env=env, log="server.log")
+        http = f"http://127.0.0.1:{port}"
+        for _ in range(400):
+            if child.poll() is not None:
+                raise RuntimeError((self.folder / "server.log").read_text())
+            if await asyncio.to_thread(_healthy, http):
+                return f"ws://127.0.0.1:{port}/ws", child.pid
+            await asyncio.sleep(0.05)
+        raise RuntimeError("the server did not become healthy")
+
+    async def start_echo(self, redis_url: str) -> tuple[str, subprocess.Popen[bytes]]:
+        port = _free_port()
+        args = [sys.executable, "-m", "spider_race.bench_server", "echo", str(port), redis_url]
+        child = self.spawn(args, env=dict(os.environ), log="echo.log")
+        for _ in range(400):
+            if child.poll() is not None:
+                raise RuntimeError((self.folder / "echo.log").read_text())
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+                return f"ws://127.0.0.1:{port}/", child
+            await asyncio.sleep(0.05)
+        raise RuntimeError("the echo server did not start")
+
+    def stop(self, child: subprocess.Popen[bytes]) -> None:
+        if child.poll() is None:
+            child.terminate()
+            try:
+                child.wait(10)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
+
+    def close(self) -> None:
+        for child in self.children:
+            self.stop(child)
+        if self.redis is not None:
+            self.redis.stop()
+        import shutil
+
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+# -- the baseline: a bare websocket echo server with one Redis transaction per message --
+
+
+async def echo_server(port: int, redis_url: str) -> None:
+    """Serve websocket echo on ``127.0.0.1:port`` (any path): each binary message is
+    answered with itself after one Redis transaction (``MULTI``, ``INCR``, ``EXEC``).
+    The websocket options are the server's; the Redis client is the server's."""
+    import signal
+
+    from websockets.asyncio.server import ServerConnection, serve
+
+    from spider_server.redisconn import connect
+    from spider_server.settings import Settings
+
+    settings = Settings()
+    redis = connect(redis_url)
+    key = "{bench}:echo"
+
+    async def handle(ws: ServerConnection) -> None:
+        async for frame in ws:
+            async with redis.pipeline(transaction=True) as pipe:
+                pipe.incr(key)
+                await pipe.execute()
+            await ws.send(frame)
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGTERM, stop.set)
+    async with serve(
+        handle,
+        "127.0.0.1",
+        port,
+        max_size=max(settings.max_frame * 16, 65536),
+        ping_interval=settings.ping_interval,
+        ping_timeout=settings.ping_timeout,
+        compression=None,
+    ):
+        await stop.wait()
+    await redis.aclose()
+
+
+# -- measuring --------------------------------------------------------------------------
+
+
+@dataclass
+class Tally:
+    """What a run measured."""
+
+    acks: list[float] = field(default_factory=list)
+    events: list[float] = field(default_factory=list)
+    errors: int = 0
+    error_kinds: dict[str, int] = field(default_factory=dict)
+    moves: int = 0
+    started: float = 0.0
+    ended: float = 0.0
+
+    def error(self, what: str) -> None:
+        self.errors += 1
+        self.error_kinds[what] = self.error_kinds.get(what, 0) + 1
+
+    @property
+    def seconds(self) -> float:
+        return max(self.ended - self.started, 1e-9)
+
+
+def _schedule_start(index: int, count: int, rate: float | None, t0: float) -> float:
+    """When a sender's first message is due: senders spread evenly over one period."""
+    if rate is None:
+        return t0
+    return t0 + (index / max(count, 1)) / rate
+
+
+async def _send_loop(
+    index: int,
+    count: int,
+    rate: float | None,
+    t0: float,
+    t_end: float,
+    send: Callable[[int], Awaitable[None]],
+    tally: Tally,
+) -> None:
+    """One sender: message k is due at its schedule (or at once with ``rate`` None);
+    ``send(k)`` returns when it is answered."""
+    loop = asyncio.get_running_loop()
+    due = _schedule_start(index, count, rate, t0)
+    k = 0
+    while True:
+        now = loop.time()
+        if rate is None:
+            due = now
+        if due >= t_end or now >= t_end:
+            return
+        if due > now:
+            await asyncio.sleep(due - now)
+        try:
+            await send(k)
+        except SpiderClientError as e:
+            tally.error(type(e).__name__)
+            if isinstance(e, (ConnectionLost, GameOver)):
+                return
+        else:
+            tally.acks.append(loop.time() - due)
+            tally.moves += 1
+            k += 1
+        tally.ended = max(tally.ended, loop.time())
+        if rate is not None:
+            due += 1 / rate
+
+
+async def race_players(
+    url: str,
+    *,
+    players: int,
+    races: int,
+    spectators: int,
+    stalled: int,
+    rate: float | None,
+    seconds: float,
+    on_loaded: Callable[[], None] | None = None,
+) -> tuple[Tally, list[tuple[str, str]], PingPong, int]:
+    """Set up the races, run the timed phase, close. Returns the tally, the (race code,
+    player id) of every bot, the deal played, and the connections held."""
+    line = find_ping_pong()
+    sizes = [players // races + (1 if i < players % races else 0) for i in range(races)]
+    sizes = [s for s in sizes if s > 0]
+
+    def connect(name: str) -> Awaitable[Client]:
+        return Client.connect(
+            url, name=name, reconnect_timeout=30.0, request_timeout=120.0, resend_after=20.0
+        )
+
+    clients = await bounded([f"bot{i}" for i in range(players)], connect, concurrency=100)
+    bots = [c for c in clients if isinstance(c, Client)]
+    if len(bots) != players:
+        raise RuntimeError(
+            f"could not connect every bot: {next(c for c in clients if not isinstance(c, Client))!r}"
+        )
+    groups: list[list[Client]] = []
+    at = 0
+    for size in sizes:
+        groups.append(bots[at : at + size])
+        at += size
+
+    async def make_race(group: list[Client]) -> str:
+        code = await group[0].create_race(
+            variant=line.variant,
+            seed=line.seed,
+            max_players=len(group),
+            time_limit=int(seconds) + 3600,
+            undo=False,
+            countdown=0,
+        )
+        for c in group[1:]:
+            await c.join(code)
+        return code
+
+    codes_or = await bounded(groups, make_race, concurrency=50)
+    codes = [c for c in codes_or if isinstance(c, str)]
+    if len(codes) != len(groups):
+        raise RuntimeError(f"could not set up the races: {codes_or!r}")
+
+    watchers_or = await bounded(
+        [f"watcher{i}" for i in range(spectators)], connect, concurrency=100
+    )
+    watchers = [w for w in watchers_or if isinstance(w, Client)]
+    if len(watchers) != spectators:
+        raise RuntimeError("could not connect every spectator")
+    await bounded(
+        list(enumerate(watchers)),
+        lambda iw: iw[1].join(codes[iw[0] % len(codes)], "spectator"),
+        concurrency=100,
+    )
+    quiet = [await _stalled_spectator(url, codes[i % len(codes)]) for i in range(stalled)]
+
+    await bounded(bots, lambda c: c.ready(), concurrency=100)
+    await bounded(
+        bots, lambda c: c.wait_until(lambda x: x.view is not None, timeout=120), concurrency=1000
+    )
+
+    async def opening(c: Client) -> None:
+        for move in line.opening:
+            await c.move(move)
+
+    await bounded(bots, opening, concurrency=200)
+    gc.collect()
+    gc.freeze()
+
+    tally = Tally()
+    loop = asyncio.get_running_loop()
+    sent: dict[tuple[str, int], float] = {}
+    window = [float("inf"), float("inf")]
+
+    async def watch(w: Client) -> None:
+        async for event in w.events():
+            if isinstance(event, p.Progress):
+                t = sent.pop((event.player.player, event.player.moves), None)
+                if t is not None and window[0] <= t < window[1]:
+                    tally.events.append(loop.time() - t)
+
+    readers = [loop.create_task(watch(w)) for w in watchers]
+    # events delivered before the window opens (the openings) are skipped: nothing is sent
+    await asyncio.sleep(0.5)
+
+    def sender(c: Client) -> Callable[[int], Awaitable[None]]:
+        base = len(line.opening)
+
+        async def send(k: int) -> None:
+            move = line.there if k % 2 == 0 else line.back
+            sent[(c.player or "", base + k + 1)] = loop.time()
+            await c.move(move)
+
+        return send
+
+    t0 = loop.time() + 0.2
+    t_end = t0 + seconds
+    window[:] = [t0, t_end]
+    tally.started = t0
+    await asyncio.gather(
+        *(_send_loop(i, len(bots), rate, t0, t_end, sender(c), tally) for i, c in enumerate(bots))
+    )
+    await asyncio.sleep(0.3)  # the last events reach the spectators
+    if on_loaded is not None:
+        on_loaded()
+    connections = len(bots) + len(watchers) + len(quiet)
+    for task in readers:
+        task.cancel()
+    for w in quiet:
+        w.close()
+    await bounded([*bots, *watchers], lambda c: c.close(), concurrency=500)
+    gc.unfreeze()
+    bot_keys = [(c.code or "", c.player or "") for c in bots]
+    return tally, bot_keys, line, connections
+
+
+async def _stalled_spectator(url: str, code: str) -> socket.socket:
+    """A spectator that joins and then never reads: a raw socket with a small receive
+    buffer, after a websocket handshake, ``hello`` and ``join`` (their replies unread)."""
+    from websockets.client import ClientProtocol
+    from websockets.protocol import State
+    from websockets.uri import parse_uri
+
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.setblocking(False)
+    uri = parse_uri(url)
+    loop = asyncio.get_running_loop()
+    await loop.sock_connect(sock, (uri.host, uri.port))
+    proto = ClientProtocol(uri)
+    proto.send_request(proto.connect())
+    for data in proto.data_to_send():
+        await loop.sock_sendall(sock, data)
+    while proto.state is State.CONNECTING:
+        chunk = await loop.sock_recv(sock, 65536)
+        if not chunk:
+            raise RuntimeError("the server closed the stalled spectator")
+        proto.receive_data(chunk)
+    if proto.state is not State.OPEN:
+        raise RuntimeError(f"handshake failed: {proto.handshake_exc}")
+    for message in (p.Hello(name="stalled"), p.Join(req=1, code=code, role="spectator")):
+        proto.send_binary(p.encode(message))
+    for data in proto.data_to_send():
+        await loop.sock_sendall(sock, data)
+    return sock
+
+
+async def baseline(
+    url: str, *, senders: int, silent: int, rate: float | None, seconds: float
+) -> Tally:
+    """The echo server's rate with ``senders`` connections sending (and ``silent`` ones
+    open), in the same rate mode."""
+    from websockets.asyncio.client import ClientConnection, connect
+
+    conns_or = await bounded(
+        range(senders + silent),
+        lambda _: connect(url, compression=None, max_size=2**22, open_timeout=60),
+        concurrency=100,
+    )
+    conns: list[ClientConnection] = [c for c in conns_or if not isinstance(c, BaseException)]
+    if len(conns) != senders + silent:
+        raise RuntimeError("could not connect to the echo server")
+    frame = msgpack.packb({"type": "move", "code": "ABCDE", "seq": 1, "move": "f1c"})
+    tally = Tally()
+    loop = asyncio.get_running_loop()
+
+    def sender(ws: ClientConnection) -> Callable[[int], Awaitable[None]]:
+        async def send(k: int) -> None:
+            await ws.send(frame)
+            await ws.recv()
+
+        return send
+
+    t0 = loop.time() + 0.2
+    tally.started = t0
+    await asyncio.gather(
+        *(
+            _send_loop(i, senders, rate, t0, t0 + seconds, sender(ws), tally)
+            for i, ws in enumerate(conns[:senders])
+        )
+    )
+    await bounded(conns, lambda ws: ws.close(), concurrency=500)
+    return tally
+
+
+async def moves_in_redis(redis_url: str, bots: list[tuple[str, str]], opening: int) -> int:
+    """The moves in the bots' action lists, less their openings."""
+    from spider_server import keys
+    from spider_server.redisconn import connect
+
+    redis = connect(redis_url)
+    try:
+        total = 0
+        for start in range(0, len(bots), 1000):
+            async with redis.pipeline(transaction=False) as pipe:
+                for code, player in bots[start : start + 1000]:
+                    pipe.llen(keys.actions(code, player))
+                lengths = await pipe.execute()
+            total += sum(int(n) - opening for n in lengths)
+        return total
+    finally:
+        await redis.aclose()
+
+
+# -- the modes --------------------------------------------------------------------------
+
+
+def _print(figures: list[tuple[str, object]]) -> None:
+    for key, value in figures:
+        print(f"{key}: {value}", flush=True)
+
+
+async def bench_players(args: argparse.Namespace, procs: Processes) -> int:
+    rate = None if args.rate == "max" else float(args.rate)
+    if rate is not None and rate <= 0:
+        raise SystemExit("spider-race bench server: --rate is a positive number or max")
+    players, races = args.players, max(1, min(args.races, args.players))
+    spectators, stalled = args.spectators, args.stalled
+    raise_open_files(2 * (players + spectators + stalled) + 1024)
+    redis_url = args.redis
+    server_pid: int | None = None
+    url = args.url
+    if url is None:
+        if redis_url is None:
+            redis_url = procs.start_redis()
+        url, server_pid = await procs.start_server(redis_url, max_players=-(-players // races))
+    rss: list[float | None] = [None]
+
+    def loaded() -> None:
+        if server_pid is not None:
+            rss[0] = _rss_mb(server_pid)
+
+    tally, bots, line, connections = await race_players(
+        url,
+        players=players,
+        races=races,
+        spectators=spectators,
+        stalled=stalled,
+        rate=rate,
+        seconds=args.seconds,
+        on_loaded=loaded,
+    )
+    in_redis: int | str = "n/a"
+    if redis_url is not None:
+        in_redis = await moves_in_redis(redis_url, bots, len(line.opening))
+    # the baseline: the same connections and rate mode against the bare echo server
+    base_redis = redis_url if redis_url is not None else procs.start_redis()
+    echo_url, echo = await procs.start_echo(base_redis)
+    base = await baseline(
+        echo_url,
+        senders=players,
+        silent=spectators + stalled,
+        rate=rate,
+        seconds=args.seconds,
+    )
+    procs.stop(echo)
+    moves_per_s = tally.moves / tally.seconds
+    base_per_s = base.moves / base.seconds
+    _print(
+        [
+            ("mode", "players"),
+            ("players", players),
+            ("races", races),
+            ("spectators", spectators),
+            ("stalled_spectators", stalled),
+            ("rate", "max" if rate is None else f"{rate:g}"),
+            ("seconds", f"{tally.seconds:.2f}"),
+            ("moves", tally.moves),
+            ("moves_per_s", f"{moves_per_s:.1f}"),
+            ("ack_p50_ms", _ms(percentile(tally.acks, 50))),
+            ("ack_p99_ms", _ms(percentile(tally.acks, 99))),
+            ("event_p99_ms", _ms(percentile(tally.events, 99))),
+            ("events_measured", len(tally.events)),
+            ("connections", connections),
+            ("server_rss_mb", "n/a" if rss[0] is None else f"{rss[0]:.1f}"),
+            ("errors", tally.errors),
+            ("moves_in_redis", in_redis),
+            ("baseline_per_s", f"{base_per_s:.1f}"),
+            ("baseline_ack_p99_ms", _ms(percentile(base.acks, 99))),
+            ("baseline_errors", base.errors),
+            ("ratio", f"{moves_per_s / base_per_s:.3f}" if base_per_s else "n/a"),
+        ]
+    )
+    if tally.error_kinds:
+        print("error_kinds: " + ", ".join(f"{k}={v}" for k, v in sorted(tally.error_kinds.items())))
+    return 0
+
+
+async def bench_idle(args: argparse.Namespace, procs: Processes) -> int:
+    count = args.idle
+    raise_open_files(count + 1024)
+    server_pid: int | None = None
+    url = args.url
+    if url is None:
+        url, server_pid = await procs.start_server(
+            args.redis or procs.start_redis(), max_players=16
+        )
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    made = await bounded(
+        [f"idle{i}" for i in range(count)],
+        lambda name: Client.connect(url, name=name, reconnect_timeout=60.0),
+        concurrency=200,
+    )
+    took = loop.time() - started
+    clients = [c for c in made if isinstance(c, Client)]
+    errors = len(made) - len(clients)
+    gc.collect()
+    gc.freeze()
+    await asyncio.sleep(args.seconds)
+    lost = sum(1 for c in clients if not c.connected)
+    rss = _rss_mb(server_pid) if server_pid is not None else None
+    await bounded(clients, lambda c: c.close(), concurrency=500)
+    _print(
+        [
+            ("mode", "idle"),
+            ("connections", len(clients) - lost),
+            ("connect_per_s", f"{len(clients) / took:.0f}"),
+            ("seconds", f"{args.seconds:g}"),
+            ("server_rss_mb", "n/a" if rss is None else f"{rss:.1f}"),
+            (
+                "server_kib_per_connection",
+                "n/a" if rss is None or not clients else f"{rss * 1024 / len(clients):.1f}",
+            ),
+            ("errors", errors + lost),
+        ]
+    )
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    """``spider-race bench server`` (the options are the ``bench`` command's)."""
+    procs = Processes()
+    try:
+        if args.idle:
+            return asyncio.run(bench_idle(args, procs))
+        return asyncio.run(bench_players(args, procs))
+    finally:
+        procs.close()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m spider_race.bench_server echo PORT REDIS_URL``: the baseline's server."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if len(argv) == 3 and argv[0] == "echo":
+        raise_open_files(65536)
+        asyncio.run(echo_server(int(argv[1]), argv[2]))
+        return 0
+    print("usage: python -m spider_race.bench_server echo PORT REDIS_URL", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
