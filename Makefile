@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run demo test lint bench clean
+.PHONY: run demo test lint bench clean web
 
 run: $(STAMP)  ## the server with its embedded Redis
 	$(BIN)/spider-race serve
@@ -20,6 +20,9 @@ test: $(STAMP)  ## the whole test suite, lint and type checks included
 lint: $(STAMP)
 	$(BIN)/ruff check engine client server src tests
 	$(BIN)/mypy
+
+web:  ## rebuild the browser page's vendored msgpack codec from web/package-lock.json
+	cd web && npm ci --no-audit --no-fund && node build.mjs
 
 bench: $(STAMP)
 	$(BIN)/spider-race bench engine
