@@ -72,7 +72,7 @@ from .errors import (
 from .hub import EventFrame, Hub, RaceWatch, Subscription
 from .limits import TokenBucket
 from .metrics import Metrics
-from .race import TERMINAL, Limits, Race, RaceState
+from .race import TERMINAL, Game, Limits, Race, RaceState
 from .settings import Settings
 from .store import Store, stamp
 from .tokens import Identity, issue, new_player_id, verify
@@ -96,10 +96,11 @@ _STATIC_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")
 
 
 def _static_file(path: str) -> Path | None:
-    """The browser page's file for a URL path (``/`` is ``index.html``), if it exists; only
-    plain names inside the package's ``static`` folder are ever served."""
+    """The browser page's file for a URL path (``/`` and a race's shareable link
+    ``/r/<code>`` are ``index.html``), if it exists; only plain names inside the package's
+    ``static`` folder are ever served."""
     parts = [part for part in path.split("/") if part]
-    if not parts:
+    if not parts or (len(parts) == 2 and parts[0] == "r" and rules.normalize_code(parts[1])):
         parts = ["index.html"]
     if not all(_STATIC_NAME.fullmatch(part) for part in parts):
         return None
@@ -403,6 +404,9 @@ class Connection:
         self.oversize = 0
         self.out: asyncio.Queue[bytes | tuple[int, str] | None] = asyncio.Queue()
         self.closing = False
+        self._known: dict[str, tuple[Race, Game, Board]] = {}
+        """Race code -> the race, game and board as this connection's last action left
+        them (see :meth:`_apply`)."""
 
     # -- sending ----------------------------------------------------------------------------
 
@@ -718,6 +722,7 @@ class Connection:
     def _unsubscribe(self, sub: Subscription, *, keep_presence: bool = False) -> None:
         if self.subs.get(sub.code) is sub:
             del self.subs[sub.code]
+        self._known.pop(sub.code, None)
         self.node.hub.remove(sub)
         if not keep_presence and self.identity is not None:
             member = self._member(sub.code, sub.role)
@@ -809,7 +814,18 @@ class Connection:
     ) -> None:
         node, store = self.node, self.node.store
         for _ in range(50):
-            race, game = await store.load_for_action(code, self.player)
+            # This connection's last committed action left the race and game as it knows
+            # them: the next move is decided on those without reading them again. The
+            # commit's check-and-set on seq (and on the race running) catches any change
+            # made elsewhere; then they are read afresh.
+            known = self._known.pop(code, None)
+            race: Race | None
+            game: Game | None
+            board: Board | None = None
+            if known is not None and kind == "move" and seq == known[1].seq + 1:
+                race, game, board = known
+            else:
+                race, game = await store.load_for_action(code, self.player)
             if race is None:
                 raise RaceNotFound(f"no race {code}")
             if self.player not in race.players:
@@ -835,7 +851,7 @@ class Connection:
             actions = await store.load_actions(code, self.player) if kind == "undo" else ()
             try:
                 outcome = rules.apply_action(
-                    race, game, kind, move=move, actions=actions, now=node.now()
+                    race, game, kind, move=move, actions=actions, now=node.now(), board=board
                 )
             except GameOver:
                 if race.ends_at is not None and node.now() >= race.ends_at:
@@ -851,6 +867,8 @@ class Connection:
                     raise GameOver("the race is over") from None
                 raise
             node.metrics.actions_total["resign" if kind == "leave" else kind] += 1
+            if outcome.board is not None and outcome.game.status not in TERMINAL:
+                self._known[code] = (race, outcome.game, outcome.board)
             if seq is not None:
                 self.send_msg(outcome.ack)
             if outcome.game.status in TERMINAL:
