@@ -295,6 +295,9 @@ class ActionOutcome:
     action: str
     ack: Ack
     events: list[tuple[Audience, object]]
+    board: Board | None = field(default=None, compare=False, repr=False)
+    """The player's position after the action (the engine's board), for a caller that
+    keeps it to decide the next action without parsing ``game.position`` again."""
 
 
 # -- join codes -----------------------------------------------------------------------------
@@ -630,6 +633,7 @@ def apply_action(
     move: str = "",
     actions: Sequence[str] = (),
     now: float,
+    board: Board | None = None,
 ) -> ActionOutcome:
     """Apply a player's next action (number ``game.seq + 1``) with the engine.
 
@@ -637,7 +641,9 @@ def apply_action(
     player's actions so far), ``resign``, or ``leave`` (a resign that marks the player
     ``left``). Raises GameOver when the race or the player's game is over or the time is
     up, WrongState before the start, MalformedMove, IllegalMove, UndoNotAllowed; nothing
-    changes then.
+    changes then. ``board``, when given, is ``game.position`` already parsed (a ``move``
+    is pushed onto it, so it must not be used again unless the action is committed); the
+    outcome's ``board`` is the position after the action.
     """
     if race.state is RaceState.FINISHED:
         raise GameOver(f"race {race.code} is over")
@@ -654,7 +660,8 @@ def apply_action(
             parsed = Move.from_text(move)
         except InvalidMoveError as e:
             raise MalformedMove(str(e)) from None
-        board = Board.from_text(game.position)
+        if board is None:
+            board = Board.from_text(game.position)
         try:
             board.push(parsed)
         except IllegalMoveError as e:
@@ -710,7 +717,9 @@ def apply_action(
         events.append(
             (SPECTATORS, BoardEvent(race=race.code, version=0, player=game.player, view=ack.view))
         )
-    return ActionOutcome(game=new, entry=entry, action=action, ack=ack, events=events)
+    return ActionOutcome(
+        game=new, entry=entry, action=action, ack=ack, events=events, board=board
+    )
 
 
 def runs_completed(board: Board) -> int:

@@ -9,13 +9,15 @@ again. Event data is msgpack of the event without its version; :func:`stamp` add
 
 from __future__ import annotations
 
+import asyncio
 import time
+from collections.abc import Awaitable
 from dataclasses import asdict
 from typing import Any
 
 import msgpack
 from redis.asyncio import Redis
-from redis.exceptions import RedisError
+from redis.exceptions import NoScriptError, RedisError
 
 from spider_client.protocol import Ack, Result
 
@@ -174,11 +176,69 @@ class Store:
     """One node's access to the races in Redis. Every method raises
     :class:`~.errors.Unavailable` when Redis does not answer."""
 
-    def __init__(self, redis: Redis, settings: Settings) -> None:
+    def __init__(self, redis: Redis, settings: Settings, *, batch: bool = True) -> None:
         self.redis = redis
         self.settings = settings
         self._commit_race = redis.register_script(COMMIT_RACE)
         self._commit_action = redis.register_script(COMMIT_ACTION)
+        self.batch = batch
+        """Whether players' actions committed at the same moment share one round trip."""
+        self._pending: list[tuple[list[str], list[str | bytes], asyncio.Future[Any]]] = []
+        self._flushes: set[asyncio.Task[None]] = set()
+
+    def _run_action_script(self, key_list: list[str], args: list[str | bytes]) -> Awaitable[Any]:
+        """Run the action script; with batching, the calls made during one turn of the
+        event loop go to Redis in one pipeline (each call still runs atomically on its own,
+        with its own check-and-set: batching changes the round trips, not the guarantees)."""
+        if not self.batch:
+            return self._commit_action(keys=key_list, args=args)
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+        self._pending.append((key_list, args, future))
+        if len(self._pending) == 1:
+            loop.call_soon(self._flush_soon)
+        return future
+
+    def _flush_soon(self) -> None:
+        batch, self._pending = self._pending, []
+        task = asyncio.get_running_loop().create_task(self._flush(batch))
+        self._flushes.add(task)
+        task.add_done_callback(self._flushes.discard)
+
+    async def _flush(
+        self, batch: list[tuple[list[str], list[str | bytes], asyncio.Future[Any]]]
+    ) -> None:
+        script = self._commit_action
+        try:
+            if len(batch) == 1:
+                key_list, args, _ = batch[0]
+                replies: list[Any] = [await script(keys=key_list, args=args)]
+            else:
+                async with self.redis.pipeline(transaction=False) as pipe:
+                    for key_list, args, _ in batch:
+                        pipe.evalsha(script.sha, len(key_list), *key_list, *args)
+                    replies = await pipe.execute(raise_on_error=False)
+                for i, reply in enumerate(replies):
+                    if isinstance(reply, NoScriptError):  # not run: Redis lost its scripts
+                        key_list, args, _ = batch[i]
+                        try:
+                            replies[i] = await script(keys=key_list, args=args)
+                        except RedisError as e:
+                            replies[i] = e
+        except BaseException as e:
+            for _, _, future in batch:
+                if not future.done():
+                    future.set_exception(e if isinstance(e, Exception) else RedisError(str(e)))
+            if not isinstance(e, Exception):
+                raise
+            return
+        for (_, _, future), reply in zip(batch, replies, strict=True):
+            if future.done():
+                continue
+            if isinstance(reply, Exception):
+                future.set_exception(reply)
+            else:
+                future.set_result(reply)
 
     async def now(self) -> float:
         """Redis's clock, in seconds."""
@@ -349,7 +409,7 @@ class Store:
             _pack(payload),
         ]
         try:
-            reply = await self._commit_action(keys=key_list, args=args)
+            reply = await self._run_action_script(key_list, args)
         except RedisError as e:
             raise Unavailable(f"storage: {e}") from None
         if reply[0] == 1:
