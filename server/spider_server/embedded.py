@@ -70,11 +70,19 @@ class RedisProcess:
     """
 
     def __init__(
-        self, data_dir: Path, *, port: int | None = None, executable: str | None = None
+        self,
+        data_dir: Path,
+        *,
+        port: int | None = None,
+        executable: str | None = None,
+        appendfsync: str = "everysec",
     ) -> None:
         self.data_dir = Path(data_dir)
         self.port = port or free_port()
         self.executable = executable or find_redis_server()
+        self.appendfsync = appendfsync
+        """``everysec`` (a crash of the machine may lose the last second) or ``always``
+        (every write is on disk before Redis answers it)."""
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -93,7 +101,7 @@ class RedisProcess:
             "--dir", str(self.data_dir.resolve()),
             "--appendonly", "yes",
             "--appendfilename", "spider-race.aof",
-            "--appendfsync", "everysec",
+            "--appendfsync", self.appendfsync,
             "--save", "",
             "--daemonize", "no",
             "--logfile", "redis.log",
