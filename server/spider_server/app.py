@@ -416,8 +416,17 @@ class Connection:
             return
         if self.out.qsize() >= self.node.settings.send_queue:
             self.close_soon(CLOSE_POLICY, "too slow to read")
+            # a reader that stopped may never take the close either: cut it after a while
+            loop = asyncio.get_running_loop()
+            loop.call_later(self.node.settings.write_timeout, self._cut)
             return
         self.out.put_nowait(frame)
+
+    def _cut(self) -> None:
+        """Drop the connection at once (its writer may be stuck on a reader that stopped)."""
+        transport = self.ws.transport
+        if transport is not None and not transport.is_closing():
+            transport.abort()
 
     def send_msg(self, message: object) -> None:
         self.send(encode(message))

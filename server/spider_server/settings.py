@@ -69,6 +69,9 @@ class Settings:
     ping_timeout: float = 20.0
     send_queue: int = 2000
     """Frames queued for a slow reader before its connection is closed."""
+    write_timeout: float = 10.0
+    """Seconds a connection closed for reading too slowly gets to take its queued frames
+    and the close; then it is cut."""
 
     race_ttl: int = 6 * 3600
     """Seconds an unfinished race's keys live after their last write."""

@@ -1,0 +1,53 @@
+"""A spectator that stops reading slows nobody: its queue is bounded, then it is closed,
+then cut if it does not take the close either."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+
+from client_helpers import FAST
+from fault_helpers import start_racers
+
+from spider_client import Client
+from spider_race.bench_server import _stalled_spectator
+
+
+async def test_a_spectator_that_never_reads_is_cut_and_slows_nobody(
+    redis_server, server_node
+) -> None:
+    node = await server_node(redis_server.url, send_queue=50, write_timeout=0.5, **FAST)
+    code, (racer,) = await start_racers(node.url, 1)
+    watcher = await Client.connect(node.url, name="watcher")
+    await watcher.join(code, "spectator")
+    stalled = await _stalled_spectator(node.url, code)
+    try:
+        await asyncio.sleep(0.2)
+        assert len(node.node.connections) == 3
+        # a slow network: the node's side of that connection buffers little in the kernel
+        (conn,) = [c for c in node.node.connections if c.identity and c.identity.name == "stalled"]
+        conn.ws.transport.get_extra_info("socket").setsockopt(
+            socket.SOL_SOCKET, socket.SO_SNDBUF, 4096
+        )
+        stop = asyncio.Event()
+        run = asyncio.create_task(racer.flat_out(stop, least=1000))
+        await asyncio.sleep(0.1)
+        stop.set()
+        await asyncio.wait_for(run, 30)
+        moves = racer.client.me.moves if racer.client.me else 0
+        # the reader went on getting every event
+        await watcher.wait_until(
+            lambda c: any(i.moves == moves for i in (c.race.players if c.race else [])),
+            timeout=10,
+        )
+        # the one that never read was closed for it (1008), and then cut
+        assert node.node.metrics.closed_total[1008] == 1
+        for _ in range(100):
+            if len(node.node.connections) == 2:
+                break
+            await asyncio.sleep(0.05)
+        assert len(node.node.connections) == 2
+    finally:
+        stalled.close()
+        await watcher.close()
+        await racer.client.close()
