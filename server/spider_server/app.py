@@ -247,7 +247,7 @@ class Node:
                 return connection.respond(200, "ok\n")
             return connection.respond(503, "redis is not answering\n")
         if path == "/metrics":
-            body = self.metrics.render(self.races_by_state()).encode()
+            body = self.metrics.render(self.races_by_state(), self.subscriptions()).encode()
             headers = Headers(
                 [
                     ("Content-Type", "text/plain; version=0.0.4; charset=utf-8"),
@@ -274,6 +274,10 @@ class Node:
 
     def races_by_state(self) -> Counter[str]:
         return Counter(w.state for w in self.hub.watches.values() if w.state)
+
+    def subscriptions(self) -> Counter[str]:
+        """Connections following a race here, by role (player, spectator)."""
+        return Counter(s.role for w in self.hub.watches.values() for s in w.subs)
 
     # -- connections ------------------------------------------------------------------------
 

@@ -55,7 +55,9 @@ class Metrics:
             (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
         )
 
-    def render(self, races_by_state: Mapping[str, int]) -> str:
+    def render(
+        self, races_by_state: Mapping[str, int], subscriptions: Mapping[str, int] | None = None
+    ) -> str:
         out = [
             "# HELP spider_connections Open websocket connections on this node.",
             "# TYPE spider_connections gauge",
@@ -71,6 +73,13 @@ class Metrics:
         ]
         for state in ("open", "countdown", "running", "finished"):
             out.append(f'spider_races{{state="{state}"}} {races_by_state.get(state, 0)}')
+        subs = subscriptions or {}
+        out += [
+            "# HELP spider_subscriptions Connections following a race on this node, by role.",
+            "# TYPE spider_subscriptions gauge",
+        ]
+        for role in ("player", "spectator"):
+            out.append(f'spider_subscriptions{{role="{role}"}} {subs.get(role, 0)}')
         out += [
             "# HELP spider_races_created_total Races created through this node.",
             "# TYPE spider_races_created_total counter",
