@@ -1,0 +1,179 @@
+"""deploy/: the compose file, the Redis configuration, the systemd unit, and the compose
+file's topology run with real processes: two nodes behind Debian's HAProxy on loopback."""
+
+from __future__ import annotations
+
+import asyncio
+import configparser
+import os
+import shutil
+import socket
+import subprocess
+import urllib.request
+from pathlib import Path
+
+import pytest
+import yaml
+from server_helpers import Client, Player
+
+DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
+
+
+def _need(program: str) -> str:
+    """The program's path; without it a CI run fails loudly (.ci/run installs it) and a
+    local run skips."""
+    path = shutil.which(program)
+    if path is None:
+        if os.environ.get("CI"):
+            pytest.fail(f"{program} is not installed: .ci/run installs it with apt-get")
+        pytest.skip(f"{program} is not installed (apt-get install -y {program})")
+    return path
+
+
+def test_compose_file_is_well_formed() -> None:
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+    services = compose["services"]
+    assert set(services) == {"redis", "node1", "node2", "haproxy"}
+    volumes = set(compose.get("volumes") or {})
+    for name, service in services.items():
+        assert "image" in service or "build" in service, name
+        for dep in service.get("depends_on") or []:
+            assert dep in services, (name, dep)
+        for mount in service.get("volumes") or []:
+            source = mount.split(":", 1)[0]
+            if source.startswith("./"):
+                assert (DEPLOY / source).exists(), (name, source)
+            else:
+                assert source in volumes, (name, source)
+    for node in ("node1", "node2"):
+        command = services[node]["command"]
+        assert command[:2] == ["spider-race", "serve"]
+        assert command[command.index("--redis") + 1] == "redis://redis:6379/0"
+        env = services[node]["environment"]
+        assert "SPIDER_RACE_SECRET" in env and env["SPIDER_RACE_NODE"] == node
+    assert (DEPLOY / services["node1"]["build"]["dockerfile"].split("/")[-1]).exists()
+    lb = services["haproxy"]["environment"]
+    assert lb["SPIDER_NODE1"] == "node1:8765" and lb["SPIDER_NODE2"] == "node2:8765"
+    # docker compose's own check, where there is one
+    if (
+        shutil.which("docker")
+        and subprocess.run(["docker", "compose", "version"], capture_output=True).returncode == 0
+    ):
+        env = {**os.environ, "SPIDER_RACE_SECRET": "x"}
+        done = subprocess.run(
+            ["docker", "compose", "-f", str(DEPLOY / "compose.yaml"), "config", "-q"],
+            env=env,
+            capture_output=True,
+        )
+        assert done.returncode == 0, done.stderr
+
+
+def test_redis_conf_starts_a_persistent_redis(tmp_path: Path) -> None:
+    from spider_server.embedded import find_redis_server, free_port
+
+    port = free_port()
+    # the file as it is, but for the folder (Redis enters "dir" as it reads it)
+    text = (DEPLOY / "redis.conf").read_text().replace("\ndir /data\n", f"\ndir {tmp_path}\n")
+    assert f"dir {tmp_path}" in text
+    (tmp_path / "redis.conf").write_text(text)
+    args = [find_redis_server(), str(tmp_path / "redis.conf"), "--port", str(port)]
+    args += ["--bind", "127.0.0.1", "--daemonize", "no"]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        from redis import Redis
+
+        r = Redis(port=port)
+        for _ in range(100):
+            try:
+                r.ping()
+                break
+            except Exception:
+                if proc.poll() is not None:
+                    pytest.fail(proc.stdout.read().decode() if proc.stdout else "exited")
+                import time
+
+                time.sleep(0.05)
+        assert r.config_get("appendonly")["appendonly"] == "yes"
+        assert r.config_get("appendfsync")["appendfsync"] == "everysec"
+        assert r.config_get("maxmemory-policy")["maxmemory-policy"] == "noeviction"
+        r.close()
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_systemd_unit() -> None:
+    unit = configparser.ConfigParser(strict=False, interpolation=None)
+    unit.optionxform = str  # type: ignore[assignment,method-assign]
+    unit.read(DEPLOY / "spider-race@.service")
+    assert set(unit.sections()) == {"Unit", "Service", "Install"}
+    service = unit["Service"]
+    assert "spider-race serve" in service["ExecStart"] and "%i" in service["ExecStart"]
+    assert service["KillSignal"] == "SIGTERM" and service["Restart"] == "always"
+    assert int(service["LimitNOFILE"]) >= 65536
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _get(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=5) as r:
+        return str(r.read().decode())
+
+
+async def test_two_nodes_behind_haproxy(redis_server, server_process, tmp_path: Path) -> None:
+    haproxy = _need("haproxy")
+    node1 = await server_process(redis_server.url)
+    node2 = await server_process(redis_server.url)
+    port = _free_port()
+    env = {
+        **os.environ,
+        "SPIDER_LB_BIND": f"127.0.0.1:{port}",
+        "SPIDER_NODE1": f"127.0.0.1:{node1.port}",
+        "SPIDER_NODE2": f"127.0.0.1:{node2.port}",
+    }
+    check = subprocess.run([haproxy, "-c", "-f", str(DEPLOY / "haproxy.cfg")], env=env)
+    assert check.returncode == 0
+    log = open(tmp_path / "haproxy.log", "wb")  # noqa: SIM115 - kept open for the process
+    lb = subprocess.Popen(
+        [haproxy, "-db", "-f", str(DEPLOY / "haproxy.cfg")], env=env, stdout=log, stderr=log
+    )
+    try:
+        url = f"ws://127.0.0.1:{port}/ws"
+        for _ in range(100):
+            try:
+                if "ok" in await asyncio.to_thread(_get, f"http://127.0.0.1:{port}/healthz"):
+                    break
+            except OSError:
+                await asyncio.sleep(0.1)
+        # one player lands on each node (least connections)
+        a = await Client.connect(url, name="alice")
+        b = await Client.connect(url, name="bob")
+        assert {a.welcome.node, b.welcome.node} == {"proc1", "proc2"}
+        code = (await a.create(variant="spider1", countdown=0)).race.code
+        await b.join(code)
+        w = await Client.connect(url, name="watcher")
+        await w.join(code, role="spectator")
+        await a.ready(code)
+        await b.ready(code)
+        pa = Player(a, code, (await a.expect("ack", lambda m: m.seq == 0)).view, seed=1)
+        pb = Player(b, code, (await b.expect("ack", lambda m: m.seq == 0)).view, seed=2)
+        await pa.step()
+        await pb.step()
+        for c in (a, b):
+            await w.expect("progress", lambda m, c=c: m.player.player == c.player)
+        # each node's /metrics shows a player of the race
+        for node in (node1, node2):
+            text = await asyncio.to_thread(_get, node.http_url + "/metrics")
+            lines = set(text.splitlines())
+            assert 'spider_subscriptions{role="player"} 1' in lines, text
+            assert 'spider_races{state="running"} 1' in lines
+        for c in (a, b, w):
+            await c.close()
+    finally:
+        lb.terminate()
+        lb.wait(10)
+        log.close()
