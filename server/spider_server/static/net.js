@@ -1,0 +1,316 @@
+// The page's connection to the server: msgpack frames over the websocket at /ws
+// (docs/protocol.md), with the same guarantees as the Python client:
+//
+// - the session token is kept in localStorage, so a reload or a new connection speaks for
+//   the same player;
+// - every action (move, deal, undo, resign) is written to localStorage with its seq before
+//   it is sent, and stays there until the server acks it or refuses it; after a reconnect
+//   or a reload the page rejoins the race (`since` = the last version it saw) and sends the
+//   kept actions again, in order. The server applies each seq once and answers a resent one
+//   with the ack it gave it, so every action is applied exactly once;
+// - a dropped connection is retried with backoff, for ever, while the page is open.
+
+import { decode, encode } from "./vendor/msgpack.js";
+
+const KEY = "spider-race.";
+const RESEND_AFTER = 4000;
+const REQUEST_TIMEOUT = 15000;
+
+const store = {
+  get(name, fallback = null) {
+    try {
+      const text = localStorage.getItem(KEY + name);
+      return text === null ? fallback : JSON.parse(text);
+    } catch {
+      return fallback;
+    }
+  },
+  set(name, value) {
+    try {
+      if (value === null || value === undefined) localStorage.removeItem(KEY + name);
+      else localStorage.setItem(KEY + name, JSON.stringify(value));
+    } catch {
+      // storage full or refused: the page still works, without surviving a reload
+    }
+  },
+};
+export { store };
+
+/** Text of an action as the server's ack names it. */
+const actionText = (a) => (a.type === "move" ? a.move : a.type);
+
+export class Session {
+  /** `handlers`: onWelcome(welcome), onMessage(msg), onStatus(text), onActionError(error, action). */
+  constructor(url, handlers) {
+    this.url = url;
+    this.handlers = handlers;
+    this.ws = null;
+    this.welcomed = false;
+    this.player = null;
+    this.serverOffset = 0;
+    this.nextReq = 1;
+    this.requests = new Map();
+    this.backoff = 250;
+    this.sentAt = 0;
+    this.inFlight = null;
+    this.resendTimer = null;
+    this.code = null; // the race whose actions this session sends
+    this.seq = 0; // the last seq the server applied for us in that race
+    this.joinedAsPlayer = false;
+    this.welcomeWaiters = [];
+    this.welcomedName = null;
+  }
+
+  get token() {
+    return store.get("token");
+  }
+
+  get name() {
+    return store.get("name", "");
+  }
+
+  set name(value) {
+    store.set("name", value);
+  }
+
+  now() {
+    return Date.now() / 1000 + this.serverOffset;
+  }
+
+  connect() {
+    const ws = new WebSocket(this.url);
+    ws.binaryType = "arraybuffer";
+    this.ws = ws;
+    this.welcomed = false;
+    this.handlers.onStatus?.("connecting");
+    ws.onopen = () => this.sendHello();
+    ws.onmessage = (e) => {
+      if (!(e.data instanceof ArrayBuffer)) return;
+      let msg;
+      try {
+        msg = decode(new Uint8Array(e.data));
+      } catch {
+        return;
+      }
+      if (msg && typeof msg === "object") this.take(msg);
+    };
+    ws.onclose = () => {
+      if (this.ws !== ws) return;
+      this.ws = null;
+      this.welcomed = false;
+      this.joinedAsPlayer = false;
+      this.inFlight = null;
+      for (const [, r] of this.requests) r.reject(new Error("the connection was lost"));
+      this.requests.clear();
+      this.handlers.onStatus?.("reconnecting");
+      const wait = this.backoff * (0.75 + Math.random() / 2);
+      this.backoff = Math.min(this.backoff * 2, 5000);
+      setTimeout(() => this.connect(), wait);
+    };
+  }
+
+  /** Speak as `name` from now on: a name is given with hello, so the page says hello again
+   * on a new connection (with the token: the same player, renamed). Resolves on welcome. */
+  rename(name) {
+    this.name = name;
+    if (name === this.welcomedName) return Promise.resolve();
+    const welcomed = new Promise((resolve) => this.welcomeWaiters.push(resolve));
+    const old = this.ws;
+    if (old) {
+      this.ws = null;
+      old.onclose = null;
+      old.close();
+    }
+    this.welcomed = false;
+    this.connect();
+    return welcomed;
+  }
+
+  sendHello() {
+    const hello = { type: "hello", protocol: 1, token: this.token };
+    if (this.name) hello.name = this.name;
+    this.send(hello);
+  }
+
+  send(msg) {
+    if (!this.ws || this.ws.readyState !== WebSocket.OPEN) return false;
+    this.ws.send(encode(msg));
+    return true;
+  }
+
+  /** Send a request with a fresh `req`; resolves with the reply (`joined` or `done`),
+   * rejects with the `error` reply (an Error with `.code`). */
+  request(msg) {
+    return new Promise((resolve, reject) => {
+      if (!this.welcomed) {
+        reject(Object.assign(new Error("not connected to the server yet"), { code: "offline" }));
+        return;
+      }
+      const req = this.nextReq++;
+      const timer = setTimeout(() => {
+        this.requests.delete(req);
+        reject(Object.assign(new Error("the server did not answer"), { code: "timeout" }));
+      }, REQUEST_TIMEOUT);
+      this.requests.set(req, {
+        resolve: (m) => (clearTimeout(timer), resolve(m)),
+        reject: (e) => (clearTimeout(timer), reject(e)),
+      });
+      this.send({ ...msg, req });
+    });
+  }
+
+  take(msg) {
+    switch (msg.type) {
+      case "welcome":
+        this.welcomed = true;
+        this.backoff = 250;
+        this.player = msg.player;
+        this.serverOffset = msg.server_time - Date.now() / 1000;
+        store.set("token", msg.token);
+        store.set("name", msg.name);
+        this.welcomedName = msg.name;
+        this.handlers.onStatus?.("connected");
+        for (const resolve of this.welcomeWaiters.splice(0)) resolve(msg);
+        this.handlers.onWelcome?.(msg);
+        return;
+      case "joined":
+      case "done":
+        this.resolve(msg.req, msg, null);
+        break;
+      case "ack":
+        this.takeAck(msg);
+        break;
+      case "error":
+        if (this.takeError(msg)) return;
+        break;
+      default:
+        break;
+    }
+    this.handlers.onMessage?.(msg);
+  }
+
+  resolve(req, reply, error) {
+    const r = this.requests.get(req);
+    if (!r) return false;
+    this.requests.delete(req);
+    if (error) r.reject(Object.assign(new Error(error.message), { code: error.error }));
+    else r.resolve(reply);
+    return true;
+  }
+
+  takeError(error) {
+    if (error.req !== null && error.req !== undefined && this.resolve(error.req, null, error)) return true;
+    if (!this.welcomed && error.error === "bad_token") {
+      // a token of another deployment (or a changed secret): start as a new player
+      store.set("token", null);
+      this.sendHello();
+      return true;
+    }
+    if (error.error === "rate_limited") {
+      this.inFlight = null;
+      setTimeout(() => this.flush(), 1000);
+      return true;
+    }
+    const pending = this.pending();
+    if (error.seq !== null && error.seq !== undefined && error.race === this.code && pending.length && pending[0].seq === error.seq) {
+      const action = pending[0];
+      this.inFlight = null;
+      if (error.error === "out_of_order" || error.error === "not_a_player" || error.error === "unavailable" || error.error === "internal") {
+        // not refused: the page's idea of the seq or of its join is stale; rejoin, resend
+        this.handlers.onResync?.(error);
+        return true;
+      }
+      this.setPending(pending.slice(1));
+      this.handlers.onActionError?.(error, action);
+      this.flush();
+      return true;
+    }
+    return false;
+  }
+
+  takeAck(ack) {
+    if (ack.code !== this.code) return;
+    this.seq = Math.max(this.seq, ack.seq);
+    const pending = this.pending();
+    if (!pending.length || ack.seq !== pending[0].seq) return;
+    this.inFlight = null;
+    if (ack.move === actionText(pending[0])) {
+      this.setPending(pending.slice(1));
+    } else {
+      // another action of this player holds that seq (another tab): ours is still to do,
+      // as the next one
+      this.setPending(pending.map((a) => ({ ...a, seq: a.seq + 1 })));
+    }
+    this.flush();
+  }
+
+  // -- actions ---------------------------------------------------------------------------------
+
+  pending() {
+    return this.code ? store.get(`pending.${this.code}`, []) : [];
+  }
+
+  setPending(list) {
+    if (this.code) store.set(`pending.${this.code}`, list.length ? list : null);
+  }
+
+  /** Whether an action waits for its ack. */
+  busy() {
+    return this.pending().length > 0;
+  }
+
+  /** The race whose actions this session sends, and the last seq the server applied. */
+  enterRace(code, seq) {
+    this.code = code;
+    this.seq = seq;
+    this.joinedAsPlayer = true;
+    // kept actions numbered at or below the applied seq were sent before: resent as they
+    // are, the server answers with their acks (duplicates) or says another action holds
+    // the seq; those numbered further on follow in order
+    const pending = this.pending();
+    if (pending.length && pending[0].seq > seq + 1) {
+      this.setPending(pending.map((a, i) => ({ ...a, seq: seq + 1 + i })));
+    }
+    this.inFlight = null;
+    this.flush();
+  }
+
+  leaveRace() {
+    this.code = null;
+    this.seq = 0;
+    this.joinedAsPlayer = false;
+    this.inFlight = null;
+  }
+
+  /** Queue an action: kept in localStorage, then sent. type: move, undo or resign. */
+  act(type, move) {
+    if (!this.code) return false;
+    const pending = this.pending();
+    const last = pending.length ? pending[pending.length - 1].seq : this.seq;
+    const action = { type, code: this.code, seq: last + 1 };
+    if (type === "move") action.move = move;
+    this.setPending([...pending, action]);
+    this.flush();
+    return true;
+  }
+
+  /** Send the first kept action if none is in flight; resend it when no answer comes. */
+  flush() {
+    clearTimeout(this.resendTimer);
+    const pending = this.pending();
+    if (!pending.length || !this.welcomed || !this.joinedAsPlayer) return;
+    const first = pending[0];
+    if (this.inFlight === first.seq && Date.now() - this.sentAt < RESEND_AFTER) {
+      this.resendTimer = setTimeout(() => this.flush(), RESEND_AFTER);
+      return;
+    }
+    if (this.send(first)) {
+      this.inFlight = first.seq;
+      this.sentAt = Date.now();
+      this.resendTimer = setTimeout(() => {
+        this.inFlight = null;
+        this.flush();
+      }, RESEND_AFTER);
+    }
+  }
+}
