@@ -1,0 +1,263 @@
+"""Two Chromium pages race each other to the end of a small deal while a third watches,
+against a real server node with a real Redis.
+
+The deal is ``spiderette+open`` with a seed whose winning line the solver found (kept
+below, and checked to win by the engine first). Alice plays it with the mouse: a click
+where the page's click-to-move picks the line's column, a drag where not, the stock and the
+Deal button for deals, an undo, an illegal drop that snaps back with the server's reason, a
+reload mid-race, a reload right after a click (before its ack), a dropped connection.
+Bob plays at 375×667 with the keyboard alone. A spectator watches the progress live and
+steps through the replay at the end. Every websocket frame each page received is scanned
+for cards that page had not seen (tests/leakscan.py), and the server's own results say who
+won.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from pathlib import Path
+
+import msgpack
+
+from spider_client import Client
+from spider_engine import Board, Move
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from leakscan import LeakScanner  # noqa: E402
+from web_helpers import Player, best_destination, open_page  # noqa: E402
+
+VARIANT = "spiderette+open"
+SEED = "browser-race-146"
+LINE = (
+    "b1f b1a e1b a2e d1a d1g g2d g1f b1f g1b e3c + c1g c4a d1e d3b b5c a5b f1a b5a f4b + "
+    "a1b a5f e1a a3g e1a e1g a1g c1g c6a + g2e c2g f1c f7d f1a f1c f1e + f1g g4c e4g d7a "
+    "d1e g10b e2g g3f g1f g1f g1d g1b d2f d1b b1c b1c e1b e1a b2a c6f f9b a6c c9f"
+).split()
+"""A winning line of the deal, found by ``spider_engine.solver.solve``."""
+
+BOB_FIRST = 5
+"""Bob's keyboard moves before Alice plays."""
+
+
+def expected_boards() -> list[Board]:
+    """The full position before each move of the line, and after the last."""
+    board = Board.deal(VARIANT, SEED)
+    boards = [board.copy()]
+    for move in LINE:
+        board.push(Move.from_text(move))
+        boards.append(board.copy())
+    assert board.is_won()
+    return boards
+
+
+async def check_board(player: Player, board: Board, moves: int) -> None:
+    """The page shows exactly the server's view of ``board`` (its own cards included)."""
+    await player.wait_moves(moves)
+    assert await player.moves() == moves
+    view = board.view_text()
+    assert await player.view() == view
+    assert await player.dom_tableau() == view.split(" ")[1]
+
+
+def clickable(boards: list[Board]) -> list[bool]:
+    """For each move of the line, whether a click on its card makes it."""
+    out = []
+    for board, text in zip(boards, LINE, strict=False):
+        m = Move.from_text(text)
+        out.append(m.kind == "move" and best_destination(board, m.src, m.count) == m.dst)
+    return out
+
+
+async def alice_moves(alice: Player, boards: list[Board]) -> None:
+    """Alice plays the whole line by mouse, with every kind of interruption on the way."""
+    from playwright.async_api import Error as PlaywrightError
+
+    page = alice.page
+    click = clickable(boards)
+    reload_click = click.index(True, 8)
+    drop_click = click.index(True, reload_click + 1)
+    undo_at = next(i for i in range(drop_click + 1, len(LINE)) if LINE[i] != "+")
+    illegal_at = next(i for i in range(4, len(LINE)) if LINE[i] != "+")
+    actions = 0
+    deals = 0
+    for i, text in enumerate(LINE):
+        board = boards[i]
+        if text == "+":
+            deals += 1
+            await page.click("#stock" if deals % 2 else "#deal")
+        else:
+            m = Move.from_text(text)
+            if i == illegal_at:
+                # an illegal drop: it snaps back, with the server's reason
+                wrong = next(
+                    j
+                    for j in range(len(board.cols))
+                    if j != m.src
+                    and board.cols[j]
+                    and not board.is_legal(Move.column_move(m.src, m.count, j))
+                )
+                await alice.drag(m.src, m.count, wrong)
+                await page.wait_for_selector("#message.error")
+                reason = await page.inner_text("#message")
+                assert "does not go onto" in reason, reason
+                await check_board(alice, board, actions)
+            if i == reload_click:
+                # a reload right after a click, before its ack can arrive
+                handle = await (await alice.card(m.src, m.count)).element_handle()
+                with contextlib.suppress(PlaywrightError):
+                    await page.evaluate(CLICK_THEN_RELOAD, handle)
+                await page.wait_for_load_state("load")
+            elif i == drop_click:
+                # a dropped connection: the click is kept and sent after the reconnect
+                await page.evaluate("window.spiderRace.session.ws.close()")
+                await alice.click_card(m.src, m.count)
+            elif click[i] and i % 5 != 3:
+                await alice.click_card(m.src, m.count)
+            else:
+                await alice.drag(m.src, m.count, m.dst)
+        actions += 1
+        await check_board(alice, boards[i + 1], actions)
+        if i == 6:
+            await alice.shot("board")
+        if i == undo_at:
+            # undo, then the same move again
+            await page.click("#undo")
+            actions += 1
+            await check_board(alice, boards[i], actions)
+            await alice.drag(m.src, m.count, m.dst)
+            actions += 1
+            await check_board(alice, boards[i + 1], actions)
+        if i == 20:
+            await page.reload()
+            await page.wait_for_selector("#board")
+            await check_board(alice, boards[i + 1], actions)
+
+
+CLICK_THEN_RELOAD = """(el) => {
+    const r = el.getBoundingClientRect();
+    const o = { bubbles: true, cancelable: true, pointerId: 1, isPrimary: true, button: 0,
+                pointerType: 'mouse', clientX: r.left + 8, clientY: r.top + 5 };
+    el.dispatchEvent(new PointerEvent('pointerdown', o));
+    el.dispatchEvent(new PointerEvent('pointerup', o));
+    location.reload();
+}"""
+"""A click on a card and a reload in one task: the page cannot take the ack in between."""
+
+
+async def test_two_pages_race_while_a_third_watches(browser, redis_server, server_node) -> None:
+    boards = expected_boards()
+    node = await server_node(redis_server.url)
+    url = node.http_url
+
+    # -- the lobby: Alice creates the race -------------------------------------------------
+    alice = await open_page(browser, "alice", "player", url)
+    page = alice.page
+    await page.fill("#name", "Alice")
+    await page.select_option("#variant", "spiderette")
+    await page.check("input[name=option][value=open]")
+    await page.click("details.more summary")
+    await page.fill("#seed", SEED)
+    await page.fill("#countdown", "1")
+    await alice.shot("lobby")
+    await page.click("#create")
+    await page.wait_for_selector("#share-link")
+    code = (await page.inner_text("#code")).strip()
+    link = await page.get_attribute("#share-link", "href")
+    assert link == f"{url}/r/{code}"
+
+    # -- Bob follows the link on a phone-sized screen, by keyboard alone ---------------------
+    bob = await open_page(browser, "bob", "player", link, width=375, height=667)
+    await bob.page.wait_for_selector("#join-form")
+    await bob.page.keyboard.press("Control+A")
+    await bob.page.keyboard.type("Bob")
+    await bob.page.keyboard.press("Enter")  # joins the linked race
+    await bob.page.wait_for_selector("#ready")
+
+    # -- a spectator follows the same link ----------------------------------------------------
+    watcher = await open_page(browser, "watcher", "spectator", link)
+    await watcher.page.fill("#name", "Wanda")
+    await watcher.page.click("#watch")
+    await watcher.page.wait_for_selector("#room-players")
+
+    await page.wait_for_selector("#room-players li:nth-child(2)")
+    assert "Bob" in await page.inner_text("#room-players")
+    await alice.shot("room")
+    await page.click("#ready")
+    await page.wait_for_selector("#room-players li.ready")
+    await bob.page.focus("#ready")  # as a Tab would
+    await bob.page.keyboard.press("Enter")
+    await page.wait_for_selector("#countdown")
+    for player in (alice, bob):
+        await player.page.wait_for_selector("#board .card")
+    await watcher.page.wait_for_selector("#watch-grid .player")
+
+    # -- Bob: every column fits at 375×667, five moves by keyboard ------------------------------
+    widths = await bob.page.evaluate(
+        """() => ({ page: document.documentElement.scrollWidth,
+                    right: Math.max(...[...document.querySelectorAll('#board .column')].map((c) => c.getBoundingClientRect().right)),
+                    columns: document.querySelectorAll('#board .column').length })"""
+    )
+    assert widths["columns"] == 7 and widths["right"] <= 375 and widths["page"] <= 375, widths
+    for i in range(BOB_FIRST):
+        await bob.keys(LINE[i])
+        await check_board(bob, boards[i + 1], i + 1)
+    await bob.shot("board-phone")
+
+    # -- Alice plays the whole line; the spectator sees her progress live -------------------------
+    await alice_moves(alice, boards)
+    await page.wait_for_selector("#game-over")
+    await watcher.page.wait_for_selector(
+        "#watch-grid .player[data-status=won]", timeout=10_000
+    )
+    await watcher.shot("watching")
+
+    # -- Bob finishes by keyboard -----------------------------------------------------------------
+    for i in range(BOB_FIRST, len(LINE)):
+        await bob.keys(LINE[i])
+        if i + 1 < len(LINE):
+            await check_board(bob, boards[i + 1], i + 1)
+
+    # -- the end: the ranking, by the server's results; the replay --------------------------------
+    for player in (alice, bob, watcher):
+        await player.page.wait_for_selector("#results", timeout=15_000)
+    await alice.shot("end")
+    spectator = await Client.connect(node.url, name="checker")
+    try:
+        race = (await spectator.join(code, role="spectator")).race
+    finally:
+        await spectator.close()
+    assert race.state == "finished" and race.results is not None
+    ranking = {r.name: (r.rank, r.status) for r in race.results}
+    assert ranking == {"Alice": (1, "won"), "Bob": (2, "won")}
+    assert "You won the race" in await page.inner_text("#headline")
+    assert "#2" in await bob.page.inner_text("#headline")
+    wpage = watcher.page
+    assert "Alice won" in await wpage.inner_text("#headline")
+    assert "matches the commitment" in await wpage.inner_text("#fairness")
+    alice_id = next(r.player for r in race.results if r.name == "Alice")
+    await wpage.click(f'#replay .tabs button[data-player="{alice_id}"]')
+    await wpage.wait_for_selector("#replay-board")
+    assert await wpage.get_attribute("#replay-board", "data-position") == boards[0].text()
+    for _ in range(3):
+        await wpage.click("#replay-next")
+    assert await wpage.get_attribute("#replay-board", "data-position") == boards[3].text()
+    await wpage.keyboard.press("End")
+    assert "ends on the server's final board" in await wpage.inner_text("#replay-check")
+    await wpage.keyboard.press("Home")
+    await wpage.click("#replay-next")
+    await watcher.shot("replay", full_page=True)
+
+    # -- no page ever received a card it had not seen ----------------------------------------------
+    scanner = LeakScanner(VARIANT, secrets=(SEED,))
+    for player in (alice, bob, watcher):
+        assert player.frames, player.name
+        for frame in player.frames:
+            scanner.feed(player.name, player.role, frame)
+        types = {msgpack.unpackb(f, raw=False)["type"] for f in player.frames}
+        assert "finished" in types
+    assert scanner.leaks == []
+    for player in (alice, bob, watcher):
+        assert player.errors == [], (player.name, player.errors)
+    await asyncio.sleep(0)

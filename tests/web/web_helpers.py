@@ -1,0 +1,140 @@
+"""Helpers of the browser tests: pages with their websocket frames recorded, the page's
+board read back from the DOM, moves made by click, drag or keys, screenshots."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from spider_engine import Board, Move
+
+__all__ = [
+    "ARTIFACTS",
+    "STATIC",
+    "Player",
+    "best_destination",
+    "open_page",
+]
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts" / "web"
+STATIC = ROOT / "server" / "spider_server" / "static"
+
+DOM_TABLEAU = """() => [...document.querySelectorAll('#board .column')].map((c) => {
+  const cards = [...c.querySelectorAll('.card:not(.slot-empty)')];
+  const down = cards.filter((x) => x.classList.contains('down')).length;
+  return (down ? '*' + down : '') + '|' + cards.filter((x) => x.classList.contains('up')).map((x) => x.dataset.card).join('');
+}).join('/')"""
+"""The tableau field of the position the page shows, read from its cards."""
+
+
+def best_destination(board: Board, src: int, count: int) -> int | None:
+    """Where a click sends ``count`` cards of column ``src`` (docs/web.md): a column ending
+    one rank higher in the moving card's suit first, then any column that takes it, else
+    the first empty column."""
+    v = board.variant
+    card = board.cols[src][-count]
+    legal = [
+        j
+        for j in range(len(board.cols))
+        if j != src and board.is_legal(Move.column_move(src, count, j))
+    ]
+    for j in legal:
+        if board.cols[j] and v.follows(board.cols[j][-1], card):
+            return j
+    for j in legal:
+        if board.cols[j]:
+            return j
+    return legal[0] if legal else None
+
+
+@dataclass
+class Player:
+    """One browser page (its own context: its own storage, so its own player)."""
+
+    name: str
+    role: str
+    page: Any
+    frames: list[bytes] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    async def moves(self) -> int:
+        return int(await self.page.get_attribute("#board", "data-moves") or 0)
+
+    async def view(self) -> str:
+        return str(await self.page.get_attribute("#board", "data-view"))
+
+    async def dom_tableau(self) -> str:
+        return str(await self.page.evaluate(DOM_TABLEAU))
+
+    async def wait_moves(self, n: int, timeout: float = 15_000) -> None:
+        await self.page.wait_for_function(
+            "(n) => { const b = document.querySelector('#board'); return b && +b.dataset.moves >= n; }",
+            arg=n,
+            timeout=timeout,
+        )
+
+    async def card(self, src: int, count: int) -> Any:
+        """The locator of the card ``count`` cards from the end of column ``src``."""
+        index = await self.page.evaluate(
+            "([s, c]) => window.spiderRace.app.board.cols[s].length - c", [src, count]
+        )
+        return self.page.locator(f'#board .column[data-col="{src}"] .card[data-index="{index}"]')
+
+    async def click_card(self, src: int, count: int) -> None:
+        # the top strip of a card is what a later card leaves visible
+        await (await self.card(src, count)).click(position={"x": 8, "y": 5})
+
+    async def drag(self, src: int, count: int, dst: int) -> None:
+        card = await self.card(src, count)
+        box = await card.bounding_box()
+        target = await self.page.locator(f'#board .column[data-col="{dst}"]').bounding_box()
+        mouse = self.page.mouse
+        await mouse.move(box["x"] + box["width"] / 2, box["y"] + 5)
+        await mouse.down()
+        await mouse.move(target["x"] + target["width"] / 2, target["y"] + 40, steps=5)
+        await mouse.up()
+
+    async def keys(self, move: str) -> None:
+        """A move typed: ``+``, or the source column's letter, the count, the destination's
+        letter."""
+        if move == "+":
+            await self.page.keyboard.press("+")
+            return
+        m = Move.from_text(move)
+        await self.page.keyboard.press(chr(97 + m.src))
+        for digit in str(m.count):
+            await self.page.keyboard.press(digit)
+        await self.page.keyboard.press(chr(97 + m.dst))
+
+    async def shot(self, name: str, *, full_page: bool = False) -> Path:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        path = ARTIFACTS / f"{name}.png"
+        await asyncio.sleep(0.15)  # let the last frame paint
+        await self.page.screenshot(path=str(path), full_page=full_page)
+        return path
+
+
+async def open_page(
+    browser: Any, name: str, role: str, url: str, *, width: int = 1280, height: int = 800
+) -> Player:
+    """A new context and page at ``url`` whose received websocket frames are recorded."""
+    context = await browser.new_context(viewport={"width": width, "height": height})
+    page = await context.new_page()
+    player = Player(name, role, page)
+
+    def on_socket(ws: Any) -> None:
+        ws.on(
+            "framereceived",
+            lambda payload: player.frames.append(
+                payload if isinstance(payload, bytes) else payload.encode()
+            ),
+        )
+
+    page.on("websocket", on_socket)
+    page.on("pageerror", lambda error: player.errors.append(str(error)))
+    await page.goto(url)
+    await page.wait_for_selector("#conn[data-state=connected]")
+    return player
