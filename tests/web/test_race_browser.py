@@ -30,12 +30,13 @@ from web_helpers import Player, best_destination, open_page  # noqa: E402
 
 VARIANT = "spiderette+open"
 SEED = "browser-race-146"
-LINE = (
+WINNING_LINE = (
     "b1f b1a e1b a2e d1a d1g g2d g1f b1f g1b e3c + c1g c4a d1e d3b b5c a5b f1a b5a f4b + "
     "a1b a5f e1a a3g e1a e1g a1g c1g c6a + g2e c2g f1c f7d f1a f1c f1e + f1g g4c e4g d7a "
     "d1e g10b e2g g3f g1f g1f g1d g1b d2f d1b b1c b1c e1b e1a b2a c6f f9b a6c c9f"
-).split()
+)
 """A winning line of the deal, found by ``spider_engine.solver.solve``."""
+LINE = WINNING_LINE.split()
 
 BOB_FIRST = 5
 """Bob's keyboard moves before Alice plays."""
