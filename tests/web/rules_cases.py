@@ -61,6 +61,7 @@ def rules_cases(*, seeds: int = 2, steps: int = 60, extra: int = 0) -> list[dict
                     "view": board.view_text(),
                     "view_moves": Board.from_text(board.view_text()).legal_moves.texts(),
                     "illegal": {t: board.explain_illegal(Move.from_text(t)) for t in _illegal(board, rng)},
+                    "actions": actions,
                     "classic": board.classic_score(actions),
                     "suited": board.suited_score() if board.variant.suited_score else None,
                     "won": board.is_won(),

@@ -16,17 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import sys
-from pathlib import Path
 
 import msgpack
+from leakscan import LeakScanner
+from web_helpers import Player, best_destination, open_page
 
 from spider_client import Client
 from spider_engine import Board, Move
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from leakscan import LeakScanner  # noqa: E402
-from web_helpers import Player, best_destination, open_page  # noqa: E402
 
 VARIANT = "spiderette+open"
 SEED = "browser-race-146"

@@ -704,6 +704,10 @@ function renderBoardOnly() {
 
 function renderStock(board, slot, interactive) {
   if (!slot) return;
+  if (!board.variant.stockDeals.length) {
+    fill(slot);
+    return;
+  }
   const deals = board.dealsLeft();
   fill(slot,
     h(
@@ -735,6 +739,7 @@ function renderFoundation(board, el) {
       const f = foundationFace(v.family, t);
       return h("span", { class: `run ${f.cls}`, title: "completed" }, f.label);
     }),
+    v.family === "starfish" ? h("span", { class: "troupe", title: "Jokers left in the Troupe" }, ` · Jokers ${board.extra[0]}`) : null,
   );
 }
 
@@ -752,6 +757,8 @@ function renderReserve(board, slot) {
 function cardElement(v, token, { col, index, up, after, movable, selected }) {
   if (!up) return h("div", { class: `card down ${after ? `after-${after}` : ""}`, dataset: { col: String(col), index: String(index), card: "??" }, "aria-label": "face-down card" });
   const f = cardFace(v.family, token);
+  // a Decktet card's suits each in their own colour
+  const symbols = (text) => (f.parts ? f.parts.map(([sym, cls]) => h("span", { class: cls }, sym)) : text);
   return h(
     "div",
     {
@@ -760,8 +767,8 @@ function cardElement(v, token, { col, index, up, after, movable, selected }) {
       "aria-label": f.name,
       title: f.name,
     },
-    h("span", { class: "corner" }, h("span", { class: "rank" }, f.rank), h("span", { class: "suit" }, f.suit)),
-    h("span", { class: "big" }, f.big),
+    h("span", { class: "corner" }, h("span", { class: "rank" }, f.rank), h("span", { class: "suit" }, symbols(f.suit))),
+    h("span", { class: "big" }, symbols(f.big)),
   );
 }
 
@@ -1215,13 +1222,20 @@ function renderWatch() {
             "div",
             { class: "watch-player" },
             playerCard(p, total),
-            board ? boardElement(board, { mini: true }) : live ? h("p", { class: "muted" }, "no board yet") : null,
+            board ? liveBoard(board, p.player, view) : live ? h("p", { class: "muted" }, "no board yet") : null,
           );
         }),
       ),
     ),
   );
   tick();
+}
+
+function liveBoard(board, player, view) {
+  const el = boardElement(board, { mini: true });
+  el.dataset.player = player;
+  el.dataset.view = view;
+  return el;
 }
 
 // -- the end: ranking and replays ----------------------------------------------------------------------

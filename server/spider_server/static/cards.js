@@ -41,8 +41,8 @@ export function cardFace(family, token) {
     const rank = r === "C" ? "♛" : r;
     const symbols = [...suits].map((s) => DECKTET[s][0]).join("");
     const names = [...suits].map((s) => DECKTET[s][1]).join(" and ");
-    const cls = [...suits].map((s) => `dk-${s}`).join(" ") + (suits.length > 1 ? " two-suits" : "");
-    return { rank, suit: symbols, big: symbols, cls: `decktet ${cls}`, name: `${RANK_NAMES[r] || r} of ${names}` };
+    const parts = [...suits].map((s) => [DECKTET[s][0], `dk-${s}`]);
+    return { rank, suit: symbols, big: symbols, parts, cls: `decktet ${suits.length > 1 ? "two-suits" : `dk-${suits}`}`, name: `${RANK_NAMES[r] || r} of ${names}` };
   }
   if (family === "wizard") {
     if (suits === "t") return { rank: r, suit: "", big: r, cls: "trump", name: `trump ${r}` };
@@ -57,7 +57,7 @@ export function cardFace(family, token) {
       return { rank: r, suit: flower ? "✿" : "❄", big: flower ? "✿" : "❄", cls: "flower", name: `${flower ? "flower" : "season"} ${r}` };
     }
     const [label, name] = MAHJONG[suits];
-    if (r === "D") return { rank: "D", suit: label, big: "D", cls: `mj-${suits} dragon`, name: `${DRAGONS[suits]} dragon` };
+    if (r === "D") return { rank: "D", suit: DRAGONS[suits], big: "D", cls: `mj-${suits} dragon`, name: `${DRAGONS[suits]} dragon (${name})` };
     return { rank: r, suit: label, big: r, cls: `mj-${suits}`, name: `${r} of ${name}` };
   }
   const [symbol, name] = STANDARD[suits] || [suits, suits];
@@ -76,3 +76,6 @@ export function foundationFace(family, token) {
   }
   return { label: STANDARD[token]?.[0] || token, cls: `suit-${token}` };
 }
+
+/** Whether a face's symbols are coloured one by one (a Decktet card's two suits). */
+export const partsOf = (face) => face.parts || null;

@@ -1,0 +1,114 @@
+"""Spectating with live boards, and the other decks' boards, in Chromium against a real
+server node."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from leakscan import LeakScanner
+from web_helpers import best_destination, open_page
+
+from spider_client import Client
+from spider_client.protocol import CreateRace
+from spider_engine import Board, find_variant
+
+DOM_TABLEAU_OF = """(el) => [...el.querySelectorAll('.column')].map((c) => {
+  const cards = [...c.querySelectorAll('.card:not(.slot-empty)')];
+  const down = cards.filter((x) => x.classList.contains('down')).length;
+  return (down ? '*' + down : '') + '|' + cards.filter((x) => x.classList.contains('up')).map((x) => x.dataset.card).join('');
+}).join('/')"""
+
+
+async def test_a_spectator_sees_live_boards(browser, redis_server, server_node) -> None:
+    node = await server_node(redis_server.url)
+    ada = await Client.connect(node.url, name="Ada")
+    bo = await Client.connect(node.url, name="Bo")
+    try:
+        code = await ada.create_race(variant="spider4", seed="live-1", live_boards=True, countdown=0)
+        await bo.join(code)
+        watcher = await open_page(browser, "watcher", "spectator", f"{node.http_url}/r/{code}")
+        await watcher.page.fill("#name", "Wanda")
+        await watcher.page.click("#watch")
+        await watcher.page.wait_for_selector("#room-players li:nth-child(2)")
+        await ada.ready()
+        await bo.ready()
+        for client in (ada, bo):
+            await client.wait_until(lambda c: c.view is not None, timeout=10)
+        move = next(m for m in ada.view.legal_moves.texts() if m != "+")
+        ack = await ada.move(move)
+        board = watcher.page.locator(f'.board.mini[data-player="{ada.player}"]')
+        await watcher.page.wait_for_selector(
+            f'.board.mini[data-player="{ada.player}"][data-view="{ack.view}"]'
+        )
+        assert await board.evaluate(DOM_TABLEAU_OF) == ack.view.split(" ")[1]
+        await watcher.page.wait_for_selector(
+            f'#watch-grid .player[data-player="{ada.player}"][data-moves="1"]'
+        )
+        bo_view = bo.view.text()
+        bo_board = watcher.page.locator(f'.board.mini[data-player="{bo.player}"]')
+        assert await bo_board.evaluate(DOM_TABLEAU_OF) == bo_view.split(" ")[1]
+        await watcher.shot("watching-live")
+        scanner = LeakScanner("spider4")
+        for frame in watcher.frames:
+            scanner.feed("watcher", "spectator", frame)
+        assert scanner.leaks == []
+        assert watcher.errors == []
+    finally:
+        await ada.close()
+        await bo.close()
+
+
+HAS_NEWER_OPTIONS = {f.name for f in dataclasses.fields(CreateRace)} >= {"hints", "winnable"}
+
+
+@pytest.mark.parametrize(
+    ("base", "options", "seed"),
+    [("myrmex", [], "decks-1"), ("wizard", ["weave"], "decks-2"), ("sparrow", [], "decks-3"), ("starfish", [], "decks-4")],
+)
+async def test_the_other_decks(browser, redis_server, server_node, base, options, seed) -> None:
+    """Each deck's board fits 1280×720 with every card labelled, and a click moves a card."""
+    node = await server_node(redis_server.url)
+    player = await open_page(browser, base, "player", node.http_url, width=1280, height=720)
+    page = player.page
+    await page.fill("#name", "Deckhand")
+    await page.select_option("#variant", base)
+    for option in options:
+        await page.check(f"input[name=option][value={option}]")
+    await page.check("#hints")
+    await page.click("details.more summary")
+    await page.fill("#seed", seed)
+    await page.fill("#countdown", "0")
+    await page.click("#create")
+    await page.wait_for_selector("#ready")
+    notice = await page.locator(".notice").count()
+    assert notice == (0 if HAS_NEWER_OPTIONS else 1)
+    await page.click("#ready")
+    await page.wait_for_selector("#board .card")
+    view = await player.view()
+    variant = find_variant("+".join([base, *options]))
+    assert view.split(" ")[0] == variant.id
+    layout = await page.evaluate(
+        """() => ({ page: document.documentElement.scrollWidth,
+                    right: Math.max(...[...document.querySelectorAll('#board .column')].map((c) => c.getBoundingClientRect().right)),
+                    columns: document.querySelectorAll('#board .column').length,
+                    unlabelled: [...document.querySelectorAll('#board .card.up')].filter((c) => !c.querySelector('.corner').textContent.trim() || !c.getAttribute('aria-label')).length })"""
+    )
+    assert layout["columns"] == variant.columns
+    assert layout["right"] <= 1280 and layout["page"] <= 1280, layout
+    assert layout["unlabelled"] == 0
+    assert await player.dom_tableau() == view.split(" ")[1]
+    board = Board.from_text(view)
+    click = next(
+        m
+        for m in board.legal_moves
+        if m.kind == "move"
+        and m.dst < len(board.cols)
+        and m.src < len(board.cols)
+        and best_destination(board, m.src, m.count) == m.dst
+    )
+    await player.click_card(click.src, click.count)
+    await player.wait_moves(1)
+    assert await player.dom_tableau() == (await player.view()).split(" ")[1]
+    await player.shot(f"deck-{base}")
+    assert player.errors == []
