@@ -84,3 +84,35 @@ def test_bad_line_on_stdin_names_the_line() -> None:
     assert proc.returncode == 2
     assert proc.stdout.count("\n") == 1
     assert "line 2" in proc.stderr
+
+
+def test_solve_prints_verdict_positions_and_a_winning_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["solve", "spider1", "3", "--budget", "100000"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "won"
+    assert lines[1].startswith("positions: ")
+    assert 0 < int(lines[1].split(": ")[1]) <= 100_000
+    assert lines[2].startswith("line: ")
+    board = Board.deal("spider1", "3")
+    for text in lines[2].removeprefix("line: ").split(" "):
+        board.push_text(text)
+    assert board.is_won()
+
+
+def test_solve_a_position_within_a_small_budget(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["solve", "--position", DEAL1, "--budget", "50"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["unknown", "positions: 50"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["solve"], "give VARIANT SEED"),
+        (["solve", "spider4", "1", "--position", DEAL1], "not both"),
+        (["solve", "--position", Board.deal("spider4", "1").view_text()], "full position"),
+        (["solve", "spider4", "1", "--budget", "0"], "at least 1"),
+    ],
+)
+def test_solve_bad_input(argv: list[str], needle: str) -> None:
+    proc = run(*argv)
+    assert proc.returncode == 2 and needle in proc.stderr and "Traceback" not in proc.stderr

@@ -32,7 +32,9 @@ def test_vectors_are_there() -> None:
     assert len(VECTORS) > 40
 
 
-@pytest.mark.parametrize(("kind", "parts"), VECTORS, ids=[f"{k}-{i}" for i, (k, _) in enumerate(VECTORS)])
+@pytest.mark.parametrize(
+    ("kind", "parts"), VECTORS, ids=[f"{k}-{i}" for i, (k, _) in enumerate(VECTORS)]
+)
 def test_vector(kind: str, parts: list[str]) -> None:
     if kind == "deal":
         head, expected = parts

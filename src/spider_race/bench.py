@@ -134,4 +134,8 @@ def run(args: argparse.Namespace) -> int:
         if args.seconds is None:
             args.seconds = 10.0
         return bench_server(args)
+    if args.what == "solver":
+        from .bench_solver import run as bench_solver
+
+        return bench_solver(args)
     raise AssertionError(args.what)  # pragma: no cover

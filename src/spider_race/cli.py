@@ -33,6 +33,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("position")
     p.add_argument("moves", nargs="*", metavar="MOVE")
 
+    p = sub.add_parser("solve", help="solve a deal or a position with full knowledge")
+    p.add_argument("variant", nargs="?", help="variant id of a seeded deal")
+    p.add_argument("seed", nargs="?", help="the deal's seed")
+    p.add_argument("--position", default=None, help="solve this full position instead of a deal")
+    p.add_argument("--budget", type=int, default=1_000_000, help="positions at most (default 1,000,000)")
+
     p = sub.add_parser("serve", help="run the race server (with its own Redis unless --redis)")
     p.add_argument("--host", default=None, help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=None, help="port (default 8765)")
@@ -62,8 +68,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", default=None)
 
     p = sub.add_parser("bench", help="benchmarks that print figures")
-    p.add_argument("what", choices=["engine", "server"])
-    p.add_argument("--deals", type=int, default=100, help="engine: seeded deals")
+    p.add_argument("what", choices=["engine", "server", "solver"])
+    p.add_argument("--deals", type=int, default=100, help="engine, solver: seeded deals")
+    p.add_argument("--variant", default=None, help="solver: one variant (default spider1, spider2, spider4)")
+    p.add_argument("--budget", type=int, default=None, help="solver: one budget (default 167,000 and 1,000,000)")
     p.add_argument(
         "--seconds", type=float, default=None, help="time measured (engine 2, server 10)"
     )
@@ -81,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     command = args.command
-    if command in ("deal", "moves", "apply"):
+    if command in ("deal", "moves", "apply", "solve"):
         from .engine_commands import run
 
         return run(args)

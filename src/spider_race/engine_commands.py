@@ -1,4 +1,4 @@
-"""The engine's commands: ``deal``, ``moves`` and ``apply``.
+"""The engine's commands: ``deal``, ``moves``, ``apply`` and ``solve``.
 
 Each prints one line per answer on standard output. Bad input prints one line on standard
 error naming what is wrong and exits with status 2; never a traceback.
@@ -28,6 +28,8 @@ def run(args: argparse.Namespace, *, stdin: TextIO | None = None, stdout: TextIO
                 except EngineError as exc:
                     raise EngineError(f"move {i} ({text}): {exc}") from None
             print(board.text(), file=out)
+        elif args.command == "solve":
+            return _solve(args, out)
         elif args.command == "moves":
             if args.position is not None:
                 print(" ".join(Board.from_text(args.position).legal_moves.texts()), file=out)
@@ -46,4 +48,35 @@ def run(args: argparse.Namespace, *, stdin: TextIO | None = None, stdout: TextIO
     except EngineError as exc:
         print(f"spider-race {args.command}: {exc}", file=sys.stderr)
         return 2
+    return 0
+
+
+def _solve(args: argparse.Namespace, out: TextIO) -> int:
+    """First line the verdict, then ``positions: N``, then for a win ``line: `` and the
+    moves; progress goes to standard error on long searches."""
+    from spider_engine.solver import solve
+
+    if args.position is not None:
+        if args.variant is not None:
+            raise EngineError("give either VARIANT SEED or --position, not both")
+        board = Board.from_text(args.position)
+    elif args.variant is None or args.seed is None:
+        raise EngineError("give VARIANT SEED, or --position POSITION")
+    else:
+        board = Board.deal(args.variant, args.seed)
+    if args.budget < 1:
+        raise EngineError("--budget must be at least 1")
+    show = sys.stderr.isatty()
+
+    def progress(positions: int) -> None:
+        if show:
+            print(f"\rsearching: {positions:,} of {args.budget:,} positions", end="", file=sys.stderr)
+
+    solution = solve(board, budget=args.budget, progress=progress)
+    if show and solution.positions >= 10_000:
+        print(file=sys.stderr)
+    print(solution.verdict, file=out)
+    print(f"positions: {solution.positions}", file=out)
+    if solution.verdict == "won":
+        print("line: " + " ".join(solution.texts()), file=out)
     return 0

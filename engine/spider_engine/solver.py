@@ -1,0 +1,338 @@
+"""A full-knowledge solver: best-first search with a transposition table.
+
+The solver may look at every card (it needs a full position, not a view). It searches
+positions in the order of an evaluation that players would recognise — runs gone, cards
+turned up, cards lying in suit, empty columns — and never expands a position twice:
+positions are keyed on the tableau and the stock (the foundation cannot matter, and once
+the stock is empty the order of the columns cannot either).
+
+Budget: a position *counts* when its moves are generated; :attr:`Solution.positions` is
+that count, and it never exceeds the budget.
+
+The search is a beam search run with growing widths (:data:`BEAM_WIDTHS`) while the
+budget lasts: each layer keeps the best positions one move deeper, never one seen before.
+Moves that split a suited run, other than onto another suited parent, are pruned.
+
+Verdicts:
+
+- ``won`` — with the winning line, which wins when replayed from the position;
+- ``lost`` — every reachable position was expanded without a win: a beam dropped nothing and
+  a last complete search without any pruning (only transpositions are skipped, which never
+  loses a win) found none;
+- ``unknown`` — the budget ran out first.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .board import Board
+from .errors import PositionError
+from .moves import Move
+
+__all__ = ["Solution", "Weights", "solve", "hint", "rank_moves"]
+
+WON, LOST, UNKNOWN_VERDICT = "won", "lost", "unknown"
+
+BEAM_WIDTHS: tuple[int | None, ...] = (10, 40, 150, 500, 1500, 5000, 15000, 50000, None)
+"""Beam searches run with these widths in turn, while the budget lasts."""
+
+_State = tuple[tuple[tuple[int, ...], ...], tuple[int, ...], int, tuple[int, ...]]
+
+
+@dataclass(frozen=True)
+class Weights:
+    """The evaluation: higher is better."""
+
+    run_gone: int = 400
+    face_down: int = 18
+    suited: int = 10
+    natural: int = 3
+    blocked: int = 6
+    empty: int = 20
+    dealt: int = 0
+    fill: int = 30
+
+
+@dataclass(frozen=True)
+class Solution:
+    verdict: str
+    positions: int
+    line: tuple[Move, ...] = field(default=())
+
+    def texts(self) -> list[str]:
+        return [m.text() for m in self.line]
+
+
+def solve(
+    board: Board,
+    *,
+    budget: int = 1_000_000,
+    weights: Weights | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> Solution:
+    """Search ``board`` (a full position) for a win within ``budget`` positions.
+
+    ``progress``, when given, is called with the positions counted so far every
+    10,000 positions."""
+    if board.is_view():
+        raise PositionError("the solver needs a full position: this view hides cards")
+    if board.is_won():
+        return Solution(WON, 0)
+    w = weights or Weights()
+    used = 0
+    for width in BEAM_WIDTHS:
+        search = _Search(board, w, prune=True, progress=progress, counted=used)
+        solution, complete = search.run(budget - used, width)
+        used += solution.positions
+        if solution.verdict == WON:
+            return Solution(WON, used, solution.line)
+        if used >= budget:
+            return Solution(UNKNOWN_VERDICT, used)
+        if width is None or complete:
+            break
+    # The beam ran out of positions to expand without dropping any: only the pruning can
+    # have hidden a win. A complete search without it decides.
+    last = _Search(board, w, prune=False, progress=progress, counted=used)
+    solution, _ = last.run(budget - used, None)
+    return Solution(solution.verdict, used + solution.positions, solution.line)
+
+
+class _Search:
+    def __init__(
+        self,
+        board: Board,
+        weights: Weights,
+        *,
+        prune: bool,
+        progress: Callable[[int], None] | None = None,
+        counted: int = 0,
+    ) -> None:
+        self.progress = progress
+        self.counted = counted
+        self.work = board.copy()
+        self.work.foundation = []
+        self.variant = board.variant
+        self.weights = weights
+        self.prune = prune
+        self.columns: dict[tuple[int, ...], tuple[int, ...]] = {}
+        self.column_scores: dict[tuple[tuple[int, ...], int], int] = {}
+        self.total_cards = sum(len(c) for c in board.cols) + len(board.stock)
+        self.start_stock = board.stock_pos
+        self.set_size = getattr(self.variant, "run_length", 13)
+        self.fill_to_deal = not self.variant.relaxed
+        self.deal_size = max(1, len(self.variant.stock_deals[0]) if self.variant.stock_deals else 1)
+
+    # -- keys -------------------------------------------------------------------------------
+
+    def _state(self) -> _State:
+        intern = self.columns
+        cols = []
+        for c in self.work.cols:
+            t = tuple(c)
+            cols.append(intern.setdefault(t, t))
+        return tuple(cols), tuple(self.work.down), self.work.stock_pos, tuple(self.work.extra)
+
+    def _canonical(self, state: _State) -> object:
+        cols, down, pos, extra = state
+        if pos < len(self.work.stock) or not self.variant.plain:
+            return state
+        return tuple(sorted(zip(cols, down, strict=True)))
+
+    def _load(self, state: _State) -> None:
+        cols, down, pos, extra = state
+        work = self.work
+        work.cols = [list(c) for c in cols]
+        work.down = list(down)
+        work.stock_pos = pos
+        work.extra = list(extra)
+        work.foundation = []
+        work._stack = []
+
+    # -- evaluation -------------------------------------------------------------------------
+
+    def _column_score(self, col: tuple[int, ...], down: int) -> int:
+        w = self.weights
+        if not col:
+            return w.empty
+        v = self.variant
+        nxt, key, want = v.next, v.key, v.want
+        score = -w.face_down * down
+        for i in range(down + 1, len(col)):
+            a, b = col[i - 1], col[i]
+            if nxt[a] == b:
+                score += w.suited
+            elif key[a] is not None and key[a] in want[b]:
+                score += w.natural
+            else:
+                score -= w.blocked
+        return score
+
+    def _score(self, state: _State) -> int:
+        cols, down, pos, _ = state
+        cache = self.column_scores
+        score = 0
+        on_table = 0
+        empty = 0
+        for col, d in zip(cols, down, strict=True):
+            k = (col, d)
+            s = cache.get(k)
+            if s is None:
+                s = cache[k] = self._column_score(col, d)
+            score += s
+            on_table += len(col)
+            empty += not col
+        stock_left = len(self.work.stock) - pos
+        gone = (self.total_cards - on_table - stock_left) // self.set_size
+        w = self.weights
+        score += w.run_gone * gone + w.dealt * (pos - self.start_stock) // self.deal_size
+        if empty and stock_left and self.fill_to_deal and not any(down):
+            # nothing left to turn up: the next progress is a deal, which needs every
+            # column filled
+            score -= empty * (w.empty + w.fill)
+        return score
+
+    # -- pruning ----------------------------------------------------------------------------
+
+    def _pruned(self, move: Move) -> bool:
+        """Moves that split a suited run (the tail lies on its suited parent) other than onto
+        another suited parent, or into an empty column (but one card into the leftmost empty
+        column when nothing is left to turn up and the stock waits for every column to be
+        filled)."""
+        work = self.work
+        if move.kind != "move" or max(move.src, move.dst) >= len(work.cols):
+            return False
+        col = work.cols[move.src]
+        i = len(col) - move.count
+        nxt = self.variant.next
+        if i <= work.down[move.src] or nxt[col[i - 1]] != col[i]:
+            return False
+        dest = work.cols[move.dst]
+        if not dest:
+            # to fill the columns before a deal, one card at a time, leftmost empty first
+            if (
+                not self.fill_to_deal
+                or work.stock_pos == len(work.stock)
+                or move.count != 1
+                or any(work.down)
+            ):
+                return True
+            return any(not c for c in work.cols[: move.dst])
+        return nxt[dest[-1]] != col[i]
+
+    # -- search -----------------------------------------------------------------------------
+
+    def run(self, budget: int, width: int | None) -> tuple[Solution, bool]:
+        """One beam search of ``width`` (None: no limit, a complete breadth-first search).
+        Returns the solution and whether it was complete: no candidate dropped by the beam
+        and no move pruned, so that running out of positions proves the position lost."""
+        work = self.work
+        root = self._state()
+        root_canon = self._canonical(root)
+        parents: dict[object, tuple[object, Move | None]] = {root_canon: (None, None)}
+        layer: list[tuple[object, _State]] = [(root_canon, root)]
+        positions = 0
+        complete = True
+        stock_size = len(work.stock)
+        pruning = self.prune
+        pruned = self._pruned
+        while layer:
+            candidates: list[tuple[int, int, object, _State]] = []
+            for canon, state in layer:
+                if positions >= budget:
+                    return Solution(UNKNOWN_VERDICT, positions), False
+                self._load(state)
+                positions += 1
+                if self.progress is not None and positions % 10_000 == 0:
+                    self.progress(self.counted + positions)
+                for move in list(work.generate_moves()):
+                    if pruning and pruned(move):
+                        complete = False
+                        continue
+                    work.push_unchecked(move)
+                    child = self._state()
+                    child_canon = self._canonical(child)
+                    if child_canon not in parents:
+                        parents[child_canon] = (canon, move)
+                        if work.stock_pos == stock_size and work.is_won():
+                            return Solution(WON, positions, _line(parents, child_canon)), True
+                        candidates.append(
+                            (self._score(child), -len(candidates), child_canon, child)
+                        )
+                    work.pop()
+            if width is not None and len(candidates) > width:
+                complete = False
+                candidates = heapq.nlargest(width, candidates)
+            layer = [(c, st) for _, _, c, st in candidates]
+        return Solution(LOST if complete else UNKNOWN_VERDICT, positions), complete
+
+
+def _line(parents: dict[object, tuple[object, Move | None]], end: object) -> tuple[Move, ...]:
+    moves: list[Move] = []
+    node: object = end
+    while True:
+        parent, move = parents[node]
+        if move is None:
+            break
+        moves.append(move)
+        node = parent
+    moves.reverse()
+    return tuple(moves)
+
+
+# -- the players' ranking, and hints --------------------------------------------------------
+
+
+def rank_moves(board: Board) -> list[Move]:
+    """The legal moves, best first, ranked the way players rank them: a move that finishes
+    a run, then one that turns up a face-down card or empties a column, then one onto its
+    own suit, then any other move, and a deal last. Works on views."""
+    ranked = [(_player_rank(board, m), m.text(), m) for m in board.generate_moves()]
+    ranked.sort(key=lambda r: (r[0], r[1]))
+    return [m for _, _, m in ranked]
+
+
+def _player_rank(board: Board, move: Move) -> int:
+    if move.kind == "deal":
+        return 9
+    if move.kind != "move":
+        return 5
+    v = board.variant
+    col = board.cols[move.src]
+    dest = board.cols[move.dst]
+    n = len(col)
+    top = col[n - move.count]
+    if dest:
+        # finishes a run: the moved cards plus the destination's run make a whole set
+        run = v.movable(dest, len(dest) - board.down[move.dst])
+        joined = dest[len(dest) - run :] + col[n - move.count :]
+        size = getattr(v, "run_length", 0)
+        if size and len(joined) >= size and v.movable(joined, len(joined)) >= size:
+            return 0
+    leaves_src = n - move.count
+    if leaves_src and leaves_src == board.down[move.src]:
+        return 1  # turns up a card
+    if leaves_src == 0 and dest:
+        return 1  # empties a column
+    if dest and v.next[dest[-1]] == top:
+        return 2  # onto its own suit
+    if not dest:
+        return 6  # into an empty column
+    return 4
+
+
+def hint(board: Board, *, budget: int = 20_000, full: Board | None = None) -> Move | None:
+    """The best next move: the first move of a winning line found within ``budget``
+    positions in the full position (``full``, or ``board`` when it knows every card);
+    otherwise the move players would rank first. None when there is no legal move."""
+    position = full if full is not None else board
+    if position.is_view():
+        ranked = rank_moves(board)
+        return ranked[0] if ranked else None
+    solution = solve(position, budget=budget)
+    if solution.verdict == WON and solution.line:
+        return solution.line[0]
+    ranked = rank_moves(position)
+    return ranked[0] if ranked else None
