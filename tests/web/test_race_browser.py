@@ -183,7 +183,7 @@ async def test_two_pages_race_while_a_third_watches(browser, redis_server, serve
     await alice.shot("room")
     await page.click("#ready")
     await page.wait_for_selector("#room-players li.ready")
-    await bob.page.focus("#ready")  # as a Tab would
+    assert await bob.page.evaluate("document.activeElement.id") == "ready"
     await bob.page.keyboard.press("Enter")
     await page.wait_for_selector("#countdown")
     for player in (alice, bob):

@@ -119,6 +119,7 @@ function onWelcome() {
 }
 
 async function join(code, role) {
+  app.unsupported = [];
   const since = app.code === code && app.role === role ? app.version : null;
   try {
     const joined = await session.request({ type: "join", code, role, since });
@@ -284,6 +285,9 @@ function render() {
   else if (app.screen === "watch") renderWatch();
   else if (app.screen === "end") renderEnd();
   if (focused) document.getElementById(focused)?.focus();
+  // a new screen's main action takes the focus, for keyboards (not the board: its keys
+  // are the game's)
+  if (!document.activeElement || document.activeElement === document.body) $("#screen [data-autofocus]")?.focus();
 }
 
 function renderHeader() {
@@ -508,7 +512,7 @@ function renderRoom() {
         "div",
         { class: "row" },
         mine
-          ? h("button", { id: "ready", class: "primary", type: "button", disabled: countdown, onclick: () => setReady(!mine.ready) }, mine.ready ? "Not ready" : "Ready")
+          ? h("button", { id: "ready", class: "primary", type: "button", "data-autofocus": true, disabled: countdown, onclick: () => setReady(!mine.ready) }, mine.ready ? "Not ready" : "Ready")
           : h("p", {}, "You are watching: the race starts when every player is ready."),
         mine ? h("button", { id: "leave", type: "button", onclick: leaveRace }, "Leave") : h("button", { id: "to-lobby", type: "button", onclick: toLobby }, "Lobby"),
       ),
@@ -1284,7 +1288,7 @@ function renderEnd() {
             ),
           ),
         ),
-        h("div", { class: "row" }, h("button", { id: "new-race", type: "button", class: "primary", onclick: toLobby }, "New race")),
+        h("div", { class: "row" }, h("button", { id: "new-race", type: "button", class: "primary", "data-autofocus": true, onclick: toLobby }, "New race")),
         fairness(race),
       ),
       h("div", { class: "card-panel replay", id: "replay" }),
