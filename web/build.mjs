@@ -14,6 +14,7 @@ const esbuild = lock.packages["node_modules/esbuild"];
 
 mkdirSync(outdir, { recursive: true });
 await build({
+  absWorkingDir: here, // the paths in the bundle's comments do not depend on the caller's folder
   entryPoints: [join(here, "msgpack-entry.js")],
   bundle: true,
   format: "esm",
