@@ -40,6 +40,9 @@ BOB_FIRST = 5
 
 def expected_boards() -> list[Board]:
     """The full position before each move of the line, and after the last."""
+    from spider_engine.solver import solve
+
+    assert solve(Board.deal(VARIANT, SEED), budget=20_000).verdict == "won"
     board = Board.deal(VARIANT, SEED)
     boards = [board.copy()]
     for move in LINE:
@@ -156,7 +159,7 @@ async def test_two_pages_race_while_a_third_watches(browser, redis_server, serve
     await page.check("input[name=option][value=open]")
     await page.click("details.more summary")
     await page.fill("#seed", SEED)
-    await page.fill("#countdown", "1")
+    await page.fill("#countdown", "2")
     await alice.shot("lobby")
     await page.click("#create")
     await page.wait_for_selector("#share-link")
