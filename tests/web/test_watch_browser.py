@@ -112,3 +112,43 @@ async def test_the_other_decks(browser, redis_server, server_node, base, options
     assert await player.dom_tableau() == (await player.view()).split(" ")[1]
     await player.shot(f"deck-{base}")
     assert player.errors == []
+
+
+async def test_resigning_and_a_race_without_undo(browser, redis_server, server_node) -> None:
+    node = await server_node(redis_server.url)
+    player = await open_page(browser, "quitter", "player", node.http_url)
+    page = player.page
+    await page.fill("#name", "Quinn")
+    await page.select_option("#variant", "spider1")
+    await page.uncheck("#undo")
+    await page.click("details.more summary")
+    await page.fill("#countdown", "0")
+    await page.click("#create")
+    await page.wait_for_selector("#ready")
+    code = (await page.inner_text("#code")).strip()
+    rival = await Client.connect(node.url, name="Rita")
+    try:
+        await rival.join(code)
+        await page.wait_for_selector("#room-players li:nth-child(2)")
+        await rival.ready()
+        await page.keyboard.press("Enter")  # the Ready button has the focus
+        await page.wait_for_selector("#board .card")
+        assert await page.is_disabled("#undo")
+        await page.keyboard.press("u")
+        await page.wait_for_selector("#message.error")
+        assert "no undo" in await page.inner_text("#message")
+        await page.click("#resign")
+        assert await player.moves() == 0  # the first press only asks
+        await page.click("#resign")
+        await page.wait_for_selector("#game-over")
+        assert "resigned" in await page.inner_text("#game-over")
+        await rival.wait_until(lambda c: c.view is not None, timeout=10)
+        await rival.resign()
+        await page.wait_for_selector("#results")
+        statuses = await page.eval_on_selector_all(
+            "#results tbody tr", "(rows) => rows.map((r) => r.dataset.status)"
+        )
+        assert statuses == ["resigned", "resigned"]
+        assert player.errors == []
+    finally:
+        await rival.close()

@@ -9,7 +9,7 @@ import { fromHex, sha256, toHex } from "./sha256.js";
 
 const RESERVE = 25; // column index of "z", Wizard's Tower's reserve with `weave`
 const TERMINAL = new Set(["won", "stuck", "resigned", "left", "timeout"]);
-const SYMBOL_STATUS = { won: "won", stuck: "stuck", resigned: "resigned", left: "left", timeout: "out of time", playing: "playing", waiting: "waiting" };
+const STATUS_TEXT = { won: "won", stuck: "stuck", resigned: "resigned", left: "left", timeout: "out of time", playing: "playing", waiting: "waiting" };
 
 // -- tiny DOM helpers ----------------------------------------------------------------------------
 
@@ -695,7 +695,7 @@ function renderBoardOnly() {
     const text =
       p.status === "won"
         ? `You won${p.time ? ` in ${fmtTime(p.time)}` : ""}!`
-        : `Your game is over: ${SYMBOL_STATUS[p.status] || p.status}.`;
+        : `Your game is over: ${STATUS_TEXT[p.status] || p.status}.`;
     children.push(h("div", { class: "game-over", id: "game-over" }, text, h("br"), "Waiting for the others…"));
   }
   fill(slot, ...children);
@@ -850,7 +850,7 @@ function playerCard(p, total) {
       { class: "head" },
       h("span", { class: "dot", title: p.connected ? "connected" : "away", dataset: { on: p.connected ? "1" : "0" } }),
       h("span", { class: "name" }, p.name, p.player === session.player ? " (you)" : ""),
-      h("span", { class: "status" }, SYMBOL_STATUS[p.status] || p.status, p.time ? ` ${fmtTime(p.time)}` : ""),
+      h("span", { class: "status" }, STATUS_TEXT[p.status] || p.status, p.time ? ` ${fmtTime(p.time)}` : ""),
     ),
     h(
       "div",
@@ -1279,7 +1279,7 @@ function renderEnd() {
                 { class: r.player === session.player ? "me" : "", dataset: { player: r.player, rank: String(r.rank), status: r.status } },
                 h("td", {}, String(r.rank)),
                 h("td", {}, r.name),
-                h("td", {}, SYMBOL_STATUS[r.status] || r.status),
+                h("td", {}, STATUS_TEXT[r.status] || r.status),
                 h("td", {}, r.time === null ? "–" : fmtTime(r.time)),
                 h("td", {}, String(r.runs)),
                 h("td", {}, String(r.moves)),

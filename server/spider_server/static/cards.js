@@ -76,6 +76,3 @@ export function foundationFace(family, token) {
   }
   return { label: STANDARD[token]?.[0] || token, cls: `suit-${token}` };
 }
-
-/** Whether a face's symbols are coloured one by one (a Decktet card's two suits). */
-export const partsOf = (face) => face.parts || null;

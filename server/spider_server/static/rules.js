@@ -143,10 +143,6 @@ class Variant {
     for (let i = 0; i <= sizes.length; i++) this.dealAt.set(sizes.slice(i).reduce((a, b) => a + b, 0), i);
   }
 
-  get plain() {
-    return !(this.hasExtraMoves || this.filtersMoves || this.hasSettleStep);
-  }
-
   tableauFaceUp() {
     return this.dealtFaceUp || this.options.has("open");
   }
