@@ -806,10 +806,9 @@ function boardElement(board, { interactive = false, id = null, mini = false } = 
   return el;
 }
 
-/** Squeeze long columns so that each fits the height left on screen. */
-function fitColumns(el) {
-  const top = el.getBoundingClientRect().top + window.scrollY;
-  const room = Math.max(window.innerHeight - (top - window.scrollY) - 12, 160);
+/** Squeeze long columns so that each fits the height left on screen (or `room` pixels). */
+function fitColumns(el, room = null) {
+  if (room === null) room = Math.max(window.innerHeight - el.getBoundingClientRect().top - 12, 160);
   for (const column of el.querySelectorAll(".column")) {
     const w = column.getBoundingClientRect().width || 1;
     const downs = column.querySelectorAll(".card.after-down").length;
@@ -1397,7 +1396,7 @@ function renderReplay() {
   if (board) {
     renderStock(board, slot.querySelector(".replay-stock"), false);
     renderFoundation(board, slot.querySelector(".replay-foundation"));
-    fitColumns(slot.querySelector("#replay-board"));
+    fitColumns(slot.querySelector("#replay-board"), Math.max(window.innerHeight * 0.75, 240));
   }
 }
 
