@@ -71,7 +71,6 @@ def connect(url: str, *, health: bool = False) -> Any:
     options.pop("health_check_interval", None)
     if health:
         options["retry"] = Retry(ExponentialBackoff(cap=0.1, base=0.01), 0)
-        options["cluster_error_retry_attempts"] = 1
     return RedisCluster(
         startup_nodes=_cluster_nodes(url),
         username=parts.username,
