@@ -1,0 +1,40 @@
+"""The server bench runs with tiny numbers and prints its figures (never judged on speed)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+
+def _figures(*args: str) -> dict[str, str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "spider_race.cli", "bench", "server", *args],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return dict(line.split(": ", 1) for line in done.stdout.splitlines() if ": " in line)
+
+
+def test_bench_server_players() -> None:
+    figures = _figures(
+        "--players", "4", "--races", "2", "--spectators", "2", "--stalled", "1",
+        "--rate", "max", "--seconds", "1",
+    )  # fmt: skip
+    for key in (
+        "moves_per_s", "ack_p50_ms", "ack_p99_ms", "event_p99_ms", "connections",
+        "server_rss_mb", "errors", "moves_in_redis", "baseline_per_s", "ratio",
+    ):  # fmt: skip
+        assert key in figures, (key, figures)
+    assert figures["errors"] == "0"
+    assert figures["connections"] == "7"
+    assert int(figures["moves"]) > 0
+    assert figures["moves_in_redis"] == figures["moves"]
+    assert float(figures["baseline_per_s"]) > 0
+
+
+def test_bench_server_idle() -> None:
+    figures = _figures("--idle", "30", "--seconds", "0.5")
+    assert figures["connections"] == "30" and figures["errors"] == "0"
+    assert float(figures["server_rss_mb"]) > 0
