@@ -85,6 +85,7 @@ async def test_the_other_decks(browser, redis_server, server_node, base, options
     assert notice == (0 if HAS_NEWER_OPTIONS else 1)
     await page.click("#ready")
     await page.wait_for_selector("#board .card")
+    assert await page.locator("#hint").count() == (1 if HAS_NEWER_OPTIONS else 0)
     view = await player.view()
     variant = find_variant("+".join([base, *options]))
     assert view.split(" ")[0] == variant.id

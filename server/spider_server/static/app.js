@@ -247,6 +247,9 @@ function applyEvent(e) {
     case "board":
       app.boards[e.player] = e.view;
       break;
+    case "prepared":
+      race.preparing = false;
+      break;
     case "finished":
       Object.assign(race, { state: "finished", results: e.results, seed: e.seed, salt: e.salt, replays: e.replays, commitment: e.commitment });
       Object.assign(app.boards, e.boards);
@@ -505,6 +508,7 @@ function renderRoom() {
       ),
       h("p", { class: "settings", id: "settings" }, describeRace(race)),
       app.unsupported?.length ? h("p", { class: "notice" }, `This server does not offer ${app.unsupported.join(" and ")} yet: the race was created without.`) : null,
+      race.preparing ? h("p", { class: "notice", id: "preparing" }, "Finding a deal the solver proves winnable…") : null,
       h("h2", {}, `Players (${race.players.length}/${race.max_players})`, race.spectators ? ` · ${race.spectators} watching` : ""),
       h("ul", { class: "players", id: "room-players" }, players),
       countdown ? h("p", { class: "countdown", id: "countdown", "aria-live": "assertive" }, "") : null,
@@ -623,6 +627,7 @@ function renderGame() {
             { class: "actions" },
             h("button", { id: "undo", type: "button", title: "Undo (u)", disabled: !race.undo, onclick: (e) => (e.currentTarget.blur(), act("undo")) }, "Undo"),
             h("button", { id: "deal", type: "button", title: "Deal (+)", onclick: (e) => (e.currentTarget.blur(), deal()) }, "Deal"),
+            race.hints ? h("button", { id: "hint", type: "button", title: "Hint (!) — counted in the results", onclick: (e) => (e.currentTarget.blur(), askHint()) }, "Hint") : null,
             h("button", { id: "resign", type: "button", title: "Resign", onclick: (e) => (e.currentTarget.blur(), resign()) }, "Resign"),
             h("button", { id: "keys", type: "button", title: "Keys (?)", onclick: (e) => (e.currentTarget.blur(), toggleHelp()) }, "?"),
           ),
@@ -657,6 +662,8 @@ function helpPanel() {
       h("dd", {}, "deal from the stock"),
       h("dt", {}, "u  or  Backspace"),
       h("dd", {}, "undo"),
+      h("dt", {}, "!"),
+      h("dd", {}, "ask for a hint (races with hints)"),
       h("dt", {}, "x, *, z"),
       h("dd", {}, "Sparrow's sets, Starfish's Jokers, the Tower's reserve"),
       h("dt", {}, "Esc"),
@@ -858,6 +865,7 @@ function playerCard(p, total) {
       stat("turned up", p.turned_up),
       stat("deals left", p.deals_left),
       stat("moves", p.moves),
+      p.hints ? stat("hints", p.hints) : null,
     ),
     h("div", { class: "bar", "aria-hidden": "true" }, h("span", { style: `width:${Math.round((100 * p.runs) / Math.max(1, total))}%` })),
   );
@@ -891,6 +899,31 @@ function act(type, move) {
 function deal() {
   if (!app.board) return;
   act("move", "+");
+}
+
+/** Ask the server for a hint (races with hints only; each is counted in the results). */
+async function askHint() {
+  if (!iAmPlaying() || !app.race.hints) return;
+  try {
+    const reply = await session.request({ type: "hint", code: app.code });
+    if (!reply.move) say("No move left to suggest.", "info");
+    else say(`Hint: ${describeMove(app.board, reply.move)}`, "info");
+  } catch (e) {
+    say(e.message, "error");
+  }
+}
+
+function describeMove(board, text) {
+  try {
+    const m = Move.parse(text);
+    if (m.kind === "deal") return "deal (+)";
+    if (m.kind !== "move" || m.src >= board.cols.length) return text;
+    const col = board.cols[m.src];
+    const face = cardFace(board.variant.family, board.variant.cards.tokens[col[col.length - m.count]]);
+    return `${face.rank}${face.suit} from ${columnLetter(m.src)} to ${m.dst === RESERVE ? "the reserve" : columnLetter(m.dst)} (${text})`;
+  } catch {
+    return text;
+  }
 }
 
 let resignArmed = 0;
@@ -1117,6 +1150,7 @@ function onGameKey(e) {
   }
   if (key === "+" || key === "=" || key === "s") return deal(), true;
   if (key === "u" || key === "Backspace") return act("undo"), true;
+  if (key === "!") return askHint(), true;
   if (key === "x" && board.variant.family === "sparrow") {
     app.selection = { set: [] };
     showSelection();
@@ -1248,6 +1282,7 @@ function renderEnd() {
   const results = race.results || [];
   const mine = results.find((r) => r.player === session.player);
   const winner = results.find((r) => r.rank === 1);
+  const hints = results.some((r) => r.hints);
   const headline = mine
     ? mine.rank === 1 && mine.status === "won"
       ? "You won the race!"
@@ -1268,7 +1303,7 @@ function renderEnd() {
         h(
           "table",
           { id: "results" },
-          h("thead", {}, h("tr", {}, ["#", "player", "result", "time", "runs", "moves", "score"].map((t) => h("th", {}, t)))),
+          h("thead", {}, h("tr", {}, ["#", "player", "result", "time", "runs", "moves", "score", hints ? "hints" : null].map((t) => t && h("th", {}, t)))),
           h(
             "tbody",
             {},
@@ -1283,6 +1318,7 @@ function renderEnd() {
                 h("td", {}, String(r.runs)),
                 h("td", {}, String(r.moves)),
                 h("td", {}, String(r.score)),
+                hints ? h("td", {}, String(r.hints || 0)) : null,
               ),
             ),
           ),

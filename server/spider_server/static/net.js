@@ -184,6 +184,8 @@ export class Session {
         if (this.takeError(msg)) return;
         break;
       default:
+        // other replies (such as a hint's) answer their request too
+        if (typeof msg.req === "number" && !msg.race) this.resolve(msg.req, msg, null);
         break;
     }
     this.handlers.onMessage?.(msg);
