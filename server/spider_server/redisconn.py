@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from redis.asyncio import Redis, RedisCluster
+from redis.asyncio import BlockingConnectionPool, Redis, RedisCluster
 from redis.asyncio.cluster import ClusterNode
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
@@ -24,9 +24,13 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from .errors import ConfigError
 
-__all__ = ["CLUSTER_SCHEME", "connect", "is_cluster"]
+__all__ = ["CLUSTER_SCHEME", "POOL_SIZE", "connect", "is_cluster"]
 
 CLUSTER_SCHEME = "redis+cluster"
+POOL_SIZE = 64
+"""Connections to one Redis a client keeps at most; commands beyond wait for one."""
+POOL_TIMEOUT = 5.0
+"""Seconds a command waits for a free connection before it fails."""
 
 
 def is_cluster(url: str) -> bool:
@@ -66,7 +70,11 @@ def connect(url: str, *, health: bool = False) -> Any:
             "retry_on_error": [RedisConnectionError, RedisTimeoutError],
         }
     if not is_cluster(url):
-        return Redis.from_url(url, **options)
+        # a bounded pool that waits for a free connection (rather than failing at once)
+        pool = BlockingConnectionPool.from_url(
+            url, max_connections=POOL_SIZE, timeout=POOL_TIMEOUT, **options
+        )
+        return Redis.from_pool(pool)
     parts = urlsplit(url)
     options.pop("health_check_interval", None)
     if health:

@@ -60,6 +60,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import msgpack
+from websockets.exceptions import ConnectionClosed
 
 from spider_client import Client, SpiderClientError
 from spider_client import protocol as p
@@ -364,9 +365,9 @@ async def _send_loop(
             await asyncio.sleep(due - now)
         try:
             await send(k)
-        except SpiderClientError as e:
+        except (SpiderClientError, ConnectionClosed) as e:
             tally.error(type(e).__name__)
-            if isinstance(e, (ConnectionLost, GameOver)):
+            if isinstance(e, (ConnectionLost, GameOver, ConnectionClosed)):
                 return
         else:
             tally.acks.append(loop.time() - due)
