@@ -313,6 +313,66 @@ async def echo_server(port: int, redis_url: str) -> None:
 # -- measuring --------------------------------------------------------------------------
 
 
+def _process_cpu(pid: int) -> float | None:
+    """A process's CPU seconds so far (user + system; Linux), None when unknown."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class CpuMeter:
+    """CPU seconds spent during the timed phase by the server process, by Redis (its
+    ``INFO cpu``) and by this process (the bots), for CPU time per move."""
+
+    def __init__(self, server_pid: int | None, redis_url: str | None) -> None:
+        self.server_pid = server_pid
+        self.redis_url = redis_url
+        self.start: dict[str, float | None] = {}
+        self.spent: dict[str, float | None] = {}
+
+    async def _redis_cpu(self) -> float | None:
+        if self.redis_url is None:
+            return None
+        from spider_server.redisconn import connect
+
+        redis = connect(self.redis_url)
+        try:
+            info = await redis.info("cpu")
+            if "used_cpu_user" not in info:  # a cluster: the sum over its masters
+                info = {
+                    k: sum(float(v.get(k, 0)) for v in info.values() if isinstance(v, dict))
+                    for k in ("used_cpu_user", "used_cpu_sys")
+                }
+            return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
+        except Exception:
+            return None
+        finally:
+            await redis.aclose()
+
+    async def _now(self) -> dict[str, float | None]:
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        return {
+            "server": None if self.server_pid is None else _process_cpu(self.server_pid),
+            "redis": await self._redis_cpu(),
+            "bots": usage.ru_utime + usage.ru_stime,
+        }
+
+    async def begin(self) -> None:
+        self.start = await self._now()
+
+    async def end(self) -> None:
+        now = await self._now()
+        for key, value in now.items():
+            before = self.start.get(key)
+            self.spent[key] = None if value is None or before is None else value - before
+
+    def per_move_ms(self, key: str, moves: int) -> str:
+        spent = self.spent.get(key)
+        return "n/a" if spent is None or not moves else f"{spent * 1000 / moves:.3f}"
+
+
 @dataclass
 class Tally:
     """What a run measured."""
@@ -388,6 +448,7 @@ async def race_players(
     rate: float | None,
     seconds: float,
     on_loaded: Callable[[], None] | None = None,
+    meter: CpuMeter | None = None,
 ) -> tuple[Tally, list[tuple[str, str]], PingPong, int]:
     """Set up the races, run the timed phase, close. Returns the tally, the (race code,
     player id) of every bot, the deal played, and the connections held."""
@@ -482,6 +543,8 @@ async def race_players(
 
         return send
 
+    if meter is not None:
+        await meter.begin()
     t0 = loop.time() + 0.2
     t_end = t0 + seconds
     window[:] = [t0, t_end]
@@ -489,6 +552,8 @@ async def race_players(
     await asyncio.gather(
         *(_send_loop(i, len(bots), rate, t0, t_end, sender(c), tally) for i, c in enumerate(bots))
     )
+    if meter is not None:
+        await meter.end()
     await asyncio.sleep(0.3)  # the last events reach the spectators
     if on_loaded is not None:
         on_loaded()
@@ -614,6 +679,7 @@ async def bench_players(args: argparse.Namespace, procs: Processes) -> int:
             redis_url = procs.start_redis()
         url, server_pid = await procs.start_server(redis_url, max_players=-(-players // races))
     rss: list[float | None] = [None]
+    meter = CpuMeter(server_pid, redis_url)
 
     def loaded() -> None:
         if server_pid is not None:
@@ -628,6 +694,7 @@ async def bench_players(args: argparse.Namespace, procs: Processes) -> int:
         rate=rate,
         seconds=args.seconds,
         on_loaded=loaded,
+        meter=meter,
     )
     in_redis: int | str = "n/a"
     if redis_url is not None:
@@ -635,6 +702,7 @@ async def bench_players(args: argparse.Namespace, procs: Processes) -> int:
     # the baseline: the same connections and rate mode against the bare echo server
     base_redis = redis_url if redis_url is not None else procs.start_redis()
     echo_url, echo = await procs.start_echo(base_redis)
+    echo_cpu = _process_cpu(echo.pid)
     base = await baseline(
         echo_url,
         senders=players,
@@ -642,7 +710,13 @@ async def bench_players(args: argparse.Namespace, procs: Processes) -> int:
         rate=rate,
         seconds=args.seconds,
     )
+    echo_spent = _process_cpu(echo.pid)
     procs.stop(echo)
+    echo_ms = (
+        "n/a"
+        if echo_cpu is None or echo_spent is None or not base.moves
+        else f"{(echo_spent - echo_cpu) * 1000 / base.moves:.3f}"
+    )
     moves_per_s = tally.moves / tally.seconds
     base_per_s = base.moves / base.seconds
     _print(
@@ -662,10 +736,14 @@ async def bench_players(args: argparse.Namespace, procs: Processes) -> int:
             ("events_measured", len(tally.events)),
             ("connections", connections),
             ("server_rss_mb", "n/a" if rss[0] is None else f"{rss[0]:.1f}"),
+            ("server_cpu_ms_per_move", meter.per_move_ms("server", tally.moves)),
+            ("redis_cpu_ms_per_move", meter.per_move_ms("redis", tally.moves)),
+            ("bots_cpu_ms_per_move", meter.per_move_ms("bots", tally.moves)),
             ("errors", tally.errors),
             ("moves_in_redis", in_redis),
             ("baseline_per_s", f"{base_per_s:.1f}"),
             ("baseline_ack_p99_ms", _ms(percentile(base.acks, 99))),
+            ("baseline_server_cpu_ms_per_message", echo_ms),
             ("baseline_errors", base.errors),
             ("ratio", f"{moves_per_s / base_per_s:.3f}" if base_per_s else "n/a"),
         ]
