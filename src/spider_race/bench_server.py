@@ -525,7 +525,7 @@ async def race_players(
     async def watch(w: Client) -> None:
         async for event in w.events():
             if isinstance(event, p.Progress):
-                t = sent.pop((event.player.player, event.player.moves), None)
+                t = sent.get((event.player.player, event.player.moves))
                 if t is not None and window[0] <= t < window[1]:
                     tally.events.append(loop.time() - t)
 
