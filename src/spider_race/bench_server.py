@@ -29,6 +29,10 @@ on the same machine with the same number of connections and the same rate mode:
 Redis transaction per message (a ``MULTI``/``EXEC`` of one ``INCR``), built with the
 same libraries and the same Redis client settings as the server
 (:func:`spider_server.redisconn.connect`), and ``ratio`` = moves_per_s / baseline_per_s.
+CPU time per move during the timed phase — of the server process, of Redis (from its
+``INFO cpu``) and of the bots (this process) — is printed too
+(``server_cpu_ms_per_move``, …, ``baseline_server_cpu_ms_per_message``): on a machine
+whose cores are shared, rates depend on the neighbours, CPU time per move much less.
 
 ``--stalled K`` adds K spectators that join and then never read (their socket's receive
 buffer is small), to show that a reader that stops slows nobody.
