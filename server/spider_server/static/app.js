@@ -1468,5 +1468,10 @@ setInterval(tick, 250);
 
 // -- start --------------------------------------------------------------------------------------------
 
-renderLobby();
+{
+  // coming back to a race (a reload, or its link again): say so until it is rejoined
+  const code = routeCode();
+  if (code && membership()[code]) fill($("#screen"), h("p", { class: "loading", id: "rejoining" }, `Rejoining race ${code}…`));
+  else renderLobby();
+}
 session.connect();
