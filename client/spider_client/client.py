@@ -88,6 +88,7 @@ _RACE_EVENTS = (
     p.Progress,
     p.BoardShown,
     p.Finished,
+    p.Prepared,
 )
 _END = object()
 _CONNECT_ERRORS = (
@@ -351,13 +352,31 @@ class Client:
     async def create_race(self, **options: Any) -> str:
         """Create a race (options: the fields of
         :class:`~spider_client.protocol.CreateRace` — variant, seed, max_players,
-        time_limit, undo, live_boards, countdown), join it as a player, and return its join
-        code. Not repeated after a drop (:class:`RequestInterrupted`)."""
+        time_limit, undo, live_boards, countdown, winnable, hints), join it as a player, and
+        return its join code. Not repeated after a drop (:class:`RequestInterrupted`)."""
         reply = await self._request(lambda req: p.CreateRace(req=req, **options), repeatable=False)
         code: str = reply.race.code if isinstance(reply, p.Joined) else reply.code
         if self.code != code:
             await self.join(code)
         return code
+
+    async def daily_race(self, variant: str = "spider4") -> str:
+        """Join (or rejoin) this player's race on the day's deal of ``variant`` and return
+        its join code; mark ready to start it."""
+        reply = await self._request(lambda req: p.DailyRace(req=req, variant=variant))
+        code: str = reply.race.code
+        if self.code != code:
+            await self.join(code)
+        return code
+
+    async def leaderboard(
+        self, variant: str = "spider4", day: str | None = None
+    ) -> list[p.LeaderboardEntry]:
+        """The leaderboard of a variant's daily deal on ``day`` (by default today, UTC)."""
+        reply: p.LeaderboardReply = await self._request(
+            lambda req: p.Leaderboard(req=req, variant=variant, day=day)
+        )
+        return reply.entries
 
     async def join(self, code: str, role: str = "player") -> p.Joined:
         """Join the race ``code`` as ``player`` or ``spectator`` (again: resume, caught up
@@ -410,6 +429,14 @@ class Client:
         """Give up this game (the race goes on for the others)."""
         code = self._require_player()
         return await self._act(lambda seq: p.Resign(code=code, seq=seq))
+
+    async def hint(self) -> str | None:
+        """Ask for a hint (races created with ``hints``; :class:`HintsNotAllowed`
+        otherwise): a move in the spec's notation, or None when there is none. Each hint is
+        counted in the results."""
+        code = self._require_player()
+        reply: p.HintReply = await self._request(lambda req: p.Hint(req=req, code=code))
+        return reply.move
 
     def _require_race(self) -> str:
         if self.code is None:
@@ -616,7 +643,7 @@ class Client:
         elif isinstance(message, p.Joined):
             self._take_joined(message)
             self._resolve(message.req, message)
-        elif isinstance(message, p.Done):
+        elif isinstance(message, (p.Done, p.HintReply, p.LeaderboardReply)):
             self._resolve(message.req, message)
         elif isinstance(message, p.Error):
             self._take_error(message)
@@ -748,6 +775,8 @@ class Client:
                     info.status = "playing"
         elif isinstance(event, p.BoardShown):
             self.boards[event.player] = event.view
+        elif isinstance(event, p.Prepared):
+            race.preparing, race.commitment = False, event.commitment
         elif isinstance(event, p.Finished):
             race.state = "finished"
             race.results = event.results
@@ -762,7 +791,7 @@ class Client:
     def _keep_event_data(self, event: Any) -> None:
         if isinstance(event, p.BoardShown):
             self.boards.setdefault(event.player, event.view)
-        elif isinstance(event, p.Finished):
+        elif isinstance(event, p.Finished) and event.boards:
             self.boards.update(event.boards)
 
     def _put_player(self, info: p.PlayerInfo) -> None:

@@ -24,6 +24,7 @@ message itself is kept on the exception. The tree::
         ├── OutOfOrder           out_of_order
         ├── IllegalMove          illegal_move
         ├── UndoNotAllowed       undo_not_allowed
+        ├── HintsNotAllowed      hints_not_allowed
         ├── RateLimited          rate_limited
         ├── Unavailable          unavailable: storage not answering, try again shortly
         └── InternalError        internal
@@ -52,6 +53,7 @@ __all__ = [
     "OutOfOrder",
     "IllegalMove",
     "UndoNotAllowed",
+    "HintsNotAllowed",
     "RateLimited",
     "Unavailable",
     "InternalError",
@@ -143,6 +145,10 @@ class UndoNotAllowed(ServerError):
     """The race does not allow undo, or there is nothing to undo."""
 
 
+class HintsNotAllowed(ServerError):
+    """The race does not allow hints."""
+
+
 class RateLimited(ServerError):
     """Too many messages; the server closes connections that keep flooding."""
 
@@ -170,6 +176,7 @@ ERROR_CLASSES: dict[str, type[ServerError]] = {
     "malformed_move": MalformedMove,
     "illegal_move": IllegalMove,
     "undo_not_allowed": UndoNotAllowed,
+    "hints_not_allowed": HintsNotAllowed,
     "rate_limited": RateLimited,
     "unavailable": Unavailable,
     "internal": InternalError,

@@ -44,11 +44,17 @@ __all__ = [
     "MoveAction",
     "Undo",
     "Resign",
+    "Hint",
+    "DailyRace",
+    "Leaderboard",
     "Welcome",
     "Joined",
     "Done",
     "Ack",
     "Error",
+    "HintReply",
+    "LeaderboardEntry",
+    "LeaderboardReply",
     "PlayerInfo",
     "RaceInfo",
     "PlayerJoined",
@@ -59,6 +65,7 @@ __all__ = [
     "Progress",
     "BoardShown",
     "Finished",
+    "Prepared",
     "Result",
     "encode",
     "decode",
@@ -87,6 +94,7 @@ ERROR_CODES: dict[str, str] = {
     "malformed_move": "the move is not in the spec's notation",
     "illegal_move": "the move is not legal in the player's position",
     "undo_not_allowed": "the race does not allow undo, or there is nothing to undo",
+    "hints_not_allowed": "the race does not allow hints",
     "rate_limited": "too many messages; keep flooding and the connection is closed",
     "unavailable": "the service's storage is not answering; try again shortly",
     "internal": "the server failed; nothing was changed",
@@ -123,6 +131,11 @@ class CreateRace:
     """Stream the players' boards to spectators while the race runs."""
     countdown: int = 3
     """Seconds between everyone being ready and the deal."""
+    winnable: bool = False
+    """Deal from a seed the solver has proved winnable (not with ``seed``); until one is
+    proven the race is ``preparing`` and its countdown waits."""
+    hints: bool = False
+    """Players may ask for hints (each is counted and shown in the results)."""
     type: Literal["create_race"] = "create_race"
 
 
@@ -181,7 +194,41 @@ class Resign:
     type: Literal["resign"] = "resign"
 
 
-ClientMessage = Hello | CreateRace | Join | Leave | Ready | MoveAction | Undo | Resign
+@dataclass
+class Hint:
+    """Ask for a hint in a race that allows them (reply: ``hint_reply``). The hint is worked
+    out from the player's full position, so it is counted and shown in the results."""
+
+    req: int
+    code: str
+    type: Literal["hint"] = "hint"
+
+
+@dataclass
+class DailyRace:
+    """Race the day's deal of a variant alone (reply: ``joined``): the same proven-winnable
+    deal for everyone on a UTC day, one race per player and day (asking again rejoins it)."""
+
+    req: int
+    variant: str = "spider4"
+    type: Literal["daily_race"] = "daily_race"
+
+
+@dataclass
+class Leaderboard:
+    """The leaderboard of a variant's daily deal (reply: ``leaderboard_reply``); ``day``
+    is ``YYYY-MM-DD`` (UTC), by default today."""
+
+    req: int
+    variant: str = "spider4"
+    day: str | None = None
+    type: Literal["leaderboard"] = "leaderboard"
+
+
+ClientMessage = (
+    Hello | CreateRace | Join | Leave | Ready | MoveAction | Undo | Resign | Hint | DailyRace
+    | Leaderboard
+)
 
 
 # -- server -> client: replies --------------------------------------------------------------
@@ -213,6 +260,8 @@ class Result:
     runs: int
     moves: int
     score: int
+    hints: int = 0
+    """Hints the player asked for."""
 
 
 @dataclass
@@ -232,6 +281,8 @@ class PlayerInfo:
     deals_left: int = 0
     score: int = 500
     time: float | None = None
+    hints: int = 0
+    """Hints asked for so far."""
 
 
 @dataclass
@@ -259,6 +310,13 @@ class RaceInfo:
     salt: str | None = None
     replays: dict[str, list[str]] | None = None
     """After the race: every player's actions (moves, ``undo``, ``resign``) in order."""
+    winnable: bool = False
+    hints: bool = False
+    preparing: bool = False
+    """A ``winnable`` (or daily) race waiting for its proven deal: no countdown yet."""
+    daily: str | None = None
+    """The UTC day (``YYYY-MM-DD``) of a daily race; its seed, salt, replays and final
+    boards stay hidden until that day is over."""
 
 
 @dataclass
@@ -310,6 +368,37 @@ class Error:
     seq: int | None = None
     race: str | None = None
     type: Literal["error"] = "error"
+
+
+@dataclass
+class HintReply:
+    """Reply to ``hint``: the first move of a winning line from the player's position when
+    the solver finds one within its budget, otherwise the move players would rank first;
+    None when there is no legal move."""
+
+    req: int
+    move: str | None
+    type: Literal["hint_reply"] = "hint_reply"
+
+
+@dataclass
+class LeaderboardEntry:
+    rank: int
+    player: str
+    name: str
+    time: float
+    moves: int
+
+
+@dataclass
+class LeaderboardReply:
+    """Reply to ``leaderboard``: the day's winners, by time, then moves."""
+
+    req: int
+    variant: str
+    day: str
+    entries: list[LeaderboardEntry] = field(default_factory=list)
+    type: Literal["leaderboard_reply"] = "leaderboard_reply"
 
 
 # -- server -> client: race events (each has the race's code and its version) ---------------
@@ -383,22 +472,39 @@ class BoardShown:
 
 @dataclass
 class Finished:
+    """The results, and the deal revealed. For a daily race, ``seed``, ``salt``,
+    ``replays`` and ``boards`` are None until its day is over (then ``join`` shows them)."""
+
     race: str
     version: int
     results: list[Result]
-    seed: str
-    salt: str
+    seed: str | None
+    salt: str | None
     commitment: str
-    replays: dict[str, list[str]]
-    boards: dict[str, str]
+    replays: dict[str, list[str]] | None
+    boards: dict[str, str] | None
     """Every player's final full position."""
     type: Literal["finished"] = "finished"
 
 
+@dataclass
+class Prepared:
+    """A ``winnable`` race's proven deal is chosen (still secret): ``commitment`` is set,
+    and the countdown starts once everyone is ready."""
+
+    race: str
+    version: int
+    commitment: str
+    type: Literal["prepared"] = "prepared"
+
+
 RaceEvent = (
     PlayerJoined | PlayerLeft | PlayerReady | Countdown | Started | Progress | BoardShown | Finished
+    | Prepared
 )
-ServerMessage = Welcome | Joined | Done | Ack | Error | RaceEvent
+ServerMessage = (
+    Welcome | Joined | Done | Ack | Error | HintReply | LeaderboardReply | RaceEvent
+)
 
 
 def _type_name(cls: type) -> str:
@@ -408,19 +514,24 @@ def _type_name(cls: type) -> str:
 
 CLIENT_TYPES: dict[str, type] = {
     _type_name(cls): cls
-    for cls in (Hello, CreateRace, Join, Leave, Ready, MoveAction, Undo, Resign)
+    for cls in (
+        Hello, CreateRace, Join, Leave, Ready, MoveAction, Undo, Resign, Hint, DailyRace,
+        Leaderboard,
+    )
 }
 SERVER_TYPES: dict[str, type] = {
     _type_name(cls): cls
     for cls in (
         Welcome, Joined, Done, Ack, Error, PlayerJoined, PlayerLeft, PlayerReady,
-        Countdown, Started, Progress, BoardShown, Finished,
+        Countdown, Started, Progress, BoardShown, Finished, HintReply, LeaderboardReply,
+        Prepared,
     )
 }
 EVENT_TYPES: dict[str, type] = {
     _type_name(cls): cls
     for cls in (
-        PlayerJoined, PlayerLeft, PlayerReady, Countdown, Started, Progress, BoardShown, Finished
+        PlayerJoined, PlayerLeft, PlayerReady, Countdown, Started, Progress, BoardShown, Finished,
+        Prepared,
     )
 }
 
@@ -464,4 +575,6 @@ def _build(cls: type, data: dict[str, Any]) -> Any:
         kwargs["player"] = PlayerInfo(**kwargs["player"])
     elif cls is Joined:
         kwargs["race"] = _build(RaceInfo, kwargs["race"])
+    elif cls is LeaderboardReply:
+        kwargs["entries"] = [LeaderboardEntry(**e) for e in kwargs.get("entries", [])]
     return cls(**kwargs)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import mimetypes
 import re
@@ -38,27 +39,37 @@ from spider_client.protocol import (
     PROTOCOL_VERSION,
     Ack,
     CreateRace,
+    DailyRace,
     Done,
     Error,
     Hello,
+    Hint,
+    HintReply,
     Join,
     Joined,
+    Leaderboard,
+    LeaderboardEntry,
+    LeaderboardReply,
     Leave,
     MoveAction,
+    Progress,
     Ready,
     Resign,
     Undo,
     Welcome,
     encode,
 )
-from spider_engine import Board
+from spider_engine import Board, VariantError, find_variant
+from spider_engine.solver import hint as solver_hint
 
+from . import pool as proven
 from . import race as rules
 from . import redisconn
 from .errors import (
     BadFrame,
     Conflict,
     GameOver,
+    HintsNotAllowed,
     InvalidMessage,
     NotAPlayer,
     OutOfOrder,
@@ -138,6 +149,8 @@ class Node:
         self._health: Any = redisconn.connect(redis_url, health=True)
         self.store = Store(self.redis, settings)
         self.hub = Hub(self.redis, self.store, node=settings.node, on_event=self._on_event)
+        self.pool = proven.Pool(self)
+        """Proven-winnable seeds: winnable races and the daily deals."""
         self.server: Server | None = None
         self.offset = 0.0
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -159,6 +172,7 @@ class Node:
             loop.create_task(self._tick_loop()),
             loop.create_task(self._sweep_loop()),
             loop.create_task(self._presence_loop()),
+            loop.create_task(self.pool.run()),
         ]
         s = self.settings
         self.server = await serve(
@@ -199,6 +213,7 @@ class Node:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         self._loops = []
+        self.pool.close()
         await self.hub.close()
         for client in (self.redis, self._health):
             with contextlib.suppress(Exception):
@@ -312,12 +327,15 @@ class Node:
                 change = rules.start(race, now)
             else:
                 games, replays = await self.store.load_games(race)
-                change = rules.finish(race, games, replays, now)
+                hints = await self.store.load_hints(code) if race.options.hints else None
+                change = rules.finish(race, games, replays, now, hints)
             try:
                 await self.store.commit(change)
             except Conflict:
                 continue
             self.metrics.transitions_total[due] += 1
+            if change.finished and change.race.options.daily:
+                await proven.record_daily(self.redis, change.race)
         return race
 
     def _on_event(self, watch: RaceWatch, event: EventFrame) -> None:
@@ -559,6 +577,12 @@ class Connection:
             await self.ready(message)
         elif isinstance(message, (MoveAction, Undo, Resign)):
             await self.act(message)
+        elif isinstance(message, Hint):
+            await self.hint(message)
+        elif isinstance(message, DailyRace):
+            await self.daily_race(message)
+        elif isinstance(message, Leaderboard):
+            await self.leaderboard(message)
         else:  # pragma: no cover - the validator admits only the types above
             raise BadFrame("unexpected message")
 
@@ -618,6 +642,16 @@ class Connection:
         """Create a race and join it as its first player (reply: ``joined``)."""
         options = rules.RaceOptions.from_request(msg, self.node.limits)
         await self._check_race_limit()
+        seed = msg.seed
+        if options.winnable:  # a proven seed at once, or the race waits for one
+            seed = await self.node.pool.take(options.variant)
+        code = await self._new_race(options, seed, preparing=options.winnable and seed is None)
+        await self._joined(msg.req, code, "player", None)
+
+    async def _new_race(
+        self, options: rules.RaceOptions, seed: str | None, *, preparing: bool
+    ) -> str:
+        """Create a race (preparing: queued for a proven seed) with this player in it."""
         assert self.identity is not None
         for _ in range(10):
             change = rules.create_race(
@@ -626,7 +660,8 @@ class Connection:
                 creator=self.player,
                 name=self.identity.name,
                 now=self.node.now(),
-                seed=msg.seed,
+                seed=seed,
+                preparing=preparing,
             )
             try:
                 await self.node.store.commit(change, new=True)
@@ -635,9 +670,122 @@ class Connection:
             break
         else:  # pragma: no cover - 32**5 codes
             raise Unavailable("could not find a free join code")
+        code = change.race.code
         self.node.metrics.races_created_total += 1
-        await self.node.store.add_player_race(self.player, change.race.code)
-        await self._joined(msg.req, change.race.code, "player", None)
+        await self.node.store.add_player_race(self.player, code)
+        if preparing and not options.daily:
+            await self.node.pool.wait(options.variant, code)
+        return code
+
+    async def daily_race(self, msg: DailyRace) -> None:
+        """Race the day's deal alone (reply: ``joined``); asking again rejoins the race."""
+        try:
+            variant = find_variant(msg.variant)
+        except VariantError as e:
+            raise InvalidMessage(f"variant: {e}") from None
+        if not variant.listed:
+            raise InvalidMessage(f"variant: {msg.variant!r} is not offered")
+        node = self.node
+        day = proven.utc_day(node.now())
+        code = await proven.daily_race_of(node.redis, variant.id, day, self.player)
+        if code is not None and await node.store.load_race(code) is not None:
+            await self.join(Join(req=msg.req, code=code))
+            return
+        await self._check_race_limit()
+        seed = await node.pool.daily(variant.id, day)
+        options = rules.RaceOptions(
+            variant=variant.id,
+            max_players=1,
+            time_limit=min(3600, node.limits.max_time_limit),
+            undo=True,
+            live_boards=False,
+            countdown=min(3, node.limits.max_countdown),
+            winnable=True,
+            daily=day,
+        )
+        code = await self._new_race(options, seed, preparing=seed is None)
+        if not await proven.set_daily_race(node.redis, variant.id, day, self.player, code):
+            # another connection of this player made one at the same moment: use that one
+            await node.store.commit(
+                rules.leave(await self._load(code), self.player, node.now())
+            )
+            await node.store.drop_player_races(self.player, [code])
+            code = await proven.daily_race_of(node.redis, variant.id, day, self.player) or code
+            await self.join(Join(req=msg.req, code=code))
+            return
+        if seed is None:
+            await node.pool.wait_daily(variant.id, day, code)
+        await self._joined(msg.req, code, "player", None)
+
+    async def _load(self, code: str) -> Race:
+        race = await self.node.store.load_race(code)
+        if race is None:
+            raise RaceNotFound(f"no race {code}")
+        return race
+
+    async def leaderboard(self, msg: Leaderboard) -> None:
+        """The leaderboard of a variant's daily deal on a day (by default today)."""
+        try:
+            variant = find_variant(msg.variant).id
+        except VariantError as e:
+            raise InvalidMessage(f"variant: {e}") from None
+        day = msg.day if msg.day is not None else proven.utc_day(self.node.now())
+        try:
+            rules.day_end(day)
+        except ValueError:
+            raise InvalidMessage("day: YYYY-MM-DD") from None
+        rows = await proven.leaderboard(self.node.redis, variant, day)
+        entries = [
+            LeaderboardEntry(rank=i, player=player, name=name, time=t, moves=moves)
+            for i, (player, name, t, moves) in enumerate(rows, start=1)
+        ]
+        self.send_msg(LeaderboardReply(req=msg.req, variant=variant, day=day, entries=entries))
+
+    async def hint(self, msg: Hint) -> None:
+        """A hint from the player's full position (races with ``hints``), counted."""
+        code = rules.normalize_code(msg.code)
+        if code is None:
+            raise RaceNotFound(f"no race {msg.code!r}")
+        node, store = self.node, self.node.store
+        race, game = await store.load_for_action(code, self.player)
+        if race is None:
+            raise RaceNotFound(f"no race {code}")
+        if self.player not in race.players:
+            raise NotAPlayer(f"you are not a player of race {code}")
+        if not race.options.hints:
+            raise HintsNotAllowed(f"race {code} does not allow hints")
+        if race.state is RaceState.FINISHED:
+            raise GameOver(f"race {code} is over")
+        if race.state is not RaceState.RUNNING or game is None:
+            raise WrongState(f"race {code} is {race.state.value}")
+        if game.status in TERMINAL:
+            raise GameOver(f"your game is over ({game.status})")
+        full = Board.from_text(game.position)
+        view = Board.from_text(full.view_text())
+        move = await asyncio.to_thread(
+            solver_hint, view, full=full, budget=node.settings.hint_budget
+        )
+        count = await store.add_hint(code, self.player)
+        self._known.pop(code, None)
+        for _ in range(20):  # everyone sees the count go up
+            current = await store.load_race(code)
+            entry = current.players.get(self.player) if current is not None else None
+            if current is None or entry is None or current.state is not RaceState.RUNNING:
+                break
+            entry = dataclasses.replace(entry, hints=max(count, entry.hints))
+            change = rules.RaceChange(
+                base=current.version,
+                race=current,
+                meta=False,
+                players=[entry],
+                events=[(rules.ALL, Progress(race=code, version=0, player=entry.info()))],
+            )
+            try:
+                await store.commit(change)
+                break
+            except Conflict:
+                continue
+        self.send_msg(HintReply(req=msg.req, move=None if move is None else move.text()))
 
     async def join(self, msg: Join) -> None:
         """Join as player (an open race, or resume one's own) or spectator (any race)."""
@@ -694,7 +842,9 @@ class Connection:
             raise RaceNotFound(f"no race {code}")
         online, spectators = await store.presence(code, node.now())
         joined = Joined(
-            req=req, role=role, race=rules.race_info(race, online=online, spectators=spectators)
+            req=req,
+            role=role,
+            race=rules.race_info(race, online=online, spectators=spectators, now=node.now()),
         )
         started = race.state in (RaceState.RUNNING, RaceState.FINISHED)
         if role == "player" and started and self.player in race.players:
@@ -702,7 +852,7 @@ class Connection:
             if game is not None:
                 joined.view = Board.from_text(game.position).view_text()
                 joined.seq = game.seq
-        if race.state is RaceState.FINISHED and race.final is not None:
+        if race.final is not None and rules.revealed(race, node.now()):
             joined.boards = dict(race.final.boards)
         elif race.state is RaceState.RUNNING and role == "spectator" and race.options.live_boards:
             joined.boards = await store.boards(race, full=False)

@@ -21,6 +21,7 @@ nothing. The tree::
     │   ├── MalformedMove            malformed_move  not a move in the spec's notation
     │   ├── IllegalMove              illegal_move    not legal in the player's position
     │   ├── UndoNotAllowed           undo_not_allowed  no undo in this race, or nothing to undo
+    │   ├── HintsNotAllowed          hints_not_allowed  no hints in this race
     │   ├── RateLimited              rate_limited    too many messages
     │   └── Unavailable              unavailable     Redis is not answering
     ├── Conflict                     a check-and-set lost to another writer (retried inside)
@@ -126,6 +127,10 @@ class IllegalMove(RequestError):
 
 class UndoNotAllowed(RequestError):
     code = "undo_not_allowed"
+
+
+class HintsNotAllowed(RequestError):
+    code = "hints_not_allowed"
 
 
 class RateLimited(RequestError):

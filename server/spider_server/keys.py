@@ -25,6 +25,17 @@ Keys of one race share the hash tag ``{race:<code>}`` so that its scripts touch 
                                           appended it to the stream)
     player:<id>:races             zset    race code -> join time: races a player is in, for the
                                           per-player limit (checked outside race scripts)
+    {race:<code>}:hints           hash    player id -> hints asked for (HINCRBY)
+    pool:<variant>                list    seeds the solver proved winnable, not yet dealt (a
+                                          winnable race pops one with LPOP)
+    pool:waiting:<variant>        list    codes of winnable races preparing, waiting for a seed
+    pool:variants                 set     variants winnable races were asked for (refilled)
+    daily:<variant>:<day>         string  the day's proven seed (set once, SET NX)
+    daily:<variant>:<day>:races   hash    player id -> code of their daily race that day
+    daily:<variant>:<day>:waiting set     codes of daily races preparing, waiting for the seed
+    daily:pending                 set     "<variant>|<day>" daily deals asked for, not proven
+    leaderboard:<variant>:<day>   zset    player id -> time in ms * 10**6 + moves (winners)
+    leaderboard:<variant>:<day>:names hash player id -> name
 
 TTLs: every write to a race refreshes its keys to :attr:`Settings.race_ttl`; the finish sets
 them to :attr:`Settings.results_ttl`; a race whose last player left an open race is deleted.
@@ -43,6 +54,13 @@ __all__ = [
     "online",
     "player_races",
     "players",
+    "hints",
+    "pool",
+    "pool_waiting",
+    "POOL_VARIANTS",
+    "daily",
+    "DAILY_PENDING",
+    "leaderboard",
     "race_key",
     "spectators",
     "PLAYER_RACES_TTL",
@@ -98,3 +116,30 @@ def channel(code: str) -> str:
 
 def player_races(player: str) -> str:
     return f"player:{player}:races"
+
+
+def hints(code: str) -> str:
+    return race_key(code, "hints")
+
+
+def pool(variant: str) -> str:
+    return f"pool:{variant}"
+
+
+def pool_waiting(variant: str) -> str:
+    return f"pool:waiting:{variant}"
+
+
+POOL_VARIANTS = "pool:variants"
+DAILY_PENDING = "daily:pending"
+DAILY_TTL = 3 * 24 * 3600
+"""Seconds a day's daily keys (seed, races, leaderboard) live after their last write."""
+
+
+def daily(variant: str, day: str, suffix: str = "") -> str:
+    """``daily:<variant>:<day>`` (the seed), or with a suffix (``races``, ``waiting``)."""
+    return f"daily:{variant}:{day}" + (f":{suffix}" if suffix else "")
+
+
+def leaderboard(variant: str, day: str, suffix: str = "") -> str:
+    return f"leaderboard:{variant}:{day}" + (f":{suffix}" if suffix else "")

@@ -39,6 +39,7 @@ from spider_client.protocol import (
     PlayerJoined,
     PlayerLeft,
     PlayerReady,
+    Prepared,
     Progress,
     RaceInfo,
     Result,
@@ -92,6 +93,8 @@ __all__ = [
     "new_salt",
     "normalize_code",
     "new_seed",
+    "prepare",
+    "revealed",
     "race_info",
     "rank",
     "replay",
@@ -155,6 +158,10 @@ class RaceOptions:
     undo: bool
     live_boards: bool
     countdown: int
+    winnable: bool = False
+    hints: bool = False
+    daily: str = ""
+    """The UTC day (``YYYY-MM-DD``) of a daily race, else empty."""
 
     @classmethod
     def from_request(cls, msg: CreateRace, limits: Limits) -> RaceOptions:
@@ -174,6 +181,8 @@ class RaceOptions:
             raise InvalidMessage(f"countdown: between 0 and {limits.max_countdown} seconds")
         if msg.seed is not None and not 1 <= len(msg.seed) <= limits.max_seed_length:
             raise InvalidMessage(f"seed: 1 to {limits.max_seed_length} characters")
+        if msg.winnable and msg.seed is not None:
+            raise InvalidMessage("seed: a winnable race is dealt from a proven seed")
         return cls(
             variant=variant.id,
             max_players=msg.max_players,
@@ -181,6 +190,8 @@ class RaceOptions:
             undo=msg.undo,
             live_boards=msg.live_boards,
             countdown=msg.countdown,
+            winnable=msg.winnable,
+            hints=msg.hints,
         )
 
 
@@ -199,6 +210,7 @@ class Entry:
     deals_left: int = 0
     score: int = 500
     time: float | None = None
+    hints: int = 0
 
     def info(self, *, connected: bool = True) -> PlayerInfo:
         return PlayerInfo(
@@ -213,6 +225,7 @@ class Entry:
             deals_left=self.deals_left,
             score=self.score,
             time=self.time,
+            hints=self.hints,
         )
 
 
@@ -264,6 +277,8 @@ class Race:
     started_at: float | None = None
     ends_at: float | None = None
     final: Final | None = None
+    preparing: bool = False
+    """Waiting for a proven seed (``seed``, ``salt`` and ``commitment`` are empty)."""
 
 
 @dataclass(kw_only=True)
@@ -351,10 +366,14 @@ def create_race(
     now: float,
     seed: str | None = None,
     salt: str | None = None,
+    preparing: bool = False,
 ) -> RaceChange:
-    """A new open race whose creator is its first player (not ready)."""
+    """A new open race whose creator is its first player (not ready); with ``preparing``,
+    without a deal until :func:`prepare` gives it one."""
     seed = new_seed() if seed is None else seed
     salt = new_salt() if salt is None else salt
+    if preparing:
+        seed = salt = ""
     race = Race(
         code=code,
         options=options,
@@ -364,7 +383,8 @@ def create_race(
         created_at=now,
         seed=seed,
         salt=salt,
-        commitment=commitment(seed, salt),
+        commitment=commitment(seed, salt) if not preparing else "",
+        preparing=preparing,
     )
     change = join(race, creator, name, now)
     assert change is not None
@@ -438,10 +458,43 @@ def set_ready(race: Race, player: str, ready: bool, now: float) -> RaceChange | 
     return change
 
 
+def prepare(race: Race, seed: str, now: float) -> RaceChange:
+    """Give a preparing race its proven seed (with a new salt): a ``prepared`` event with
+    the commitment, then the countdown if everyone is ready. WrongState unless preparing."""
+    if not race.preparing:
+        raise WrongState(f"race {race.code} has its deal")
+    salt = new_salt()
+    digest = commitment(seed, salt)
+    new = replace(race, seed=seed, salt=salt, commitment=digest, preparing=False)
+    event = Prepared(race=race.code, version=0, commitment=digest)
+    change = RaceChange(base=race.version, race=new, events=[(ALL, event)])
+    _maybe_countdown(change, now)
+    return change
+
+
+def revealed(race: Race, now: float | None) -> bool:
+    """Whether the deal (seed, salt, replays, final boards) of a finished race is public:
+    at once for a race, after its day (UTC) for a daily race."""
+    if race.state is not RaceState.FINISHED:
+        return False
+    if not race.options.daily:
+        return True
+    return now is not None and now >= day_end(race.options.daily)
+
+
+def day_end(day: str) -> float:
+    """The end of a UTC day ``YYYY-MM-DD``, in seconds since the epoch."""
+    import datetime
+
+    start = datetime.datetime.strptime(day, "%Y-%m-%d").replace(tzinfo=datetime.UTC)
+    return (start + datetime.timedelta(days=1)).timestamp()
+
+
 def _maybe_countdown(change: RaceChange, now: float) -> None:
     race = change.race
     if (
         race.state is RaceState.OPEN
+        and not race.preparing
         and race.players
         and all(e.ready for e in race.players.values())
     ):
@@ -523,11 +576,17 @@ def start(race: Race, now: float) -> RaceChange:
 
 
 def finish(
-    race: Race, games: dict[str, Game], replays: dict[str, list[str]], now: float
+    race: Race,
+    games: dict[str, Game],
+    replays: dict[str, list[str]],
+    now: float,
+    hints: dict[str, int] | None = None,
 ) -> RaceChange:
     """End a running race that is due to end: every game not over is out of time
     (``timeout``); results ranked by :func:`rank`; the ``finished`` event reveals seed,
-    salt, every player's actions and final full position. WrongState when not due."""
+    salt, every player's actions and final full position (for a daily race: not before
+    its day is over, see :func:`revealed`). ``hints`` are the hints each player asked for.
+    WrongState when not due."""
     if due_transition(race, now) != "finish":
         raise WrongState(f"race {race.code} is {race.state.value}, not due to finish")
     players: dict[str, Entry] = {}
@@ -538,6 +597,8 @@ def finish(
             game = replace(game, status=Status.TIMEOUT, time=float(race.options.time_limit))
             changed.append(game)
         players[pid] = _entry_of(entry, game)
+        if hints and hints.get(pid):
+            players[pid] = replace(players[pid], hints=hints[pid])
     results = rank(players.values())
     final = Final(
         results=results,
@@ -545,15 +606,16 @@ def finish(
         boards={pid: games[pid].position for pid in players},
     )
     new = replace(race, state=RaceState.FINISHED, players=players, final=final)
+    public = revealed(new, now)
     event = Finished(
         race=race.code,
         version=0,
         results=results,
-        seed=race.seed,
-        salt=race.salt,
+        seed=race.seed if public else None,
+        salt=race.salt if public else None,
         commitment=race.commitment,
-        replays=final.replays,
-        boards=final.boards,
+        replays=final.replays if public else None,
+        boards=final.boards if public else None,
     )
     return RaceChange(
         base=race.version,
@@ -593,6 +655,7 @@ def rank(entries: Iterable[Entry]) -> list[Result]:
                 runs=e.runs,
                 moves=e.moves,
                 score=e.score,
+                hints=e.hints,
             )
         )
     return results
@@ -756,11 +819,15 @@ def _entry_of(entry: Entry, game: Game) -> Entry:
 # -- snapshots ------------------------------------------------------------------------------
 
 
-def race_info(race: Race, *, online: Iterable[str] = (), spectators: int = 0) -> RaceInfo:
+def race_info(
+    race: Race, *, online: Iterable[str] = (), spectators: int = 0, now: float | None = None
+) -> RaceInfo:
     """The race as everyone may see it: no seed or salt (nor results and replays) before the
-    finish. ``online`` are the players connected to it now."""
+    finish (for a daily race, before its day is over at ``now``). ``online`` are the players
+    connected to it now."""
     connected = set(online)
     final = race.final if race.state is RaceState.FINISHED else None
+    public = revealed(race, now)
     return RaceInfo(
         code=race.code,
         variant=race.options.variant,
@@ -774,11 +841,15 @@ def race_info(race: Race, *, online: Iterable[str] = (), spectators: int = 0) ->
         countdown=race.options.countdown,
         players=[e.info(connected=e.player in connected) for e in race.players.values()],
         spectators=spectators,
-        commitment=race.commitment,
+        commitment=race.commitment or None,
         starts_at=race.starts_at,
         ends_at=race.ends_at,
         results=final.results if final else None,
-        seed=race.seed if final else None,
-        salt=race.salt if final else None,
-        replays=final.replays if final else None,
+        seed=race.seed if final and public else None,
+        salt=race.salt if final and public else None,
+        replays=final.replays if final and public else None,
+        winnable=race.options.winnable,
+        hints=race.options.hints,
+        preparing=race.preparing,
+        daily=race.options.daily or None,
     )

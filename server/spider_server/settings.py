@@ -85,6 +85,15 @@ class Settings:
     """How often a node checks watched races for events it may have missed."""
     presence_ttl: float = 30.0
     """How long a node's claim that a connection watches a race lasts without refresh."""
+    pool_size: int = 3
+    """Proven-winnable seeds kept ready per variant asked for (0: none kept; races
+    waiting for one are still served)."""
+    solve_budget: int = 200_000
+    """Positions the solver may search to prove one seed winnable."""
+    hint_budget: int = 20_000
+    """Positions the solver may search for one hint."""
+    pool_interval: float = 0.5
+    """How often a node looks for seeds to prove (waiting races, pools below size)."""
 
     def replace(self, **changes: Any) -> Settings:
         """A copy with ``changes``; a change that is None keeps the current value."""

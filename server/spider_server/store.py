@@ -84,6 +84,10 @@ def _meta_fields(race: Race) -> dict[str, str | bytes]:
         "undo": "1" if o.undo else "0",
         "live_boards": "1" if o.live_boards else "0",
         "countdown": str(o.countdown),
+        "winnable": "1" if o.winnable else "0",
+        "hints": "1" if o.hints else "0",
+        "daily": o.daily,
+        "preparing": "1" if race.preparing else "0",
         "state": race.state.value,
         "creator": race.creator,
         "created_at": _num(race.created_at),
@@ -122,6 +126,9 @@ def _race_from(meta: dict[Any, Any], players: dict[Any, Any]) -> Race:
             undo=m["undo"] == b"1",
             live_boards=m["live_boards"] == b"1",
             countdown=int(m["countdown"]),
+            winnable=m.get("winnable") == b"1",
+            hints=m.get("hints") == b"1",
+            daily=_s(m.get("daily")),
         ),
         state=RaceState(_s(m["state"])),
         version=int(m.get("version", b"0")),
@@ -136,6 +143,7 @@ def _race_from(meta: dict[Any, Any], players: dict[Any, Any]) -> Race:
         started_at=_opt_float(m.get("started_at")),
         ends_at=_opt_float(m.get("ends_at")),
         final=final,
+        preparing=m.get("preparing") == b"1",
     )
 
 
@@ -278,6 +286,7 @@ class Store:
             keys.events(code),
             keys.online(code),
             keys.spectators(code),
+            keys.hints(code),
         ]
         for pid in race.players:
             out += [keys.game(code, pid), keys.actions(code, pid), keys.acks(code, pid)]
@@ -501,6 +510,28 @@ class Store:
             text = _s(pos)
             out[pid] = text if full else Board.from_text(text).view_text()
         return out
+
+    # -- hints ------------------------------------------------------------------------------
+
+    async def add_hint(self, code: str, player: str) -> int:
+        """Count a hint the player asked for; the player's count now."""
+        key = keys.hints(code)
+        try:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                pipe.hincrby(key, player, 1)
+                pipe.expire(key, self.settings.race_ttl)
+                count, _ = await pipe.execute()
+        except RedisError as e:
+            raise Unavailable(f"storage: {e}") from None
+        return int(count)
+
+    async def load_hints(self, code: str) -> dict[str, int]:
+        """Hints asked for, by player."""
+        try:
+            h = await self.redis.hgetall(keys.hints(code))
+        except RedisError as e:
+            raise Unavailable(f"storage: {e}") from None
+        return {_s(k): int(v) for k, v in h.items()}
 
     # -- players' races ---------------------------------------------------------------------
 

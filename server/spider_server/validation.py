@@ -24,8 +24,11 @@ from spider_client.protocol import (
     CLIENT_TYPES,
     ClientMessage,
     CreateRace,
+    DailyRace,
     Hello,
+    Hint,
     Join,
+    Leaderboard,
     Leave,
     MoveAction,
     Ready,
@@ -38,7 +41,8 @@ from .errors import BadFrame, InvalidMessage
 __all__ = ["ADAPTER", "parse_frame"]
 
 ClientFrame = Annotated[
-    Hello | CreateRace | Join | Leave | Ready | MoveAction | Undo | Resign,
+    Hello | CreateRace | Join | Leave | Ready | MoveAction | Undo | Resign | Hint | DailyRace
+    | Leaderboard,
     Field(discriminator="type"),
 ]
 
