@@ -22,8 +22,10 @@ async def test_cut_between_move_and_ack_at_full_speed(redis_server, server_node)
         for _ in range(5):  # five cuts, each just after a move reached the server
             proxy.cut_at = proxy.moves_seen + 7
             cuts = proxy.cuts
-            while proxy.cuts == cuts:
-                await asyncio.sleep(0.01)
+            async with asyncio.timeout(20):
+                while proxy.cuts == cuts:
+                    assert not run.done(), run
+                    await asyncio.sleep(0.01)
             await racer.client.wait_until(lambda c, n=cuts: c.reconnects > n, timeout=20)
         stop.set()
         await asyncio.wait_for(run, 20)
