@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from redis.asyncio import BlockingConnectionPool, Redis, RedisCluster
+from redis.asyncio import Redis, RedisCluster
 from redis.asyncio.cluster import ClusterNode
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
@@ -27,10 +27,9 @@ from .errors import ConfigError
 __all__ = ["CLUSTER_SCHEME", "POOL_SIZE", "connect", "is_cluster"]
 
 CLUSTER_SCHEME = "redis+cluster"
-POOL_SIZE = 64
-"""Connections to one Redis a client keeps at most; commands beyond wait for one."""
-POOL_TIMEOUT = 5.0
-"""Seconds a command waits for a free connection before it fails."""
+POOL_SIZE = 4096
+"""Connections to one Redis a client opens at most (commands beyond fail as
+``unavailable``). Few are in use at once: the commits of many players share one."""
 
 
 def is_cluster(url: str) -> bool:
@@ -70,11 +69,7 @@ def connect(url: str, *, health: bool = False) -> Any:
             "retry_on_error": [RedisConnectionError, RedisTimeoutError],
         }
     if not is_cluster(url):
-        # a bounded pool that waits for a free connection (rather than failing at once)
-        pool = BlockingConnectionPool.from_url(
-            url, max_connections=POOL_SIZE, timeout=POOL_TIMEOUT, **options
-        )
-        return Redis.from_pool(pool)
+        return Redis.from_url(url, max_connections=POOL_SIZE, **options)
     parts = urlsplit(url)
     options.pop("health_check_interval", None)
     if health:
