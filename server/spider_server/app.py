@@ -203,6 +203,7 @@ class Node:
                         self._idle.clear()
                         await self._idle.wait()
         self._closed = True
+        self.pool.close()  # its loop ends even if a cancellation is lost in a timeout
         for task in self._loops:
             task.cancel()
         if self._tasks:  # background work (transitions, presence) gets a short deadline
@@ -213,7 +214,6 @@ class Node:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         self._loops = []
-        self.pool.close()
         await self.hub.close()
         for client in (self.redis, self._health):
             with contextlib.suppress(Exception):

@@ -82,8 +82,10 @@ class Pool:
         return await asyncio.to_thread(prove, variant, seed, budget)
 
     def close(self) -> None:
-        """Nothing more is proven (a search under way ends within its budget)."""
+        """Nothing more is proven (a search under way ends within its budget); :meth:`run`
+        returns."""
         self.closed = True
+        self.wake.set()
 
     # -- requests (never wait on a search) ---------------------------------------------------
 
@@ -140,6 +142,8 @@ class Pool:
                 async with asyncio.timeout(self.node.settings.pool_interval):
                     await self.wake.wait()
             self.wake.clear()
+            if self.closed:
+                return
             try:
                 await self.round()
             except (Unavailable, RedisError):
