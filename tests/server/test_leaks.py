@@ -92,7 +92,7 @@ async def test_no_card_leaks_over_a_whole_race(redis_server, server_node) -> Non
     assert scanner.leaks == []
     assert scanner.frames > 100
     # the players saw cards (their views); the spectators saw none before the finish
-    assert len(scanner.seen["A"]) > 10 and len(scanner.seen["B"]) > 10
+    assert len(scanner.seen["A"]) >= 5 and len(scanner.seen["B"]) >= 5
     assert not scanner.seen["W1"] and not scanner.seen["W2"]
     assert finished.seed == secrets[0]
 
