@@ -12,7 +12,7 @@ same comparison also runs on games played greedily (``reference_spider.greedy_ch
 leave in spider1 and spider2) and from made-up positions where a move, a deal, or the last
 Spiderette deal completes runs of every suit. A further test walks the same games comparing
 views, scores and the won/stuck status, and the reference itself is checked against
-shared/spec/vectors.txt.
+the spec's vectors.txt (docs/spec).
 
 Environment: ``SPIDER_DIFF_SEEDS`` (default 8) and ``SPIDER_DIFF_STEPS`` (default 200).
 """
@@ -340,28 +340,19 @@ def test_made_up_positions_do_what_they_say() -> None:
 
 
 def vector_lines() -> list[tuple[int, str]]:
-    """The lines of shared/spec/vectors.txt (``SPIDER_VECTORS``, or beside the repository)."""
-    here = Path(__file__).resolve().parent
-    candidates = [
-        Path(os.environ.get("SPIDER_VECTORS", "")),
-        here.parent / "shared" / "spec" / "vectors.txt",
-        here.parent.parent / "shared" / "spec" / "vectors.txt",
+    """The lines of the spec's vectors.txt, from the copy in docs/spec."""
+    path = Path(__file__).resolve().parent.parent / "docs" / "spec" / "vectors.txt"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [
+        (number, line)
+        for number, line in enumerate(lines, start=1)
+        if line.strip() and not line.startswith("#")
     ]
-    for path in candidates:
-        if path.name == "vectors.txt" and path.is_file():
-            lines = path.read_text(encoding="utf-8").splitlines()
-            return [
-                (number, line)
-                for number, line in enumerate(lines, start=1)
-                if line.strip() and not line.startswith("#")
-            ]
-    return []
 
 
 VECTOR_LINES = vector_lines()
 
 
-@pytest.mark.skipif(not VECTOR_LINES, reason="shared/spec/vectors.txt not found")
 @pytest.mark.parametrize(
     "line",
     [line for _, line in VECTOR_LINES],
