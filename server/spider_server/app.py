@@ -34,6 +34,7 @@ from redis.exceptions import RedisError
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
+from websockets.protocol import State as WsState
 
 from spider_client.protocol import (
     PROTOCOL_VERSION,
@@ -80,7 +81,7 @@ from .errors import (
     Unavailable,
     WrongState,
 )
-from .hub import EventFrame, Hub, RaceWatch, Subscription
+from .hub import EventFrame, Hub, RaceWatch, Subscription, wire_frame
 from .limits import TokenBucket
 from .metrics import Metrics
 from .race import TERMINAL, Game, Limits, Race, RaceState
@@ -159,6 +160,8 @@ class Node:
         self._closed = False
         self._idle = asyncio.Event()
         """Set whenever the last connection ends."""
+        self._unflushed: list[Connection] = []
+        """Connections with frames to write at the end of this turn of the event loop."""
 
     # -- life -------------------------------------------------------------------------------
 
@@ -218,6 +221,19 @@ class Node:
         for client in (self.redis, self._health):
             with contextlib.suppress(Exception):
                 await client.aclose()
+
+    def to_flush(self, conn: Connection) -> None:
+        """Write ``conn``'s gathered frames at the end of this turn of the event loop: the
+        frames one turn sends a connection (an ack, the progress of several players) go out
+        in one write."""
+        if not self._unflushed:
+            asyncio.get_running_loop().call_soon(self.flush_writes)
+        self._unflushed.append(conn)
+
+    def flush_writes(self) -> None:
+        unflushed, self._unflushed = self._unflushed, []
+        for conn in unflushed:
+            conn.flush()
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any] | None:
         """Run ``coro`` in the background, kept until done; failures are logged. Once the
@@ -425,6 +441,10 @@ class Connection:
         self.told_rate = False
         self.oversize = 0
         self.out: asyncio.Queue[bytes | tuple[int, str] | None] = asyncio.Queue()
+        self._writing = False
+        """The writer task is sending a frame it took from :attr:`out`."""
+        self._wires: list[bytes] = []
+        """Websocket frames to write at the end of this turn of the event loop."""
         self.closing = False
         self._known: dict[str, tuple[Race, Game, Board]] = {}
         """Race code -> the race, game and board as this connection's last action left
@@ -432,10 +452,28 @@ class Connection:
 
     # -- sending ----------------------------------------------------------------------------
 
-    def send(self, frame: bytes) -> None:
-        """Queue a frame; a reader that lets ``send_queue`` frames pile up is closed."""
+    def send(self, frame: bytes, wire: bytes | None = None) -> None:
+        """Send a frame (``wire``: the same frame already built as a websocket frame).
+
+        When nothing waits before it and the socket keeps up, the frame joins the others
+        of this turn of the event loop, written together in one write at the turn's end
+        (:meth:`Node.flush_writes`); otherwise it is queued for the writer task. A reader
+        that lets ``send_queue`` frames pile up is closed."""
         if self.closing:
             return
+        ws = self.ws
+        if (
+            not self._writing
+            and self.out.empty()
+            and not ws.paused
+            and ws.protocol.state is WsState.OPEN
+            and ws.send_in_progress is None
+        ):
+            if not self._wires:
+                self.node.to_flush(self)
+            self._wires.append(wire or wire_frame(frame))
+            return
+        self.flush()  # what was written before goes first
         if self.out.qsize() >= self.node.settings.send_queue:
             self.close_soon(CLOSE_POLICY, "too slow to read")
             # a reader that stopped may never take the close either: cut it after a while
@@ -443,6 +481,21 @@ class Connection:
             loop.call_later(self.node.settings.write_timeout, self._cut)
             return
         self.out.put_nowait(frame)
+
+    def flush(self) -> None:
+        """Write the frames gathered this turn, in one write."""
+        wires = self._wires
+        if not wires:
+            return
+        self._wires = []
+        ws = self.ws
+        transport = ws.transport
+        if ws.protocol.state is not WsState.OPEN or transport.is_closing():
+            return  # closing: after a close frame nothing more may be sent
+        try:
+            transport.write(wires[0] if len(wires) == 1 else b"".join(wires))
+        except Exception:  # the link broke: the reader sees it and cleans up
+            self._cut()
 
     def _cut(self) -> None:
         """Drop the connection at once (its writer may be stuck on a reader that stopped)."""
@@ -457,6 +510,7 @@ class Connection:
         """Close after the frames already queued are sent."""
         if self.closing:
             return
+        self.flush()
         self.closing = True
         self.node.metrics.closed_total[code] += 1
         self.out.put_nowait((code, reason))
@@ -466,6 +520,7 @@ class Connection:
             item = await self.out.get()
             if item is None:
                 return
+            self._writing = True
             try:
                 if isinstance(item, tuple):
                     await self.ws.close(*item)
@@ -473,6 +528,8 @@ class Connection:
                 await self.ws.send(item)
             except websockets.ConnectionClosed:
                 return
+            finally:
+                self._writing = False
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -706,9 +763,7 @@ class Connection:
         code = await self._new_race(options, seed, preparing=seed is None)
         if not await proven.set_daily_race(node.redis, variant.id, day, self.player, code):
             # another connection of this player made one at the same moment: use that one
-            await node.store.commit(
-                rules.leave(await self._load(code), self.player, node.now())
-            )
+            await node.store.commit(rules.leave(await self._load(code), self.player, node.now()))
             await node.store.drop_player_races(self.player, [code])
             code = await proven.daily_race_of(node.redis, variant.id, day, self.player) or code
             await self.join(Join(req=msg.req, code=code))

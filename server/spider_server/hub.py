@@ -24,8 +24,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import struct
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Protocol
 
 from redis.asyncio import Redis
@@ -55,11 +57,30 @@ class EventFrame:
     def type(self) -> str:
         return str(self.fields.get("type", ""))
 
+    @cached_property
+    def wire(self) -> bytes:
+        """The frame as a server's websocket frame, built once for every recipient."""
+        return wire_frame(self.frame)
+
+
+def wire_frame(payload: bytes) -> bytes:
+    """``payload`` as one unfragmented, unmasked binary websocket frame (RFC 6455 §5.2):
+    what a server sends without compression, the same bytes for every connection."""
+    n = len(payload)
+    if n < 126:
+        head = bytes((0x82, n))
+    elif n < 1 << 16:
+        head = struct.pack("!BBH", 0x82, 126, n)
+    else:
+        head = struct.pack("!BBQ", 0x82, 127, n)
+    return head + payload
+
 
 class Subscriber(Protocol):
     """The connection side of a subscription."""
 
-    def send(self, frame: bytes) -> None: ...
+    def send(self, frame: bytes, wire: bytes | None = None) -> None:
+        """Send ``frame``; ``wire`` is the same frame already built as a websocket frame."""
 
     def deal_out(self, code: str) -> None:
         """The race has started: send this player their view of the deal."""
@@ -103,7 +124,7 @@ class Subscription:
         self.delivered = event.version
         if event.audience == SPECTATORS and self.role != "spectator":
             return
-        self.conn.send(event.frame)
+        self.conn.send(event.frame, event.wire)
         if event.type == "started" and self.role == "player":
             self.conn.deal_out(self.code)
 
