@@ -25,7 +25,7 @@ Conventions:
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any, Literal
 
 import msgpack
@@ -226,7 +226,16 @@ class Leaderboard:
 
 
 ClientMessage = (
-    Hello | CreateRace | Join | Leave | Ready | MoveAction | Undo | Resign | Hint | DailyRace
+    Hello
+    | CreateRace
+    | Join
+    | Leave
+    | Ready
+    | MoveAction
+    | Undo
+    | Resign
+    | Hint
+    | DailyRace
     | Leaderboard
 )
 
@@ -499,12 +508,17 @@ class Prepared:
 
 
 RaceEvent = (
-    PlayerJoined | PlayerLeft | PlayerReady | Countdown | Started | Progress | BoardShown | Finished
+    PlayerJoined
+    | PlayerLeft
+    | PlayerReady
+    | Countdown
+    | Started
+    | Progress
+    | BoardShown
+    | Finished
     | Prepared
 )
-ServerMessage = (
-    Welcome | Joined | Done | Ack | Error | HintReply | LeaderboardReply | RaceEvent
-)
+ServerMessage = Welcome | Joined | Done | Ack | Error | HintReply | LeaderboardReply | RaceEvent
 
 
 def _type_name(cls: type) -> str:
@@ -515,30 +529,82 @@ def _type_name(cls: type) -> str:
 CLIENT_TYPES: dict[str, type] = {
     _type_name(cls): cls
     for cls in (
-        Hello, CreateRace, Join, Leave, Ready, MoveAction, Undo, Resign, Hint, DailyRace,
+        Hello,
+        CreateRace,
+        Join,
+        Leave,
+        Ready,
+        MoveAction,
+        Undo,
+        Resign,
+        Hint,
+        DailyRace,
         Leaderboard,
     )
 }
 SERVER_TYPES: dict[str, type] = {
     _type_name(cls): cls
     for cls in (
-        Welcome, Joined, Done, Ack, Error, PlayerJoined, PlayerLeft, PlayerReady,
-        Countdown, Started, Progress, BoardShown, Finished, HintReply, LeaderboardReply,
+        Welcome,
+        Joined,
+        Done,
+        Ack,
+        Error,
+        PlayerJoined,
+        PlayerLeft,
+        PlayerReady,
+        Countdown,
+        Started,
+        Progress,
+        BoardShown,
+        Finished,
+        HintReply,
+        LeaderboardReply,
         Prepared,
     )
 }
 EVENT_TYPES: dict[str, type] = {
     _type_name(cls): cls
     for cls in (
-        PlayerJoined, PlayerLeft, PlayerReady, Countdown, Started, Progress, BoardShown, Finished,
+        PlayerJoined,
+        PlayerLeft,
+        PlayerReady,
+        Countdown,
+        Started,
+        Progress,
+        BoardShown,
+        Finished,
         Prepared,
     )
 }
 
 
+_SCALARS = frozenset({str, int, float, bool, bytes, type(None)})
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def as_map(value: Any) -> Any:
+    """A message (or anything in one) as plain maps and lists: what
+    :func:`dataclasses.asdict` gives, without its deep copies (the values are not kept)."""
+    cls = value.__class__
+    if cls in _SCALARS:
+        return value
+    names = _FIELD_NAMES.get(cls)
+    if names is not None:
+        return {name: as_map(getattr(value, name)) for name in names}
+    if isinstance(value, (list, tuple)):
+        return [as_map(v) for v in value]
+    if isinstance(value, dict):
+        return {k: as_map(v) for k, v in value.items()}
+    if is_dataclass(value):
+        _FIELD_NAMES[cls] = tuple(f.name for f in fields(value))
+        return as_map(value)
+    return value
+
+
 def encode(message: object) -> bytes:
     """One frame: the message's fields as a msgpack map."""
-    frame: bytes = msgpack.packb(asdict(message), use_bin_type=True)  # type: ignore[call-overload]
+    frame: bytes = msgpack.packb(as_map(message), use_bin_type=True)
     return frame
 
 

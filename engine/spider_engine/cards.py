@@ -87,6 +87,8 @@ class CardSet:
 
 
 def format_cards(tokens: Sequence[str], cards: Sequence[int]) -> str:
+    if UNKNOWN not in cards:
+        return "".join([tokens[c] for c in cards])
     out: list[str] = []
     unknown = 0
     for c in cards:

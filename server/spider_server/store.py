@@ -12,14 +12,13 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable
-from dataclasses import asdict
 from typing import Any
 
 import msgpack
 from redis.asyncio import Redis
 from redis.exceptions import NoScriptError, RedisError
 
-from spider_client.protocol import Ack, Result
+from spider_client.protocol import Ack, Result, as_map
 
 from . import keys
 from .errors import Conflict, Unavailable, WrongState
@@ -35,7 +34,7 @@ StoredEvent = tuple[int, str, bytes]
 
 def event_data(event: object) -> bytes:
     """The stored form of an event: msgpack of its fields without ``version``."""
-    fields = asdict(event)  # type: ignore[call-overload]
+    fields = as_map(event)
     fields.pop("version", None)
     return bytes(msgpack.packb(fields, use_bin_type=True))
 
@@ -67,7 +66,7 @@ def _pack(obj: Any) -> bytes:
 
 
 def _entry_bytes(entry: Entry) -> bytes:
-    return bytes(msgpack.packb(asdict(entry), use_bin_type=True))
+    return bytes(msgpack.packb(as_map(entry), use_bin_type=True))
 
 
 def _entry_from(data: bytes) -> Entry:
@@ -102,7 +101,7 @@ def _meta_fields(race: Race) -> dict[str, str | bytes]:
     if race.final is not None:
         f = race.final
         fields["final"] = msgpack.packb(
-            {"results": [asdict(r) for r in f.results], "replays": f.replays, "boards": f.boards},
+            {"results": [as_map(r) for r in f.results], "replays": f.replays, "boards": f.boards},
             use_bin_type=True,
         )
     return fields
@@ -405,7 +404,7 @@ class Store:
         payload = {
             "g": _game_fields(outcome.game),
             "act": outcome.action,
-            "ack": msgpack.packb(asdict(outcome.ack), use_bin_type=True),
+            "ack": msgpack.packb(as_map(outcome.ack), use_bin_type=True),
             "entry": _entry_bytes(outcome.entry),
             "e": [[audience, event_data(ev)] for audience, ev in outcome.events],
         }

@@ -1,0 +1,90 @@
+"""The protocol's encoder: the same maps as :func:`dataclasses.asdict`, and frames that
+decode back to the message."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+import msgpack
+import pytest
+
+from spider_client import protocol as p
+
+RESULT = p.Result(
+    rank=1, player="p1", name="Ann", status="won", time=12.5, runs=8, moves=140, score=1200, hints=2
+)
+PLAYER = p.PlayerInfo(player="p1", name="Ann", ready=True, moves=3, turned_up=1, runs=0)
+RACE = p.RaceInfo(
+    code="ABCD",
+    variant="myrmex+blind",
+    state="finished",
+    version=41,
+    creator="p1",
+    max_players=4,
+    time_limit=600,
+    undo=True,
+    live_boards=False,
+    countdown=3,
+    players=[PLAYER, p.PlayerInfo(player="p2", name="Bo")],
+    results=[RESULT],
+    replays={"p1": ["a1b", "+", "undo"]},
+    seed="s",
+    salt="00ff",
+)
+
+MESSAGES: list[Any] = [
+    p.Hello(name="Ann"),
+    p.MoveAction(code="ABCD", seq=7, move="d1j"),
+    p.Ack(code="ABCD", seq=7, move="d1j", view="a view", status="playing", moves=7, score=493),
+    p.Progress(race="ABCD", version=3, player=PLAYER),
+    p.Finished(
+        race="ABCD",
+        version=41,
+        results=[RESULT],
+        seed=None,
+        salt=None,
+        commitment="c0ffee",
+        replays=None,
+        boards={"p1": "x"},
+    ),
+    p.Joined(
+        req=2,
+        role="spectator",
+        race=RACE,
+        boards={"p1": "v"},
+        events=[{"type": "progress", "version": 2}],
+    ),
+    p.Error(error="illegal_move", message="no", req=None, seq=3, race="ABCD"),
+]
+
+
+def _lists(value: Any) -> Any:
+    """asdict keeps tuples; msgpack writes both as arrays."""
+    if isinstance(value, (list, tuple)):
+        return [_lists(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _lists(v) for k, v in value.items()}
+    return value
+
+
+@pytest.mark.parametrize("message", MESSAGES, ids=lambda m: type(m).__name__)
+def test_as_map_is_asdict(message: Any) -> None:
+    assert p.as_map(message) == _lists(asdict(message))
+
+
+@pytest.mark.parametrize("message", MESSAGES, ids=lambda m: type(m).__name__)
+def test_frames_decode_back(message: Any) -> None:
+    frame = p.encode(message)
+    assert msgpack.unpackb(frame, raw=False) == _lists(asdict(message))
+    if message.type in p.SERVER_TYPES:
+        assert p.decode(frame) == message
+
+
+def test_as_map_does_not_share_lists() -> None:
+    """The maps are new: changing one leaves the message as it was."""
+    mapped = p.as_map(RACE)
+    mapped["players"].append("x")
+    mapped["replays"]["p1"].append("y")
+    assert len(RACE.players) == 2
+    assert RACE.replays == {"p1": ["a1b", "+", "undo"]}
