@@ -174,8 +174,8 @@ class Client:
         """``player`` or ``spectator`` in that race."""
         self.race: p.RaceInfo | None = None
         """The race as everyone may see it, kept up to date from its events."""
-        self.view: Board | None = None
-        """The player's view of their game (None before the deal, and for spectators)."""
+        self._view_text: str | None = None
+        self._view: Board | None = None
         self.seq = 0
         """The player's last applied action number."""
         self.version = 0
@@ -671,11 +671,26 @@ class Client:
             return
         self._emit(error)
 
+    @property
+    def view(self) -> Board | None:
+        """The player's view of their game (None before the deal, and for spectators): the
+        view of the last ack or ``joined`` reply, read into a board when first asked for.
+        Copy it before changing it."""
+        if self._view is None and self._view_text is not None:
+            self._view = Board.from_text(self._view_text)
+        return self._view
+
+    def _set_view(self, text: str | None) -> bool:
+        """Take the server's view ``text``; True when it differs from the one held."""
+        if text == self._view_text:
+            return False
+        self._view_text, self._view = text, None
+        return True
+
     def _take_ack(self, ack: p.Ack) -> None:
         if ack.code == self.code and ack.seq >= self.seq:
             self.seq = ack.seq
-            if self.view is None or ack.view != self.view.text():
-                self.view = Board.from_text(ack.view)
+            self._set_view(ack.view)
             me = self.me
             if me is not None:
                 me.status, me.moves, me.score = ack.status, ack.moves, ack.score
@@ -719,10 +734,11 @@ class Client:
                 self._keep_event_data(event)
             self._emit(event)
         self.version = max(self.version, joined.race.version)
-        if joined.view is not None and (joined.seq >= self.seq or new_race or self.view is None):
+        if joined.view is not None and (
+            joined.seq >= self.seq or new_race or self._view_text is None
+        ):
             self.seq = joined.seq
-            if self.view is None or joined.view != self.view.text():
-                self.view = Board.from_text(joined.view)
+            if self._set_view(joined.view):
                 self._emit(ViewChanged(view=joined.view, seq=joined.seq))
 
     def _take_event(self, event: Any) -> None:
@@ -732,7 +748,7 @@ class Client:
             return  # seen already (a catch-up and the live stream may overlap)
         self._apply_event(event)
         self._emit(event)
-        if isinstance(event, p.Started) and self.role == "player" and self.view is None:
+        if isinstance(event, p.Started) and self.role == "player" and self._view_text is None:
             self._spawn(self._fetch_view())
 
     async def _fetch_view(self) -> None:
@@ -806,7 +822,7 @@ class Client:
     def _forget_race(self) -> None:
         self.code = self.role = None
         self.race = None
-        self.view = None
+        self._set_view(None)
         self.seq = 0
         self.version = 0
         self.boards = {}

@@ -628,8 +628,13 @@ def decode(frame: bytes, types: dict[str, type] = SERVER_TYPES) -> Any:
 _NESTED: dict[str, type] = {"race": RaceInfo, "player": PlayerInfo}
 
 
+_BUILD_NAMES: dict[type, frozenset[str]] = {}
+
+
 def _build(cls: type, data: dict[str, Any]) -> Any:
-    names = {f.name for f in fields(cls)}
+    names = _BUILD_NAMES.get(cls)
+    if names is None:
+        names = _BUILD_NAMES[cls] = frozenset(f.name for f in fields(cls))
     kwargs = {k: v for k, v in data.items() if k in names}
     if cls is RaceInfo:
         kwargs["players"] = [PlayerInfo(**p) for p in kwargs.get("players", [])]
