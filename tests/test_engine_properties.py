@@ -178,6 +178,7 @@ def test_views_show_no_hidden_card(variant: str, seed: str, steps: list[int]) ->
         assert shown.up == full.up, where
         assert shown.foundation == full.foundation, where
         assert board.view().text() == board.view_text(), where
+        assert board.texts() == (board.text(), board.view().text()), where
     game.record()
 
 

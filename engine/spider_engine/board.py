@@ -170,7 +170,14 @@ class Board:
         return board
 
     def view_text(self) -> str:
-        return self.view().text()
+        """The text of :meth:`view`."""
+        return self.texts()[1]
+
+    def texts(self) -> tuple[str, str]:
+        """:meth:`text` and :meth:`view_text` at once (the face-up cards formatted once)."""
+        from .notation import format_texts
+
+        return format_texts(self)
 
     def is_view(self) -> bool:
         """Whether any card of the position is unknown."""

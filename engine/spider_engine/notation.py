@@ -14,20 +14,36 @@ from .errors import FitError, NotationError, PositionError, UnsettledError
 from .moves import column_letter
 from .variants import find_variant
 
-__all__ = ["parse_position", "format_position"]
+__all__ = ["parse_position", "format_position", "format_texts"]
 
 
 def format_position(board: Board) -> str:
-    cards = board.variant.cards
+    return format_texts(board, view=False)[0]
+
+
+def format_texts(board: Board, *, view: bool = True) -> tuple[str, str]:
+    """The position and (with ``view``) the player's view of it, the face-up cards
+    formatted once for both; without ``view`` the second text is empty."""
+    variant = board.variant
+    cards = variant.cards
     columns = []
+    shown_columns = []
     for col, down in zip(board.cols, board.down, strict=True):
-        columns.append(cards.format(col[:down]) + "|" + cards.format(col[down:]))
+        up = cards.format(col[down:])
+        columns.append(cards.format(col[:down]) + "|" + up)
+        if view:
+            shown_columns.append((f"*{down}|" if down else "|") + up)
+    stock_left = len(board.stock) - board.stock_pos
     stock = cards.format(board.stock[board.stock_pos :]) or "-"
     foundation = "".join(board.foundation) or "-"
-    text = f"{board.variant.id} {'/'.join(columns)} {stock} {foundation}"
-    if board.variant.extra_fields:
-        return " ".join([text, *board.variant.format_extra(board.extra)])
-    return text
+    tail = f" {foundation}"
+    if variant.extra_fields:
+        tail = " ".join([tail, *variant.format_extra(board.extra)])
+    text = f"{variant.id} {'/'.join(columns)} {stock}{tail}"
+    if not view:
+        return text, ""
+    shown_stock = f"*{stock_left}" if stock_left else "-"
+    return text, f"{variant.id} {'/'.join(shown_columns)} {shown_stock}{tail}"
 
 
 def parse_position(text: str) -> Board:
@@ -70,9 +86,7 @@ def parse_position(text: str) -> Board:
         raise PositionError("an empty stock is written '-'")
     if len(stock) not in variant.deal_at:
         sizes = ", ".join(str(s) for s in sorted(variant.deal_at))
-        raise FitError(
-            f"{variant.id}'s stock holds {sizes} cards between deals, not {len(stock)}"
-        )
+        raise FitError(f"{variant.id}'s stock holds {sizes} cards between deals, not {len(stock)}")
     foundation: list[str] = []
     if foundation_text != "-":
         allowed = variant.foundation_tokens()

@@ -750,10 +750,11 @@ def apply_action(
         status = _status(board, options, status)
     seq = game.seq + 1
     elapsed = round(now - (race.started_at or now), 3)
+    position, view = board.texts()
     new = Game(
         player=game.player,
         seq=seq,
-        position=board.text(),
+        position=position,
         status=status,
         moves=moves,
         turned_up=game.down0 - sum(board.down),
@@ -768,7 +769,7 @@ def apply_action(
         code=race.code,
         seq=seq,
         move=action,
-        view=board.view_text(),
+        view=view,
         status=status,
         moves=moves,
         score=new.score,
@@ -780,9 +781,7 @@ def apply_action(
         events.append(
             (SPECTATORS, BoardEvent(race=race.code, version=0, player=game.player, view=ack.view))
         )
-    return ActionOutcome(
-        game=new, entry=entry, action=action, ack=ack, events=events, board=board
-    )
+    return ActionOutcome(game=new, entry=entry, action=action, ack=ack, events=events, board=board)
 
 
 def runs_completed(board: Board) -> int:

@@ -93,6 +93,7 @@ def test_play_properties(variant: str, seed: int, choices: list[int]) -> None:
             assert parsed.text() == text and parsed.key() == board.key() and parsed == board
             view = board.view()
             assert Board.from_text(view.text()).text() == view.text()
+            assert board.texts() == (text, view.text())
             assert sorted(view.legal_moves) == sorted(moves)
             for move in candidates(board):
                 if move in legal:
