@@ -9,15 +9,23 @@
   player's progress, and their boards when the race shows them (live-board races, and
   everyone's after the race).
 
-Keys on the race screen (the board has the focus):
+Keys on the race screen (the board has the focus; ``?`` shows them):
 
-- column letters ``a`` … pick the column to move from, then the column to move to; digits
-  typed between the two say how many cards (``d`` ``1`` ``j`` is the move ``d1j``); without
-  them the longest run that fits is moved;
+- column letters ``a`` … (to ``j``, ``l`` or ``m``: as many as the game has columns) pick the
+  column to move from, then the column to move to; digits typed between the two say how many
+  cards (``d`` ``1`` ``j`` is the move ``d1j``); without them the longest run that fits is
+  moved;
+- Sparrow: ``x`` then four column letters takes a set off (``x`` ``a`` ``d`` ``f`` ``j`` is
+  ``xadfj``; the letters in any order);
+- Starfish: ``*``, the column, the depth (digits; 2 without them: the card above the end
+  card), then the column the replaced card goes to (``*`` ``c`` ``3`` ``f`` is ``*c3f``);
+- Wizard's Tower with ``weave``: ``z`` is the reserve, to move from or to (``a`` ``z`` is
+  ``a1z``, ``z`` ``c`` is ``z1c``);
 - ``+`` deals, ``u`` undoes (when the race allows it), ``r`` marks you ready (or not),
-  ``escape`` drops a picked column;
-- ``:`` (or ``tab``) goes to the move line: type a move (``d1j``, ``+``) or ``undo``,
-  ``resign``, ``ready`` and press enter; ``escape`` goes back to the board;
+  ``escape`` drops a picked column (or a set, or a Joker move);
+- ``:`` (or ``tab``) goes to the move line: type a move (``d1j``, ``+``, ``xadfj``,
+  ``*c3f``, ``a1z``) or ``undo``, ``resign``, ``ready`` and press enter; ``escape`` goes back
+  to the board;
 - ``q`` quits.
 
 The app talks to the server through one :class:`~spider_client.Client`; every event
@@ -30,6 +38,7 @@ import contextlib
 import getpass
 from typing import Any
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import events, on, work
 from textual.app import App, ComposeResult
@@ -45,7 +54,7 @@ from spider_client.protocol import Finished, RaceInfo
 from spider_engine import Board, EngineError, Move
 from spider_engine.moves import column_index, column_letter
 
-from .render import format_clock, render_board, render_players, render_results
+from .render import RESERVE, format_clock, render_board, render_players, render_results
 
 __all__ = ["RaceApp", "LobbyScreen", "RaceScreen"]
 
@@ -74,7 +83,9 @@ class LobbyScreen(Screen[None]):
             yield Input(value=self.player_name, placeholder="your name", id="name")
             yield Label("New race")
             yield Input(
-                value="spider4", placeholder="variant (spider1, spider2, spider4, …)", id="variant"
+                value="spider4",
+                placeholder="variant (spider1, spider4, myrmex, wizard+weave, sparrow, starfish, …)",
+                id="variant",
             )
             yield Input(placeholder="seed (empty: a secret random seed)", id="seed")
             yield Input(value="30", placeholder="time limit in minutes", id="minutes")
@@ -133,11 +144,12 @@ class RaceScreen(Screen[None]):
     CSS = """
     #top { height: 1; background: $boost; padding: 0 1; }
     #main { height: 1fr; }
-    #board-pane { width: auto; min-width: 44; padding: 0 1; }
+    #board-pane { width: 44; padding: 0 1; scrollbar-gutter: stable; scrollbar-size-vertical: 1; }
     #side { width: 1fr; padding: 0 1; }
     #players { height: auto; }
     #results { height: auto; margin-top: 1; }
     #boards { height: auto; margin-top: 1; }
+    #help { height: auto; margin-top: 1; border: round $accent; padding: 0 1; }
     #message { height: 1; padding: 0 1; color: $warning; }
     #move { dock: bottom; }
     """
@@ -147,6 +159,7 @@ class RaceScreen(Screen[None]):
         Binding("u", "undo", "undo"),
         Binding("r", "ready", "ready"),
         Binding("colon", "type_move", "type a move"),
+        Binding("question_mark", "help", "keys"),
         Binding("escape", "clear", "clear", show=False),
         Binding("q", "quit", "quit"),
     ]
@@ -154,7 +167,13 @@ class RaceScreen(Screen[None]):
     def __init__(self) -> None:
         super().__init__()
         self.source: int | None = None
+        """The picked column (``RESERVE`` for Wizard's reserve), or None."""
         self.count = ""
+        """Digits typed after the picked column: how many cards (a Joker move: the depth)."""
+        self.mode = ""
+        """``"set"`` after ``x`` (Sparrow), ``"joker"`` after ``*`` (Starfish), else ``""``."""
+        self.set_columns: list[int] = []
+        """The columns picked for a set, in the order picked."""
 
     @property
     def race_app(self) -> RaceApp:
@@ -171,6 +190,7 @@ class RaceScreen(Screen[None]):
                 yield Static("", id="players")
                 yield Static("", id="results")
                 yield Static("", id="boards")
+                yield Static("", id="help")
         yield Static("", id="message")
         yield Input(
             placeholder="type a move (d1j, +) or undo / resign / ready, then enter", id="move"
@@ -181,6 +201,7 @@ class RaceScreen(Screen[None]):
         if self.race_app.role == "spectator":
             self.query_one("#board-pane").display = False
             self.query_one("#move").display = False
+        self.query_one("#help").display = False
         self.query_one("#board", BoardView).focus()
         self.set_interval(0.25, self.redraw_top)
         self.redraw()
@@ -204,22 +225,58 @@ class RaceScreen(Screen[None]):
         view = client.view
         board = self.query_one("#board", BoardView)
         if view is not None:
-            board.update(render_board(view, selected=self.source, pending=self._pending()))
+            text = render_board(view, selected=self._selected(), pending=self._pending())
+            self._fit_board(text)
+            board.update(text)
+            self._show_examples(view)
         elif race is not None and race.state in ("open", "countdown"):
-            board.update(self._waiting_text(race))
+            text = self._waiting_text(race)
+            self._fit_board(text)
+            board.update(text)
         if race is None:
             return
         variant_board = _variant_board(race.variant)
         sets = variant_board.variant.set_count() if variant_board else 8
         cards = len(variant_board.variant.canonical_deck()) if variant_board else 104
         self.query_one("#players", Static).update(
-            render_players(race, sets=sets, cards=cards, me=client.player)
+            render_players(race, sets=sets, cards=cards, me=client.player, width=self._side_width())
         )
         results = self.query_one("#results", Static)
         results.update(render_results(race.results, me=client.player) if race.results else "")
         self.query_one("#boards", Static).update(self._other_boards(race))
 
-    def _waiting_text(self, race: RaceInfo) -> str:
+    def _fit_board(self, text: Text) -> None:
+        """Make the board's pane as wide as the board's widest line (at least 44 cells), so
+        that no line wraps: 12- and 13-column boards are wider than Spider's."""
+        width = max((cell_len(line) for line in text.plain.splitlines()), default=0)
+        pane = self.query_one("#board-pane")
+        wanted = max(width + 3, 44)  # the padding and the scroll bar's gutter
+        if pane.styles.width is None or pane.styles.width.value != wanted:
+            pane.styles.width = wanted
+
+    def _side_width(self) -> int | None:
+        """The width the side pane has for text (beside the board pane, when shown)."""
+        width = self.size.width
+        if not width:
+            return None
+        pane = self.query_one("#board-pane")
+        if pane.display and pane.styles.width is not None:
+            width -= int(pane.styles.width.value)
+        return width - 4  # the padding, and a scroll bar when the text is long
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.redraw()
+
+    def _show_examples(self, view: Board) -> None:
+        """The move line's placeholder, with examples of this game's kinds of moves."""
+        line = self.query_one("#move", Input)
+        placeholder = (
+            f"type a move ({', '.join(_examples(view))}) or undo / resign / ready, then enter"
+        )
+        if line.placeholder != placeholder:
+            line.placeholder = placeholder
+
+    def _waiting_text(self, race: RaceInfo) -> Text:
         lines = [
             f"Race [b]{race.code}[/b] — {race.variant}",
             "",
@@ -230,7 +287,7 @@ class RaceScreen(Screen[None]):
             "",
             "Press [b]r[/b] when you are ready.",
         ]
-        return "\n".join(lines)
+        return Text.from_markup("\n".join(lines))
 
     def _other_boards(self, race: RaceInfo) -> Text:
         """Every player's board, for spectators (live boards, or after the race)."""
@@ -277,10 +334,23 @@ class RaceScreen(Screen[None]):
         with contextlib.suppress(NoMatches):
             self.query_one("#message", Static).update(text)
 
+    def _selected(self) -> int | list[int] | None:
+        if self.mode == "set":
+            return self.set_columns
+        return self.source
+
     def _pending(self) -> str:
+        if self.mode == "set":
+            return "x" + "".join(column_letter(c) for c in self.set_columns)
+        prefix = "*" if self.mode == "joker" else ""
         if self.source is None:
-            return ""
-        return f"{column_letter(self.source)}{self.count}"
+            return prefix
+        return f"{prefix}{column_letter(self.source)}{self.count}"
+
+    def _drop(self) -> None:
+        """Forget a picked column, set or Joker move."""
+        self.source, self.count, self.mode = None, "", ""
+        self.set_columns = []
 
     # -- keys -------------------------------------------------------------------------------
 
@@ -291,40 +361,105 @@ class RaceScreen(Screen[None]):
         char = event.character or ""
         if view is None or len(char) != 1:
             return
-        if char.isdigit() and self.source is not None:
+        if char == "x" and _has_sets(view):
+            event.stop()
+            event.prevent_default()
+            self._drop()
+            self.mode = "set"
+            self.say("a set: pick the four columns (escape drops it)")
+            self.redraw()
+        elif char == "*" and _has_jokers(view):
+            event.stop()
+            event.prevent_default()
+            self._drop()
+            self.mode = "joker"
+            self.say("a Joker: pick the column, type the depth, then where the card goes")
+            self.redraw()
+        elif char.isdigit() and self.source is not None and self.mode != "set":
             self.count += char
             event.stop()
             event.prevent_default()
             self.redraw()
+        elif char == "z" and _has_reserve(view):
+            event.stop()
+            event.prevent_default()
+            self.pick_column(RESERVE, view)
         elif "a" <= char <= "z" and column_index(char) < len(view.cols):
             event.stop()
             event.prevent_default()
             self.pick_column(column_index(char), view)
 
     def pick_column(self, column: int, view: Board) -> None:
-        """A column key: the first picks the source, the second moves to it."""
+        """A column key (``RESERVE`` for the reserve): the first picks the source, the
+        second moves to it; after ``x`` four of them take a set off; after ``*`` the first
+        is the Joker's column, the second where the replaced card goes."""
+        if self.mode == "set":
+            self._pick_for_set(column)
+            return
         if self.source is None:
-            if not view.cols[column]:
+            if column == RESERVE:
+                if view.extra[0] < 0:
+                    self.say("the reserve is empty")
+                    return
+            elif not view.cols[column]:
                 self.say(f"column {column_letter(column)} is empty")
                 return
             self.source, self.count = column, ""
             self.say("")
             self.redraw()
             return
-        source, count = self.source, self.count
-        self.source, self.count = None, ""
+        source, count, mode = self.source, self.count, self.mode
+        self._drop()
         if column == source:
+            self.say("")
             self.redraw()
+            return
+        if mode == "joker":
+            if column == RESERVE:
+                self.redraw()
+                return
+            depth = int(count) if count else _joker_depth(view, source, column)
+            self.play(f"*{column_letter(source)}{depth}{column_letter(column)}")
+            return
+        if source == RESERVE or column == RESERVE:
+            self.play(f"{_place(source)}1{_place(column)}")
             return
         n = int(count) if count else _fitting_count(view, source, column)
         self.play(f"{column_letter(source)}{n}{column_letter(column)}")
 
+    def _pick_for_set(self, column: int) -> None:
+        """One column of a set: picking it again drops it; the fourth sends the move."""
+        if column == RESERVE:
+            return
+        if column in self.set_columns:
+            self.set_columns.remove(column)
+        else:
+            self.set_columns.append(column)
+        if len(self.set_columns) < 4:
+            self.redraw()
+            return
+        columns = sorted(self.set_columns)
+        self._drop()
+        self.play("x" + "".join(column_letter(c) for c in columns))
+
     def action_clear(self) -> None:
         if isinstance(self.focused, Input):
             self.query_one("#board", BoardView).focus()
-        self.source, self.count = None, ""
+        self._drop()
         self.say("")
         self.redraw()
+
+    def action_help(self) -> None:
+        """Show (or hide) the keys of this race's game."""
+        help_pane = self.query_one("#help", Static)
+        if help_pane.display:
+            help_pane.display = False
+            return
+        client = self.race_app.client
+        view = client.view if client else None
+        variant = client.race.variant if client and client.race else ""
+        help_pane.update(help_text(view if view is not None else _variant_board(variant)))
+        help_pane.display = True
 
     def action_deal(self) -> None:
         self.play("+")
@@ -376,6 +511,85 @@ class RaceScreen(Screen[None]):
             return
         self.say("")
         self.race_app.act("move", move=text)
+
+
+def _has_sets(view: Board) -> bool:
+    """Whether the game takes sets off with ``x`` (Sparrow)."""
+    return view.variant.base == "sparrow"
+
+
+def _has_jokers(view: Board) -> bool:
+    """Whether the game has Joker moves ``*`` (Starfish)."""
+    return view.variant.base == "starfish"
+
+
+def _has_reserve(view: Board) -> bool:
+    """Whether the game has the reserve ``z`` (Wizard's Tower with ``weave``)."""
+    return "reserve" in view.variant.extra_fields and bool(view.extra)
+
+
+def _place(column: int) -> str:
+    return "z" if column == RESERVE else column_letter(column)
+
+
+def _joker_depth(view: Board, source: int, target: int) -> int:
+    """The depth of a Joker move from ``source`` to ``target`` when none was typed: the
+    shallowest legal one (2, the card above the end card, when none is legal)."""
+    for depth in range(2, len(view.cols[source]) + 1):
+        if view.is_legal(Move("joker", source, depth, target)):
+            return depth
+    return 2
+
+
+def _has_stock(view: Board | None) -> bool:
+    """Whether the game has a stock to deal (Wizard's Tower has none)."""
+    return view is None or bool(view.variant.stock_deals)
+
+
+def _examples(view: Board | None) -> list[str]:
+    """Examples of the game's kinds of moves, as typed."""
+    examples = ["d1j", "+"] if _has_stock(view) else ["d1j"]
+    if view is not None and _has_sets(view):
+        examples.append("xadfj")
+    if view is not None and _has_jokers(view):
+        examples.append("*c3f")
+    if view is not None and _has_reserve(view):
+        examples.append("a1z")
+    return examples
+
+
+def help_text(view: Board | None) -> Text:
+    """The keys of the race screen, for the game ``view`` is a board of (each line at most
+    52 cells: it fits beside a 13-column board in 120 terminal columns)."""
+    ncols = len(view.cols) if view is not None else 10
+    last = column_letter(ncols - 1)
+    rows = [
+        (f"a … {last}", "pick the column to move from, then to"),
+        ("digits", "typed between: how many cards"),
+    ]
+    if view is not None and _has_sets(view):
+        rows.append(("x", "then four columns: take a set off"))
+    if view is not None and _has_jokers(view):
+        rows.append(("*", "column, depth, column: a Joker move"))
+    if view is not None and _has_reserve(view):
+        rows.append(("z", "the reserve, to move from or to"))
+    if _has_stock(view):
+        rows.append(("+", "deal"))
+    rows += [
+        ("u", "undo (when the race allows it)"),
+        ("r", "ready (or not)"),
+        (": or tab", f"type a move ({', '.join(_examples(view))})"),
+        ("escape", "drop what is picked"),
+        ("?", "hide these keys"),
+        ("q", "quit"),
+    ]
+    out = Text()
+    out.append("Keys\n", style="bold underline")
+    for key, what in rows:
+        out.append(f"{key:>8}  ", style="bold yellow")
+        out.append(what + "\n")
+    out.rstrip()
+    return out
 
 
 def _fitting_count(view: Board, source: int, target: int) -> int:
