@@ -243,7 +243,11 @@ class RaceScreen(Screen[None]):
         )
         results = self.query_one("#results", Static)
         results.update(render_results(race.results, me=client.player) if race.results else "")
-        self.query_one("#boards", Static).update(self._other_boards(race))
+        results.display = bool(race.results)
+        boards = self._other_boards(race)
+        boards_pane = self.query_one("#boards", Static)
+        boards_pane.update(boards)
+        boards_pane.display = bool(boards.plain)
 
     def _fit_board(self, text: Text) -> None:
         """Make the board's pane as wide as the board's widest line (at least 44 cells), so
@@ -285,7 +289,7 @@ class RaceScreen(Screen[None]):
             f"Live boards for spectators: {'on' if race.live_boards else 'off'}.",
             f"Time limit: {format_clock(race.time_limit)}.",
             "",
-            "Press [b]r[/b] when you are ready.",
+            "Press [b]r[/b] when you are ready, [b]?[/b] for the keys.",
         ]
         return Text.from_markup("\n".join(lines))
 
