@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import gc
 import logging
 import mimetypes
 import re
@@ -160,6 +161,7 @@ class Node:
         self._closed = False
         self._idle = asyncio.Event()
         """Set whenever the last connection ends."""
+        self._gc_started = 0.0
         self._unflushed: list[Connection] = []
         """Connections with frames to write at the end of this turn of the event loop."""
 
@@ -170,6 +172,7 @@ class Node:
         with contextlib.suppress(Unavailable):
             await self._measure_clock()
         await self.hub.start()
+        gc.callbacks.append(self._gc_timer)
         loop = asyncio.get_running_loop()
         self._loops = [
             loop.create_task(self._tick_loop()),
@@ -189,6 +192,14 @@ class Node:
             compression=None,
         )
 
+    def _gc_timer(self, phase: str, info: dict[str, int]) -> None:
+        """Times the garbage collector's pauses (``spider_gc_pause_seconds``)."""
+        if phase == "start":
+            self._gc_started = time.perf_counter()
+        elif self._gc_started:
+            self.metrics.gc_seconds.observe(time.perf_counter() - self._gc_started)
+            self._gc_started = 0.0
+
     @property
     def port(self) -> int:
         assert self.server is not None
@@ -206,6 +217,8 @@ class Node:
                         self._idle.clear()
                         await self._idle.wait()
         self._closed = True
+        with contextlib.suppress(ValueError):
+            gc.callbacks.remove(self._gc_timer)
         self.pool.close()  # its loop ends even if a cancellation is lost in a timeout
         for task in self._loops:
             task.cancel()

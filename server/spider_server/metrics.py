@@ -54,6 +54,8 @@ class Metrics:
         self.action_seconds = Histogram(
             (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
         )
+        self.gc_seconds = Histogram((0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5))
+        """Pauses of Python's cyclic garbage collector (while they last, nothing else runs)."""
 
     def render(
         self, races_by_state: Mapping[str, int], subscriptions: Mapping[str, int] | None = None
@@ -111,5 +113,8 @@ class Metrics:
             "# HELP spider_action_seconds Time from receiving an action to sending its ack.",
             "# TYPE spider_action_seconds histogram",
             *self.action_seconds.render("spider_action_seconds"),
+            "# HELP spider_gc_pause_seconds Pauses of the garbage collector in this process.",
+            "# TYPE spider_gc_pause_seconds histogram",
+            *self.gc_seconds.render("spider_gc_pause_seconds"),
         ]
         return "\n".join(out) + "\n"

@@ -31,8 +31,12 @@ same libraries and the same Redis client settings as the server
 (:func:`spider_server.redisconn.connect`), and ``ratio`` = moves_per_s / baseline_per_s.
 CPU time per move during the timed phase — of the server process, of Redis (from its
 ``INFO cpu``) and of the bots (this process) — is printed too
-(``server_cpu_ms_per_move``, …, ``baseline_server_cpu_ms_per_message``): on a machine
-whose cores are shared, rates depend on the neighbours, CPU time per move much less.
+(``server_cpu_ms_per_move``, …, and the baseline's ``baseline_server_cpu_ms_per_message``,
+``baseline_redis_…`` and ``baseline_clients_…``), and ``cpu_ratio``: the baseline's CPU time
+per message (echo server, Redis and clients) over ours per move (server, Redis and bots).
+On a machine whose cores are shared, rates depend on the neighbours, CPU time per move
+much less: ``cpu_ratio`` is what ``ratio`` would be if both runs had the cores to
+themselves and were CPU-bound.
 
 ``--stalled K`` adds K spectators that join and then never read (their socket's receive
 buffer is small), to show that a reader that stops slows nobody.
@@ -372,6 +376,13 @@ class CpuMeter:
             before = self.start.get(key)
             self.spent[key] = None if value is None or before is None else value - before
 
+    def total_ms(self, moves: int) -> float | None:
+        """CPU milliseconds per move of the server, Redis and the bots together."""
+        spent = [self.spent.get(key) for key in ("server", "redis", "bots")]
+        if not moves or any(v is None for v in spent):
+            return None
+        return sum(v for v in spent if v is not None) * 1000 / moves
+
     def per_move_ms(self, key: str, moves: int) -> str:
         spent = self.spent.get(key)
         return "n/a" if spent is None or not moves else f"{spent * 1000 / moves:.3f}"
@@ -604,10 +615,16 @@ async def _stalled_spectator(url: str, code: str) -> socket.socket:
 
 
 async def baseline(
-    url: str, *, senders: int, silent: int, rate: float | None, seconds: float
+    url: str,
+    *,
+    senders: int,
+    silent: int,
+    rate: float | None,
+    seconds: float,
+    meter: CpuMeter | None = None,
 ) -> Tally:
     """The echo server's rate with ``senders`` connections sending (and ``silent`` ones
-    open), in the same rate mode."""
+    open), in the same rate mode; ``meter`` measures the CPU time of the timed phase."""
     from websockets.asyncio.client import ClientConnection, connect
 
     conns_or = await bounded(
@@ -629,6 +646,8 @@ async def baseline(
 
         return send
 
+    if meter is not None:
+        await meter.begin()
     t0 = loop.time() + 0.2
     tally.started = t0
     await asyncio.gather(
@@ -637,6 +656,8 @@ async def baseline(
             for i, ws in enumerate(conns[:senders])
         )
     )
+    if meter is not None:
+        await meter.end()
     await bounded(conns, lambda ws: ws.close(), concurrency=500)
     return tally
 
@@ -706,21 +727,17 @@ async def bench_players(args: argparse.Namespace, procs: Processes) -> int:
     # the baseline: the same connections and rate mode against the bare echo server
     base_redis = redis_url if redis_url is not None else procs.start_redis()
     echo_url, echo = await procs.start_echo(base_redis)
-    echo_cpu = _process_cpu(echo.pid)
+    base_meter = CpuMeter(echo.pid, base_redis)
     base = await baseline(
         echo_url,
         senders=players,
         silent=spectators + stalled,
         rate=rate,
         seconds=args.seconds,
+        meter=base_meter,
     )
-    echo_spent = _process_cpu(echo.pid)
     procs.stop(echo)
-    echo_ms = (
-        "n/a"
-        if echo_cpu is None or echo_spent is None or not base.moves
-        else f"{(echo_spent - echo_cpu) * 1000 / base.moves:.3f}"
-    )
+    ours, theirs = meter.total_ms(tally.moves), base_meter.total_ms(base.moves)
     moves_per_s = tally.moves / tally.seconds
     base_per_s = base.moves / base.seconds
     _print(
@@ -747,9 +764,12 @@ async def bench_players(args: argparse.Namespace, procs: Processes) -> int:
             ("moves_in_redis", in_redis),
             ("baseline_per_s", f"{base_per_s:.1f}"),
             ("baseline_ack_p99_ms", _ms(percentile(base.acks, 99))),
-            ("baseline_server_cpu_ms_per_message", echo_ms),
+            ("baseline_server_cpu_ms_per_message", base_meter.per_move_ms("server", base.moves)),
+            ("baseline_redis_cpu_ms_per_message", base_meter.per_move_ms("redis", base.moves)),
+            ("baseline_clients_cpu_ms_per_message", base_meter.per_move_ms("bots", base.moves)),
             ("baseline_errors", base.errors),
             ("ratio", f"{moves_per_s / base_per_s:.3f}" if base_per_s else "n/a"),
+            ("cpu_ratio", "n/a" if ours is None or theirs is None else f"{theirs / ours:.3f}"),
         ]
     )
     if tally.error_kinds:
