@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import urllib.error
 import urllib.request
 
@@ -49,6 +50,13 @@ async def test_metrics_and_not_found(redis_server, server_node) -> None:
     assert 'spider_errors_total{code="bad_frame"} 1' in lines
     assert any(line.startswith("spider_action_seconds_bucket") for line in lines)
     assert "spider_action_seconds_count 1" in lines
+    # the collector's pauses are timed while the node runs
+    before = node.node.metrics.gc_seconds.count
+    gc.collect()
+    assert node.node.metrics.gc_seconds.count >= before + 1
+    _, _, text = await asyncio.to_thread(_get, node.http_url + "/metrics")
+    counts = [line for line in text.splitlines() if line.startswith("spider_gc_pause_seconds_c")]
+    assert len(counts) == 1 and int(counts[0].split()[1]) >= before + 1
     assert (await asyncio.to_thread(_get, node.http_url + "/nothing"))[0] == 404
 
 
