@@ -559,8 +559,11 @@ class Connection:
                 else:
                     timeout = None if self.subs else s.idle_timeout
                 try:
-                    async with asyncio.timeout(timeout):
+                    if timeout is None:  # in a race: no idle limit (and no timer per frame)
                         frame = await self.ws.recv()
+                    else:
+                        async with asyncio.timeout(timeout):
+                            frame = await self.ws.recv()
                 except TimeoutError:
                     if self.closing:
                         break

@@ -369,11 +369,13 @@ class Hub:
         watches = list(self.watches.values())
         if not watches:
             return
+        versions: list[Any] = []
         try:
-            async with self.redis.pipeline(transaction=False) as pipe:
-                for w in watches:
-                    pipe.hget(keys.meta(w.code), "version")
-                versions = await pipe.execute()
+            for start in range(0, len(watches), 128):  # short turns of the event loop
+                async with self.redis.pipeline(transaction=False) as pipe:
+                    for w in watches[start : start + 128]:
+                        pipe.hget(keys.meta(w.code), "version")
+                    versions += await pipe.execute()
         except (RedisError, OSError):
             return
         for watch, version in zip(watches, versions, strict=True):

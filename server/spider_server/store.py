@@ -28,6 +28,9 @@ from .settings import Settings
 
 __all__ = ["Store", "StoredEvent", "event_data", "stamp"]
 
+PRESENCE_CHUNK = 32
+"""Races whose presence one pipeline renews."""
+
 StoredEvent = tuple[int, str, bytes]
 """An event as stored: (version, audience, data)."""
 
@@ -459,17 +462,22 @@ class Store:
     async def touch_presence(self, items: list[tuple[str, str, bool]], now: float) -> None:
         """Claim, until ``now + presence_ttl``, that members watch races: (code, member,
         is_spectator) each."""
-        if not items:
-            return
         expiry = now + self.settings.presence_ttl
+        members: dict[str, dict[str, float]] = {}
+        for code, member, spectator in items:
+            key = keys.spectators(code) if spectator else keys.online(code)
+            members.setdefault(key, {})[member] = expiry
+        # one ZADD a race, in pipelines of a few dozen races: a node with thousands of
+        # connections never holds the event loop for long building or reading one
+        todo = list(members.items())
         try:
-            async with self.redis.pipeline(transaction=False) as pipe:
-                for code, member, spectator in items:
-                    key = keys.spectators(code) if spectator else keys.online(code)
-                    pipe.zremrangebyscore(key, "-inf", now)  # claims of nodes that died
-                    pipe.zadd(key, {member: expiry})
-                    pipe.expire(key, self.settings.race_ttl)
-                await pipe.execute()
+            for start in range(0, len(todo), PRESENCE_CHUNK):
+                async with self.redis.pipeline(transaction=False) as pipe:
+                    for key, claims in todo[start : start + PRESENCE_CHUNK]:
+                        pipe.zremrangebyscore(key, "-inf", now)  # claims of nodes that died
+                        pipe.zadd(key, claims)
+                        pipe.expire(key, self.settings.race_ttl)
+                    await pipe.execute()
         except RedisError as e:
             raise Unavailable(f"storage: {e}") from None
 
