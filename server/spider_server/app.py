@@ -178,6 +178,7 @@ class Node:
             loop.create_task(self._tick_loop()),
             loop.create_task(self._sweep_loop()),
             loop.create_task(self._presence_loop()),
+            loop.create_task(self._lag_loop()),
             loop.create_task(self.pool.run()),
         ]
         s = self.settings
@@ -427,6 +428,14 @@ class Node:
                 pass
             except Exception:
                 log.exception("sweep failed")
+
+    async def _lag_loop(self) -> None:
+        """Measures how late a 100 ms timer fires (``spider_loop_lag_seconds``)."""
+        loop = asyncio.get_running_loop()
+        while True:
+            due = loop.time() + 0.1
+            await asyncio.sleep(0.1)
+            self.metrics.loop_lag.observe(max(0.0, loop.time() - due))
 
     async def _presence_loop(self) -> None:
         while True:

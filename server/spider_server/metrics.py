@@ -56,6 +56,8 @@ class Metrics:
         )
         self.gc_seconds = Histogram((0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5))
         """Pauses of Python's cyclic garbage collector (while they last, nothing else runs)."""
+        self.loop_lag = Histogram((0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5))
+        """How late a timer of the event loop fires: how long work held the loop."""
 
     def render(
         self, races_by_state: Mapping[str, int], subscriptions: Mapping[str, int] | None = None
@@ -116,5 +118,8 @@ class Metrics:
             "# HELP spider_gc_pause_seconds Pauses of the garbage collector in this process.",
             "# TYPE spider_gc_pause_seconds histogram",
             *self.gc_seconds.render("spider_gc_pause_seconds"),
+            "# HELP spider_loop_lag_seconds How late a 100 ms timer of the event loop fires.",
+            "# TYPE spider_loop_lag_seconds histogram",
+            *self.loop_lag.render("spider_loop_lag_seconds"),
         ]
         return "\n".join(out) + "\n"

@@ -57,6 +57,10 @@ async def test_metrics_and_not_found(redis_server, server_node) -> None:
     _, _, text = await asyncio.to_thread(_get, node.http_url + "/metrics")
     counts = [line for line in text.splitlines() if line.startswith("spider_gc_pause_seconds_c")]
     assert len(counts) == 1 and int(counts[0].split()[1]) >= before + 1
+    # the loop's lag is measured every 100 ms
+    lags = node.node.metrics.loop_lag.count
+    await asyncio.sleep(0.35)
+    assert node.node.metrics.loop_lag.count >= lags + 2
     assert (await asyncio.to_thread(_get, node.http_url + "/nothing"))[0] == 404
 
 
