@@ -41,10 +41,9 @@ async def test_winnable_race_prepares_then_starts_on_a_proven_seed(
 ) -> None:
     node = await server_node(redis_server.url, pool_size=0)
     a = await Client.connect(node.url, name="ann")
-    t0 = time.monotonic()
     joined = await a.create(variant=VARIANT, winnable=True, countdown=0, time_limit=120)
-    assert time.monotonic() - t0 < 1.0  # never waits on a search
     race = joined.race
+    # the reply came before any seed was proven: creating never waits on a search
     assert race.winnable and race.preparing and race.state == "open"
     assert race.commitment is None and race.seed is None
     await a.ready(race.code)
