@@ -41,7 +41,16 @@ from .errors import BadFrame, InvalidMessage
 __all__ = ["ADAPTER", "parse_frame"]
 
 ClientFrame = Annotated[
-    Hello | CreateRace | Join | Leave | Ready | MoveAction | Undo | Resign | Hint | DailyRace
+    Hello
+    | CreateRace
+    | Join
+    | Leave
+    | Ready
+    | MoveAction
+    | Undo
+    | Resign
+    | Hint
+    | DailyRace
     | Leaderboard,
     Field(discriminator="type"),
 ]
