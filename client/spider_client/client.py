@@ -145,6 +145,7 @@ class Client:
         open_timeout: float = 10.0,
         resend_after: float = 5.0,
         rate_limit_pause: float = 1.0,
+        max_unread: int = 10_000,
     ) -> None:
         self.urls: list[str] = [urls] if isinstance(urls, str) else list(urls)
         if not self.urls:
@@ -164,6 +165,11 @@ class Client:
         self.open_timeout = open_timeout
         self.resend_after = resend_after
         self.rate_limit_pause = rate_limit_pause
+        self.max_unread = max_unread
+        """Events kept for :meth:`events` until read; beyond, the oldest give way."""
+        self.dropped_events = 0
+        """Events that gave way, unread (a client that never reads its events keeps only
+        the last ``max_unread``)."""
         self.send_interval = 0.0
         """Seconds kept between two frames sent; 0 at first, it grows each time the server
         says ``rate_limited``."""
@@ -338,8 +344,10 @@ class Client:
     async def events(self) -> AsyncIterator[Event]:
         """Yield every race event, ack and unanswered error in the order they arrive, and
         the client's own :mod:`~spider_client.events` (connection, view). Events are kept
-        from the moment of connecting, so none is lost before iterating. Ends when the
-        client is closed or gives up reconnecting. One consumer at a time."""
+        from the moment of connecting, so none is lost before iterating; a client that
+        never iterates keeps only the last ``max_unread`` (10,000 by default; the count of
+        the others is :attr:`dropped_events`). Ends when the client is closed or gives up
+        reconnecting. One consumer at a time."""
         while True:
             event = await self._queue.get()
             if event is _END:
@@ -830,7 +838,11 @@ class Client:
     # -- plumbing ---------------------------------------------------------------------------
 
     def _emit(self, event: Any) -> None:
-        self._queue.put_nowait(event)
+        queue = self._queue
+        if queue.qsize() >= self.max_unread:
+            queue.get_nowait()  # nobody reads them: the oldest gives way
+            self.dropped_events += 1
+        queue.put_nowait(event)
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)

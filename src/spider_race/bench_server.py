@@ -471,12 +471,22 @@ async def race_players(
     sizes = [players // races + (1 if i < players % races else 0) for i in range(races)]
     sizes = [s for s in sizes if s > 0]
 
-    def connect(name: str) -> Awaitable[Client]:
+    def connect(name: str, max_unread: int = 10_000) -> Awaitable[Client]:
         return Client.connect(
-            url, name=name, reconnect_timeout=30.0, request_timeout=120.0, resend_after=20.0
+            url,
+            name=name,
+            reconnect_timeout=30.0,
+            request_timeout=120.0,
+            resend_after=20.0,
+            max_unread=max_unread,
         )
 
-    clients = await bounded([f"bot{i}" for i in range(players)], connect, concurrency=100)
+    def connect_bot(name: str) -> Awaitable[Client]:
+        # the bots never read their events: they keep only the last few, as any client
+        # that does not read them (spectators read every event: each is measured)
+        return connect(name, max_unread=16)
+
+    clients = await bounded([f"bot{i}" for i in range(players)], connect_bot, concurrency=100)
     bots = [c for c in clients if isinstance(c, Client)]
     if len(bots) != players:
         raise RuntimeError(

@@ -190,3 +190,29 @@ async def test_an_action_whose_seq_was_taken_elsewhere_is_played_as_the_next(
         full.push_text("d1j")
         full.push_text("i1e")
         assert first.view.text() == full.view_text() == await server_view(node, code, first.player)
+
+
+async def test_a_client_that_never_reads_keeps_only_the_last_events(
+    redis_server, server_node
+) -> None:
+    node = await server_node(redis_server.url, **FAST)
+    async with await Client.connect(node.url, name="bot", max_unread=4) as a:
+        await a.create_race(variant="spider1", seed="unread", countdown=0)
+        await a.ready()
+        await a.wait_until(lambda c: c.view is not None, timeout=20)
+        acks = []
+        for _ in range(6):
+            move = GreedyBot()(a.view)
+            assert move is not None
+            acks.append(await a.move(move))
+        # every ack came; the queue holds the newest four things it emitted, in order
+        assert [x.seq for x in acks] == [1, 2, 3, 4, 5, 6]
+        assert a.dropped_events > 0
+        kept = []
+        async for event in a.events():
+            kept.append(event)
+            if len(kept) == 4:
+                break
+        assert isinstance(kept[-1], (p.Ack, p.Progress, ViewChanged))
+        last_seqs = [e.seq for e in kept if isinstance(e, (p.Ack, ViewChanged))]
+        assert last_seqs and last_seqs[-1] == 6
