@@ -1,5 +1,6 @@
 """Helpers of the browser tests: pages with their websocket frames recorded, the page's
-board read back from the DOM, moves made by click, drag or keys, screenshots."""
+board read back from the DOM, moves made by click, drag or keys, screenshots, and every
+frame a page received scanned for cards it had not seen."""
 
 from __future__ import annotations
 
@@ -8,12 +9,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from leakscan import LeakScanner
+
 from spider_engine import Board, Move
 
 __all__ = [
     "ARTIFACTS",
     "STATIC",
     "Player",
+    "assert_no_leaks",
     "best_destination",
     "open_page",
 ]
@@ -87,15 +91,38 @@ class Player:
         # the top strip of a card is what a later card leaves visible
         await (await self.card(src, count)).click(position={"x": 8, "y": 5})
 
-    async def drag(self, src: int, count: int, dst: int) -> None:
-        card = await self.card(src, count)
-        box = await card.bounding_box()
+    async def drag(self, src: int, count: int, dst: int, *, shot: str | None = None) -> None:
+        """Drag the card ``count`` cards from the end of column ``src`` (with the cards on
+        it) to column ``dst``; ``shot`` saves a screenshot before the drop."""
         target = await self.page.locator(f'#board .column[data-col="{dst}"]').bounding_box()
+        await self.drag_to(
+            await self.card(src, count),
+            (target["x"] + target["width"] / 2, target["y"] + 40),
+            shot=shot,
+        )
+
+    async def drag_to(
+        self, source: Any, point: tuple[float, float], *, shot: str | None = None
+    ) -> None:
+        """Press on the top strip of ``source`` (a locator), move to ``point`` and release
+        there; ``shot`` saves a screenshot while the drag is held, before the drop."""
+        box = await source.bounding_box()
         mouse = self.page.mouse
-        await mouse.move(box["x"] + box["width"] / 2, box["y"] + 5)
+        await mouse.move(box["x"] + box["width"] / 2, box["y"] + min(5, box["height"] / 2))
         await mouse.down()
-        await mouse.move(target["x"] + target["width"] / 2, target["y"] + 40, steps=5)
+        await mouse.move(*point, steps=5)
+        if shot:
+            await self.shot(shot)
         await mouse.up()
+
+    async def expect_board(self, board: Board, moves: int) -> None:
+        """The page shows exactly the server's view of ``board`` after ``moves`` actions:
+        the view the server acked, and the cards drawn."""
+        await self.wait_moves(moves)
+        assert await self.moves() == moves
+        view = board.view_text()
+        assert await self.view() == view
+        assert await self.dom_tableau() == view.split(" ")[1]
 
     async def keys(self, move: str) -> None:
         """A move typed: ``+``, or the source column's letter, the count, the destination's
@@ -138,3 +165,22 @@ async def open_page(
     await page.goto(url)
     await page.wait_for_selector("#conn[data-state=connected]")
     return player
+
+
+def assert_no_leaks(
+    variant: str,
+    players: list[Player],
+    *,
+    secrets: tuple[str, ...] = (),
+    kept: tuple[str, ...] = (),
+) -> None:
+    """No page received a card it had not seen (tests/leakscan.py), nor a secret before the
+    finish (``secrets``), nor ever (``kept``: a daily deal's seed stays secret all day)."""
+    scanner = LeakScanner(variant, secrets=secrets + kept)
+    for player in players:
+        assert player.frames, player.name
+        scanner.feed_all(player.name, player.role, player.frames)
+        for frame in player.frames:
+            for secret in kept:
+                assert secret.encode() not in frame, (player.name, secret)
+    assert scanner.leaks == []

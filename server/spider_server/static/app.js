@@ -665,7 +665,7 @@ function helpPanel() {
       h("dt", {}, "!"),
       h("dd", {}, "ask for a hint (races with hints)"),
       h("dt", {}, "x, *, z"),
-      h("dd", {}, "Sparrow's sets, Starfish's Jokers, the Tower's reserve"),
+      h("dd", {}, "Sparrow's sets (or drag a tile of a set onto the runs), Starfish's Jokers (or drag one from the Troupe onto a card, or drag away a card that is not free), the Tower's reserve"),
       h("dt", {}, "Esc"),
       h("dd", {}, "cancel the pick"),
     ),
@@ -750,7 +750,26 @@ function renderFoundation(board, el) {
       const f = foundationFace(v.family, t);
       return h("span", { class: `run ${f.cls}`, title: "completed" }, f.label);
     }),
-    v.family === "starfish" ? h("span", { class: "troupe", title: "Jokers left in the Troupe" }, ` · Jokers ${board.extra[0]}`) : null,
+    v.family === "starfish" ? troupe(board, el.id === "foundation") : null,
+  );
+}
+
+/** Starfish's Troupe: the Jokers left; on the player's own board a Joker drags from it. */
+function troupe(board, interactive) {
+  const n = board.extra[0];
+  const live = interactive && n > 0;
+  return h(
+    "span",
+    {
+      class: `troupe ${live ? "live" : ""}`,
+      id: interactive ? "troupe" : null,
+      dataset: { jokers: String(n) },
+      title: live ? "Jokers left in the Troupe: drag one onto a card to replace it" : "Jokers left in the Troupe",
+      onpointerdown: live ? onTroupeDown : null,
+    },
+    " · ",
+    h("span", { class: "joker-chip", "aria-hidden": "true" }, "☆"),
+    ` Jokers ${n}`,
   );
 }
 
@@ -961,13 +980,44 @@ function clickMove(board, col, index) {
     if (dst !== null) return { move: new Move("move", col, count, dst).text };
     return { reason: `${name} has nowhere to go` };
   }
-  const jokers = moves.filter((m) => m.kind === "joker" && m.src === col && m.count === count);
-  if (jokers.length) {
-    const card = column[index];
-    const pick = jokers.find((m) => board.cols[m.dst].length && v.follows(board.cols[m.dst].at(-1), card)) || jokers.find((m) => board.cols[m.dst].length) || jokers[0];
-    return { move: pick.text };
-  }
+  const joker = bestJoker(board, col, count, moves);
+  if (joker) return { move: joker.text };
   return { reason: `${name} is not free: only the run at the end of a column moves` };
+}
+
+/** Starfish: the Joker moves that replace the card `depth` cards from column `col`'s end. */
+function jokerMoves(board, col, depth, moves = board.generateMoves()) {
+  return moves.filter((m) => m.kind === "joker" && m.src === col && m.count === depth);
+}
+
+/** The Joker move a click (or a Joker dropped from the Troupe) makes for that card: the
+ * replaced card goes where a click would send it (one rank higher in its own suit first,
+ * then any column that takes it, else an empty column); null when it may go nowhere. */
+function bestJoker(board, col, depth, moves) {
+  const jokers = jokerMoves(board, col, depth, moves);
+  if (!jokers.length) return null;
+  const v = board.variant;
+  const card = board.cols[col].at(-depth);
+  return jokers.find((m) => board.cols[m.dst].length && v.follows(board.cols[m.dst].at(-1), card)) || jokers.find((m) => board.cols[m.dst].length) || jokers[0];
+}
+
+/** Sparrow: the set a drag of column `col`'s end tile to the foundation takes off (the first
+ * legal set with that column), or null. */
+function setWith(board, col) {
+  return board.generateMoves().find((m) => m.kind === "set" && m.columns.includes(col)) || null;
+}
+
+/** Sparrow: the set move a drop of column `col`'s end tile on the foundation sends when no
+ * set is legal, for the server to say why: that column and the next ones whose end tiles are
+ * of the same kind (Winds, or Flowers and Seasons), then the next columns, four in all. */
+function setAttempt(board, col) {
+  const v = board.variant;
+  const kind = v.blocker(board.cols[col].at(-1));
+  const others = board.cols.map((_, j) => j).filter((j) => j !== col);
+  const alike = others.filter((j) => board.cols[j].length && v.blocker(board.cols[j].at(-1)) === kind);
+  const rest = others.filter((j) => !alike.includes(j));
+  const columns = [col, ...alike, ...rest].slice(0, 4).sort((a, b) => a - b);
+  return new Move("set", -1, 0, -1, columns).text;
 }
 
 function onCardClick(col, index) {
@@ -980,7 +1030,10 @@ function onCardClick(col, index) {
 }
 
 // pointer input: a press and release in place is a click; a press and move drags the card
-// with the cards on it
+// with the cards on it. The other decks' own moves drag too: a Starfish card that is not
+// free is replaced by a Joker (the card alone goes where it is dropped), a Joker dragged
+// from the Troupe onto a card replaces it, and a Sparrow Wind or Flower dropped on the
+// foundation takes off its set.
 
 function onPointerDown(e) {
   if (e.button !== 0 || !iAmPlaying()) return;
@@ -990,6 +1043,12 @@ function onPointerDown(e) {
   const col = parseInt(cardEl.dataset.col, 10);
   const index = parseInt(cardEl.dataset.index, 10);
   app.press = { x: e.clientX, y: e.clientY, col, index, el: cardEl, id: e.pointerId };
+}
+
+function onTroupeDown(e) {
+  if (e.button !== 0 || !iAmPlaying() || !(app.board.extra[0] > 0)) return;
+  e.preventDefault();
+  app.press = { x: e.clientX, y: e.clientY, troupe: true, el: e.currentTarget, id: e.pointerId };
 }
 
 document.addEventListener("pointermove", (e) => {
@@ -1007,6 +1066,7 @@ document.addEventListener("pointerup", (e) => {
   if (!press || e.pointerId !== press.id) return;
   app.press = null;
   if (app.drag) endDrag(e.clientX, e.clientY);
+  else if (press.troupe) say("Drag a Joker onto a card to replace it: the card goes to another column.", "info");
   else onCardClick(press.col, press.index);
 });
 
@@ -1020,34 +1080,95 @@ function cardsOf(col, index) {
   return [...document.querySelectorAll(`#board .column[data-col="${col}"] .card`)].filter((c) => parseInt(c.dataset.index, 10) >= index);
 }
 
+const columnEl = (j) => (j === RESERVE ? $("#reserve-slot .column") : $(`#board .column[data-col="${j}"]`));
+const cardEl = (col, index) => $(`#board .column[data-col="${col}"] .card[data-index="${index}"]`);
+
+/** What a drag of the pressed cards does: "move" (a run, or the reserve's card), "joker" (a
+ * Starfish card that is not free: a Joker takes its place), "troupe" (a Joker from the
+ * Troupe). */
+function dragKind(board, press, count) {
+  if (press.troupe) return "troupe";
+  if (board.variant.family === "starfish" && press.col !== RESERVE && count >= 2 && count > board.movable(press.col)) return "joker";
+  return "move";
+}
+
 function startDrag(press) {
-  const cards = cardsOf(press.col, press.index);
-  const first = cards[0].getBoundingClientRect();
-  const ghost = h("div", { class: "ghost board", id: "ghost", style: `width:${first.width}px;left:${first.left}px;top:${first.top}px` });
-  for (const c of cards) {
-    const copy = c.cloneNode(true);
-    copy.classList.remove("after-down");
-    ghost.append(copy);
-    c.classList.add("lifted");
+  const board = app.board;
+  const count = press.troupe ? 1 : press.col === RESERVE ? 1 : board.cols[press.col].length - press.index;
+  const kind = dragKind(board, press, count);
+  // the cards that leave: the run from the pressed card, or the one card a Joker replaces
+  let cards;
+  let ghostCards;
+  if (kind === "troupe") {
+    cards = [];
+    const card = $("#board .card");
+    const width = card ? card.getBoundingClientRect().width : 60;
+    ghostCards = [cardElement(board.variant, "@", { col: -1, index: 0, up: true })];
+    ghostCards[0].style.width = `${width}px`;
+  } else {
+    cards = kind === "joker" ? [press.el] : cardsOf(press.col, press.index);
+    ghostCards = cards.map((c) => {
+      const copy = c.cloneNode(true);
+      copy.classList.remove("after-down");
+      return copy;
+    });
   }
+  const first = (kind === "troupe" ? press.el : cards[0]).getBoundingClientRect();
+  const width = kind === "troupe" ? ghostCards[0].style.width : `${first.width}px`;
+  const ghost = h("div", { class: "ghost board", id: "ghost", style: `width:${width};left:${first.left}px;top:${first.top}px` }, ghostCards);
+  for (const c of cards) c.classList.add(kind === "joker" ? "joker-slot" : "lifted");
   document.body.append(ghost);
-  const count = press.col === RESERVE ? 1 : app.board.cols[press.col].length - press.index;
-  app.drag = { ...press, ghost, cards, dx: press.x - first.left, dy: press.y - first.top, origin: first, count };
-  // light up the columns where the cards may go (a hint: the server decides)
-  for (let j = 0; j < app.board.cols.length; j++) {
-    const text = press.col === RESERVE ? `z1${columnLetter(j)}` : `${columnLetter(press.col)}${count}${columnLetter(j)}`;
-    if (j !== press.col && app.board.isLegal(text)) $(`#board .column[data-col="${j}"]`)?.classList.add("target");
+  // a Joker hangs below and right of the pointer, to leave the card it is on in sight
+  const dx = kind === "troupe" ? -0.3 * parseFloat(width) : press.x - first.left;
+  const dy = kind === "troupe" ? -14 : press.y - first.top;
+  app.drag = { ...press, kind, ghost, cards, dx, dy, origin: first, count };
+  // light up where the cards may go (a hint: the server decides)
+  const target = (j) => columnEl(j)?.classList.add("target");
+  if (kind === "troupe") {
+    // every card a Joker may replace, and its column
+    for (const m of board.generateMoves()) {
+      if (m.kind !== "joker") continue;
+      cardEl(m.src, board.cols[m.src].length - m.count)?.classList.add("joker-target");
+      target(m.src);
+    }
+    return;
   }
-  if (press.col !== RESERVE && app.board.isLegal(`${columnLetter(press.col)}${count}z`)) $("#reserve-slot .column")?.classList.add("target");
+  if (kind === "joker") {
+    for (const m of jokerMoves(board, press.col, count)) target(m.dst);
+    return;
+  }
+  for (let j = 0; j < board.cols.length; j++) {
+    const text = press.col === RESERVE ? `z1${columnLetter(j)}` : `${columnLetter(press.col)}${count}${columnLetter(j)}`;
+    if (j !== press.col && board.isLegal(text)) target(j);
+  }
+  if (press.col !== RESERVE && board.isLegal(`${columnLetter(press.col)}${count}z`)) target(RESERVE);
+  // Sparrow: a Wind or a Flower at a column's end may take its set off to the foundation
+  if (board.variant.family === "sparrow" && count === 1 && press.col !== RESERVE && board.variant.blocker(board.cols[press.col].at(-1))) {
+    app.drag.set = setWith(board, press.col);
+    if (app.drag.set) {
+      $("#foundation")?.classList.add("target");
+      for (const j of app.drag.set.columns) if (j !== press.col) cardEl(j, board.cols[j].length - 1)?.classList.add("in-set");
+    }
+  }
 }
 
 function moveDrag(x, y) {
   const d = app.drag;
   d.ghost.style.left = `${x - d.dx}px`;
   d.ghost.style.top = `${y - d.dy}px`;
+  document.querySelectorAll(".drop-over").forEach((c) => c.classList.remove("drop-over"));
+  const toFoundation = d.kind === "move" && d.set !== undefined && overFoundation(x, y);
+  d.ghost.classList.toggle("to-foundation", toFoundation);
+  if (toFoundation) {
+    $("#foundation")?.classList.add("drop-over");
+    return;
+  }
   const over = columnAt(x, y);
-  document.querySelectorAll(".column.drop-over").forEach((c) => c.classList.remove("drop-over"));
-  if (over !== null) document.querySelector(`.column[data-col="${over}"]`)?.classList.add("drop-over");
+  if (over !== null) columnEl(over)?.classList.add("drop-over");
+  if (d.kind === "troupe") {
+    const spot = jokerSpot(x, y);
+    if (spot) cardEl(spot.col, spot.index)?.classList.add("drop-over");
+  }
 }
 
 function columnAt(x, y) {
@@ -1061,11 +1182,61 @@ function columnAt(x, y) {
   return null;
 }
 
+function overFoundation(x, y) {
+  const el = $("#foundation");
+  if (!el) return false;
+  const r = el.getBoundingClientRect();
+  return x >= r.left - 8 && x <= r.right + 8 && y >= r.top - 8 && y <= r.bottom + 8;
+}
+
+/** The card a Joker dropped at (x, y) replaces: the card under the pointer, else the card
+ * of the column under the pointer that a Joker may replace nearest to it; null off the
+ * board's cards. */
+function jokerSpot(x, y) {
+  const under = document.elementFromPoint(x, y)?.closest("#board .card:not(.slot-empty)");
+  if (under) return { col: parseInt(under.dataset.col, 10), index: parseInt(under.dataset.index, 10) };
+  const col = columnAt(x, y);
+  if (col === null || col === RESERVE) return null;
+  let best = null;
+  for (const c of document.querySelectorAll(`#board .column[data-col="${col}"] .card.joker-target`)) {
+    const r = c.getBoundingClientRect();
+    const distance = Math.abs(y - (r.top + 8));
+    if (!best || distance < best.distance) best = { col, index: parseInt(c.dataset.index, 10), distance };
+  }
+  return best;
+}
+
 function endDrag(x, y) {
   const d = app.drag;
-  const dst = columnAt(x, y);
+  const board = app.board;
+  if (d.kind === "troupe") {
+    const spot = jokerSpot(x, y);
+    snapBack(d);
+    if (!spot) return;
+    const depth = board.cols[spot.col].length - spot.index;
+    const move = bestJoker(board, spot.col, depth, board.generateMoves());
+    if (move) act("move", move.text);
+    else {
+      // sent all the same, for the server's reason (the card has nowhere to go, or it is
+      // not a card a Joker may replace)
+      const onto = board.cols.findIndex((c, j) => j !== spot.col && c.length);
+      const dst = onto >= 0 ? onto : (spot.col + 1) % board.cols.length;
+      act("move", `*${columnLetter(spot.col)}${depth}${columnLetter(dst)}`);
+    }
+    return;
+  }
+  const onFoundation = d.kind === "move" && d.set !== undefined && overFoundation(x, y);
+  const dst = onFoundation ? null : columnAt(x, y);
   snapBack(d);
+  if (onFoundation) {
+    act("move", d.set ? d.set.text : setAttempt(board, d.col));
+    return;
+  }
   if (dst === null || dst === d.col) return;
+  if (d.kind === "joker") {
+    act("move", `*${columnLetter(d.col)}${d.count}${columnLetter(dst)}`);
+    return;
+  }
   const text = d.col === RESERVE ? `z1${columnLetter(dst)}` : `${columnLetter(d.col)}${d.count}${columnLetter(dst)}`;
   // sent even when the page thinks it illegal: the server's reason is shown
   act("move", text);
@@ -1081,8 +1252,8 @@ function snapBack(d) {
   d.ghost.style.left = `${d.origin.left}px`;
   d.ghost.style.top = `${d.origin.top}px`;
   setTimeout(() => d.ghost.remove(), 150);
-  for (const c of d.cards) c.classList.remove("lifted");
-  document.querySelectorAll(".column.target, .column.drop-over").forEach((c) => c.classList.remove("target", "drop-over"));
+  for (const c of d.cards) c.classList.remove("lifted", "joker-slot");
+  for (const cls of ["target", "drop-over", "joker-target", "in-set"]) document.querySelectorAll(`.${cls}`).forEach((c) => c.classList.remove(cls));
   if (app.deferred) {
     app.deferred = false;
     render();
