@@ -22,7 +22,11 @@ def _pick(board: Board, rng: random.Random) -> Move:
     v = board.variant
     suited = []
     for move in moves:
-        if move.kind == "move" and 0 <= move.src < len(board.cols) and 0 <= move.dst < len(board.cols):
+        if (
+            move.kind == "move"
+            and 0 <= move.src < len(board.cols)
+            and 0 <= move.dst < len(board.cols)
+        ):
             target = board.cols[move.dst]
             card = board.cols[move.src][-move.count]
             if target and v.follows(target[-1], card):
@@ -60,7 +64,9 @@ def rules_cases(*, seeds: int = 2, steps: int = 60, extra: int = 0) -> list[dict
                     "moves": moves,
                     "view": board.view_text(),
                     "view_moves": Board.from_text(board.view_text()).legal_moves.texts(),
-                    "illegal": {t: board.explain_illegal(Move.from_text(t)) for t in _illegal(board, rng)},
+                    "illegal": {
+                        t: board.explain_illegal(Move.from_text(t)) for t in _illegal(board, rng)
+                    },
                     "actions": actions,
                     "classic": board.classic_score(actions),
                     "suited": board.suited_score() if board.variant.suited_score else None,

@@ -55,7 +55,11 @@ def test_the_committed_bundle_names_the_locked_package() -> None:
 def test_the_bundle_rebuilds_byte_for_byte(tmp_path: Path) -> None:
     modules = WEB / "node_modules"
     node = shutil.which("node")
-    if node is None or not (modules / "esbuild").is_dir() or not (modules / "@msgpack" / "msgpack").is_dir():
+    if (
+        node is None
+        or not (modules / "esbuild").is_dir()
+        or not (modules / "@msgpack" / "msgpack").is_dir()
+    ):
         reason = "rebuilding the bundle needs node and web/node_modules (run make web)"
         if os.environ.get("CI") == "true":
             pytest.fail(reason, pytrace=False)

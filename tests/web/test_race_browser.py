@@ -18,8 +18,7 @@ import asyncio
 import contextlib
 
 import msgpack
-from leakscan import LeakScanner
-from web_helpers import Player, best_destination, open_page
+from web_helpers import Player, assert_no_leaks, best_destination, open_page
 
 from spider_client import Client
 from spider_engine import Board, Move
@@ -54,11 +53,7 @@ def expected_boards() -> list[Board]:
 
 async def check_board(player: Player, board: Board, moves: int) -> None:
     """The page shows exactly the server's view of ``board`` (its own cards included)."""
-    await player.wait_moves(moves)
-    assert await player.moves() == moves
-    view = board.view_text()
-    assert await player.view() == view
-    assert await player.dom_tableau() == view.split(" ")[1]
+    await player.expect_board(board, moves)
 
 
 def clickable(boards: list[Board]) -> list[bool]:
@@ -208,9 +203,7 @@ async def test_two_pages_race_while_a_third_watches(browser, redis_server, serve
     # -- Alice plays the whole line; the spectator sees her progress live -------------------------
     await alice_moves(alice, boards)
     await page.wait_for_selector("#game-over")
-    await watcher.page.wait_for_selector(
-        "#watch-grid .player[data-status=won]", timeout=10_000
-    )
+    await watcher.page.wait_for_selector("#watch-grid .player[data-status=won]", timeout=10_000)
     await watcher.shot("watching")
 
     # -- Bob finishes by keyboard -----------------------------------------------------------------
@@ -250,14 +243,10 @@ async def test_two_pages_race_while_a_third_watches(browser, redis_server, serve
     await watcher.shot("replay", full_page=True)
 
     # -- no page ever received a card it had not seen ----------------------------------------------
-    scanner = LeakScanner(VARIANT, secrets=(SEED,))
+    assert_no_leaks(VARIANT, [alice, bob, watcher], secrets=(SEED,))
     for player in (alice, bob, watcher):
-        assert player.frames, player.name
-        for frame in player.frames:
-            scanner.feed(player.name, player.role, frame)
         types = {msgpack.unpackb(f, raw=False)["type"] for f in player.frames}
         assert "finished" in types
-    assert scanner.leaks == []
     for player in (alice, bob, watcher):
         assert player.errors == [], (player.name, player.errors)
     await asyncio.sleep(0)

@@ -44,7 +44,9 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
 
 async def _page(browser: Any, url: str) -> Any:
     page = await browser.new_page()
-    await page.route("**/blank.html", lambda route: route.fulfill(body=BLANK, content_type="text/html"))
+    await page.route(
+        "**/blank.html", lambda route: route.fulfill(body=BLANK, content_type="text/html")
+    )
     await page.goto(url + "/blank.html")
     return page
 
@@ -153,7 +155,10 @@ async def test_a_won_game_and_its_replay(browser, static_url) -> None:
 
 async def test_sha256_and_the_commitment(browser, static_url) -> None:
     rng = random.Random(7)
-    inputs = [bytes(rng.randrange(256) for _ in range(n)) for n in (0, 1, 55, 56, 63, 64, 65, 119, 120, 1000)]
+    inputs = [
+        bytes(rng.randrange(256) for _ in range(n))
+        for n in (0, 1, 55, 56, 63, 64, 65, 119, 120, 1000)
+    ]
     page = await _page(browser, static_url)
     got = await page.evaluate(
         """async (inputs) => {

@@ -35,7 +35,9 @@ async def test_every_file_the_page_loads(redis_server, server_node) -> None:
     html = (STATIC / "index.html").read_text()
     wanted = set(re.findall(r'(?:href|src)="(/[^"]+)"', html))
     for script in STATIC.rglob("*.js"):
-        for target in re.findall(r'^(?:import|export)\b[^;]*?from "(\./[^"]+)"', script.read_text(), re.M):
+        for target in re.findall(
+            r'^(?:import|export)\b[^;]*?from "(\./[^"]+)"', script.read_text(), re.M
+        ):
             resolved = (script.parent / target).resolve()
             assert resolved.is_file(), f"{script.name} imports a missing {target}"
             wanted.add("/" + resolved.relative_to(STATIC).as_posix())

@@ -6,8 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from leakscan import LeakScanner
-from web_helpers import best_destination, open_page
+from web_helpers import assert_no_leaks, best_destination, open_page
 
 from spider_client import Client
 from spider_client.protocol import CreateRace
@@ -25,7 +24,9 @@ async def test_a_spectator_sees_live_boards(browser, redis_server, server_node) 
     ada = await Client.connect(node.url, name="Ada")
     bo = await Client.connect(node.url, name="Bo")
     try:
-        code = await ada.create_race(variant="spider4", seed="live-1", live_boards=True, countdown=0)
+        code = await ada.create_race(
+            variant="spider4", seed="live-1", live_boards=True, countdown=0
+        )
         await bo.join(code)
         watcher = await open_page(browser, "watcher", "spectator", f"{node.http_url}/r/{code}")
         await watcher.page.fill("#name", "Wanda")
@@ -49,10 +50,7 @@ async def test_a_spectator_sees_live_boards(browser, redis_server, server_node) 
         bo_board = watcher.page.locator(f'.board.mini[data-player="{bo.player}"]')
         assert await bo_board.evaluate(DOM_TABLEAU_OF) == bo_view.split(" ")[1]
         await watcher.shot("watching-live")
-        scanner = LeakScanner("spider4")
-        for frame in watcher.frames:
-            scanner.feed("watcher", "spectator", frame)
-        assert scanner.leaks == []
+        assert_no_leaks("spider4", [watcher])
         assert watcher.errors == []
     finally:
         await ada.close()
@@ -64,7 +62,12 @@ HAS_NEWER_OPTIONS = {f.name for f in dataclasses.fields(CreateRace)} >= {"hints"
 
 @pytest.mark.parametrize(
     ("base", "options", "seed"),
-    [("myrmex", [], "decks-1"), ("wizard", ["weave"], "decks-2"), ("sparrow", [], "decks-3"), ("starfish", [], "decks-4")],
+    [
+        ("myrmex", [], "decks-1"),
+        ("wizard", ["weave"], "decks-2"),
+        ("sparrow", [], "decks-3"),
+        ("starfish", [], "decks-4"),
+    ],
 )
 async def test_the_other_decks(browser, redis_server, server_node, base, options, seed) -> None:
     """Each deck's board fits 1280×720 with every card labelled, and a click moves a card."""
@@ -112,6 +115,7 @@ async def test_the_other_decks(browser, redis_server, server_node, base, options
     await player.wait_moves(1)
     assert await player.dom_tableau() == (await player.view()).split(" ")[1]
     await player.shot(f"deck-{base}")
+    assert_no_leaks(variant.id, [player], secrets=(seed,))
     assert player.errors == []
 
 
@@ -150,6 +154,7 @@ async def test_resigning_and_a_race_without_undo(browser, redis_server, server_n
             "#results tbody tr", "(rows) => rows.map((r) => r.dataset.status)"
         )
         assert statuses == ["resigned", "resigned"]
+        assert_no_leaks("spider1", [player])
         assert player.errors == []
     finally:
         await rival.close()
