@@ -299,6 +299,7 @@ function renderHeader() {
   if (app.code && app.screen !== "lobby") {
     code.append(h("span", { class: "label" }, "race "), h("strong", { id: "code" }, app.code));
     if (app.role === "spectator") code.append(h("span", { class: "badge" }, "watching"));
+    if (app.race?.daily) code.append(h("span", { class: "badge", id: "daily-badge" }, `daily deal ${app.race.daily}`));
   }
 }
 
@@ -390,6 +391,7 @@ function renderLobby() {
     ),
     h("div", { class: "row" }, h("button", { id: "join", type: "submit", value: "player", class: "primary" }, "Join"), h("button", { id: "watch", type: "submit", value: "spectator" }, "Watch")),
   );
+  const daily = dailyPanel();
   const races = Object.entries(membership());
   const mine = races.length
     ? h(
@@ -407,11 +409,123 @@ function renderLobby() {
       error,
       code ? joinForm : create,
       code ? create : joinForm,
+      daily,
       mine,
       h("p", { class: "hint" }, "Everyone in a race plays the same deal. Keys on the board: ", h("kbd", {}, "?"), " shows them."),
     ),
   );
   (!nameInput.value ? nameInput : code ? $("#join") : $("#create")).focus();
+}
+
+// -- the daily deal: a variant's deal of the UTC day, raced alone, and its leaderboard --------------
+
+function dailyPanel() {
+  const saved = store.get("daily", {});
+  const variant = saved.variant || "spider4";
+  const shown = app.leaderboard?.variant === variant ? app.leaderboard : null;
+  return h(
+    "form",
+    { id: "daily-form", class: "card-panel", onsubmit: (e) => (e.preventDefault(), e.submitter?.value === "board" ? showLeaderboard() : playDaily()) },
+    h("h2", {}, "Daily deal"),
+    h("p", { class: "muted" }, "The day's deal (UTC) of a variant, the same for everyone and proved winnable: one race a day, alone. The day's winners rank by time, then moves."),
+    h(
+      "div",
+      { class: "row" },
+      h("label", { for: "daily-variant" }, "Variant"),
+      h(
+        "select",
+        { id: "daily-variant", name: "variant", onchange: (e) => (store.set("daily", { variant: e.target.value }), (app.leaderboard = null), fill($("#daily-slot"))) },
+        Object.keys(BASES).map((b) => h("option", { value: b, selected: b === variant }, b)),
+      ),
+      h("button", { id: "daily-play", type: "submit", value: "play", class: "primary" }, "Play today's deal"),
+      h("button", { id: "daily-board", type: "submit", value: "board" }, "Leaderboard"),
+    ),
+    h("div", { id: "daily-slot" }, shown ? leaderboardTable(shown) : null),
+  );
+}
+
+async function playDaily() {
+  const variant = $("#daily-variant").value;
+  store.set("daily", { variant });
+  if (!(await takeName())) return;
+  try {
+    takeJoined(await session.request({ type: "daily_race", variant }));
+  } catch (e) {
+    app.lobbyError = `Daily deal: ${e.message}`;
+    renderLobby();
+  }
+}
+
+async function showLeaderboard() {
+  const variant = $("#daily-variant").value;
+  store.set("daily", { variant });
+  try {
+    app.leaderboard = await session.request({ type: "leaderboard", variant });
+  } catch (e) {
+    app.leaderboard = null;
+    app.lobbyError = `Leaderboard: ${e.message}`;
+    renderLobby();
+    return;
+  }
+  const slot = $("#daily-slot");
+  if (slot && $("#daily-variant")?.value === variant) fill(slot, leaderboardTable(app.leaderboard));
+}
+
+/** A `leaderboard_reply` as a table: rank, name, time, moves (the player's row marked). */
+function leaderboardTable(reply) {
+  const caption = h("caption", {}, `Leaderboard · ${reply.variant} · ${reply.day}`);
+  if (!reply.entries.length) {
+    return h("div", { class: "leaderboard", id: "daily-leaderboard", dataset: { variant: reply.variant, day: reply.day } }, h("p", { class: "muted" }, `Leaderboard · ${reply.variant} · ${reply.day}: nobody has won this deal yet.`));
+  }
+  return h(
+    "div",
+    { class: "leaderboard", id: "daily-leaderboard", dataset: { variant: reply.variant, day: reply.day } },
+    h(
+      "table",
+      {},
+      caption,
+      h("thead", {}, h("tr", {}, ["#", "player", "time", "moves"].map((t) => h("th", {}, t)))),
+      h(
+        "tbody",
+        {},
+        reply.entries.map((e) =>
+          h(
+            "tr",
+            { class: e.player === session.player ? "me" : "", dataset: { player: e.player, rank: String(e.rank) } },
+            h("td", {}, String(e.rank)),
+            h("td", {}, e.name, e.player === session.player ? " (you)" : ""),
+            h("td", {}, fmtTime(e.time)),
+            h("td", {}, String(e.moves)),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+/** The end of a daily race: its day's leaderboard, asked again a few times while a win of
+ * this page's player is not on it yet (the server records it just after the finish). */
+async function endLeaderboard(race) {
+  const key = `${race.code}`;
+  if (app.endBoard?.code === key) return;
+  app.endBoard = { code: key, reply: null };
+  const won = (race.results || []).some((r) => r.player === session.player && r.status === "won");
+  for (let tries = 0; tries < 15; tries++) {
+    let reply;
+    try {
+      reply = await session.request({ type: "leaderboard", variant: race.variant, day: race.daily });
+    } catch {
+      reply = null;
+    }
+    if (app.endBoard?.code !== key) return;
+    if (reply) {
+      app.endBoard.reply = reply;
+      const slot = $("#end-leaderboard");
+      if (slot) fill(slot, h("h2", {}, "The day's leaderboard"), leaderboardTable(reply));
+      if (!won || reply.entries.some((e) => e.player === session.player)) return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 300));
+  }
 }
 
 async function takeName() {
@@ -471,7 +585,8 @@ async function joinFromLobby(role) {
 function describeRace(race) {
   const parts = [race.variant, `${Math.round(race.time_limit / 60)} min`, race.undo ? "undo" : "no undo", race.live_boards ? "live boards" : "boards hidden until the end"];
   if (race.hints) parts.push("hints");
-  if (race.winnable) parts.push("winnable deal");
+  if (race.daily) parts.unshift(`daily deal of ${race.daily}`);
+  else if (race.winnable) parts.push("winnable deal");
   return parts.join(" · ");
 }
 
@@ -497,15 +612,17 @@ function renderRoom() {
     h(
       "div",
       { class: "room card-panel" },
-      h("h1", {}, "Race ", h("span", { class: "code" }, race.code)),
-      h(
-        "p",
-        { class: "share" },
-        "Invite friends with this link: ",
-        h("a", { id: "share-link", href: link }, link),
-        " ",
-        h("button", { id: "copy-link", type: "button", onclick: () => copyLink(link) }, "Copy"),
-      ),
+      race.daily ? h("h1", {}, "Daily deal ", h("span", { class: "code" }, race.daily)) : h("h1", {}, "Race ", h("span", { class: "code" }, race.code)),
+      race.daily
+        ? h("p", { class: "share", id: "daily-note" }, "Today's deal, alone against the clock: it starts when you are ready. Your time and moves go on the day's leaderboard if you win.")
+        : h(
+            "p",
+            { class: "share" },
+            "Invite friends with this link: ",
+            h("a", { id: "share-link", href: link }, link),
+            " ",
+            h("button", { id: "copy-link", type: "button", onclick: () => copyLink(link) }, "Copy"),
+          ),
       h("p", { class: "settings", id: "settings" }, describeRace(race)),
       app.unsupported?.length ? h("p", { class: "notice" }, `This server does not offer ${app.unsupported.join(" and ")} yet: the race was created without.`) : null,
       race.preparing ? h("p", { class: "notice", id: "preparing" }, "Finding a deal the solver proves winnable…") : null,
@@ -1454,13 +1571,7 @@ function renderEnd() {
   const mine = results.find((r) => r.player === session.player);
   const winner = results.find((r) => r.rank === 1);
   const hints = results.some((r) => r.hints);
-  const headline = mine
-    ? mine.rank === 1 && mine.status === "won"
-      ? "You won the race!"
-      : `You finished #${mine.rank}`
-    : winner
-      ? `${winner.name} won`
-      : "The race is over";
+  const headline = endHeadline(race, mine, winner);
   const root = $("#screen");
   fill(root,
     h(
@@ -1497,11 +1608,23 @@ function renderEnd() {
         h("div", { class: "row" }, h("button", { id: "new-race", type: "button", class: "primary", "data-autofocus": true, onclick: toLobby }, "New race")),
         fairness(race),
       ),
+      race.daily
+        ? h("div", { class: "card-panel results", id: "end-leaderboard" }, h("h2", {}, "The day's leaderboard"), app.endBoard?.code === race.code && app.endBoard.reply ? leaderboardTable(app.endBoard.reply) : h("p", { class: "muted" }, "Loading…"))
+        : null,
       h("div", { class: "card-panel replay", id: "replay" }),
     ),
   );
+  if (race.daily) endLeaderboard(race);
   if (!app.replay && race.replays && race.seed) openReplay(results[0]?.player || Object.keys(race.replays)[0]);
   else renderReplay();
+}
+
+function endHeadline(race, mine, winner) {
+  if (mine && race.daily) {
+    return mine.status === "won" ? `You won the daily deal in ${fmtTime(mine.time)}!` : `Daily deal: ${STATUS_TEXT[mine.status] || mine.status}`;
+  }
+  if (mine) return mine.rank === 1 && mine.status === "won" ? "You won the race!" : `You finished #${mine.rank}`;
+  return winner ? `${winner.name} won` : "The race is over";
 }
 
 function fairness(race) {
@@ -1553,7 +1676,8 @@ function renderReplay() {
   if (!slot) return;
   const race = app.race;
   if (!r) {
-    fill(slot, h("p", { class: "muted" }, "No replay."));
+    const hidden = race.daily && !race.seed;
+    fill(slot, h("p", { class: "muted", id: hidden ? "daily-hidden" : null }, hidden ? `The deal and the replays of the daily deal are shown once its day (${race.daily}, UTC) is over.` : "No replay."));
     return;
   }
   const names = Object.fromEntries(race.players.map((p) => [p.player, p.name]));
