@@ -1118,10 +1118,12 @@ function bestJoker(board, col, depth, moves) {
   return jokers.find((m) => board.cols[m.dst].length && v.follows(board.cols[m.dst].at(-1), card)) || jokers.find((m) => board.cols[m.dst].length) || jokers[0];
 }
 
-/** Sparrow: the set a drag of column `col`'s end tile to the foundation takes off (the first
- * legal set with that column), or null. */
+/** Sparrow: the set a drag of column `col`'s end tile to the foundation takes off (of the
+ * legal sets with that column, the first in the notation's order), or null. */
 function setWith(board, col) {
-  return board.generateMoves().find((m) => m.kind === "set" && m.columns.includes(col)) || null;
+  const sets = board.generateMoves().filter((m) => m.kind === "set" && m.columns.includes(col));
+  sets.sort((a, b) => (a.text < b.text ? -1 : a.text > b.text ? 1 : 0));
+  return sets[0] || null;
 }
 
 /** Sparrow: the set move a drop of column `col`'s end tile on the foundation sends when no
