@@ -3,6 +3,7 @@ decode back to the message."""
 
 from __future__ import annotations
 
+import typing
 from dataclasses import asdict
 from typing import Any
 
@@ -88,3 +89,8 @@ def test_as_map_does_not_share_lists() -> None:
     mapped["replays"]["p1"].append("y")
     assert len(RACE.players) == 2
     assert RACE.replays == {"p1": ["a1b", "+", "undo"]}
+
+
+def test_the_lists_of_messages_agree_with_the_unions() -> None:
+    assert set(typing.get_args(p.RaceEvent)) == set(p.EVENT_CLASSES)
+    assert set(typing.get_args(p.ClientMessage)) == set(p.CLIENT_TYPES.values())

@@ -542,6 +542,19 @@ CLIENT_TYPES: dict[str, type] = {
         Leaderboard,
     )
 }
+EVENT_CLASSES: tuple[type, ...] = (
+    PlayerJoined,
+    PlayerLeft,
+    PlayerReady,
+    Countdown,
+    Started,
+    Progress,
+    BoardShown,
+    Finished,
+    Prepared,
+)
+"""The race events (the members of :data:`RaceEvent`)."""
+EVENT_TYPES: dict[str, type] = {_type_name(cls): cls for cls in EVENT_CLASSES}
 SERVER_TYPES: dict[str, type] = {
     _type_name(cls): cls
     for cls in (
@@ -550,31 +563,9 @@ SERVER_TYPES: dict[str, type] = {
         Done,
         Ack,
         Error,
-        PlayerJoined,
-        PlayerLeft,
-        PlayerReady,
-        Countdown,
-        Started,
-        Progress,
-        BoardShown,
-        Finished,
         HintReply,
         LeaderboardReply,
-        Prepared,
-    )
-}
-EVENT_TYPES: dict[str, type] = {
-    _type_name(cls): cls
-    for cls in (
-        PlayerJoined,
-        PlayerLeft,
-        PlayerReady,
-        Countdown,
-        Started,
-        Progress,
-        BoardShown,
-        Finished,
-        Prepared,
+        *EVENT_CLASSES,
     )
 }
 

@@ -20,40 +20,13 @@ import msgpack
 from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic_core import SchemaValidator
 
-from spider_client.protocol import (
-    CLIENT_TYPES,
-    ClientMessage,
-    CreateRace,
-    DailyRace,
-    Hello,
-    Hint,
-    Join,
-    Leaderboard,
-    Leave,
-    MoveAction,
-    Ready,
-    Resign,
-    Undo,
-)
+from spider_client.protocol import CLIENT_TYPES, ClientMessage
 
 from .errors import BadFrame, InvalidMessage
 
 __all__ = ["ADAPTER", "parse_frame"]
 
-ClientFrame = Annotated[
-    Hello
-    | CreateRace
-    | Join
-    | Leave
-    | Ready
-    | MoveAction
-    | Undo
-    | Resign
-    | Hint
-    | DailyRace
-    | Leaderboard,
-    Field(discriminator="type"),
-]
+ClientFrame = Annotated[ClientMessage, Field(discriminator="type")]
 
 ADAPTER: TypeAdapter[ClientMessage] = TypeAdapter(ClientFrame, config=ConfigDict(strict=True))
 
