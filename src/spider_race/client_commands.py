@@ -5,7 +5,8 @@
 - ``play [CODE]`` and ``watch CODE`` open the terminal UI (:mod:`spider_race.tui`).
 - ``demo`` starts a server with its own Redis (unless ``--url``), makes a race of bots with
   live boards on, and shows it as a spectator: in the terminal UI, or with ``--headless``
-  as lines of text, exiting 0 when the race is over.
+  as lines of text, exiting 0 when the race is over. It works on every variant; a bot that
+  fails resigns at once (so the race still ends) and the demo exits 1.
 
 Exit status: 0 when the job is done, 1 when the server could not be reached or refused.
 """
@@ -193,6 +194,14 @@ async def _wait_for_server(url: str, process: subprocess.Popen[bytes], timeout: 
         return
 
 
+DEMO_ACTIONS = {"greedy": 3000, "random": 400}
+"""Actions a demo bot makes at most before it resigns (the greedy bot gives up sooner when
+nothing comes of its moves; a random one would wander for long)."""
+
+DEMO_TIME_LIMIT = 900
+"""The demo race's time limit in seconds: headless bots play without pauses and finish long
+before it; in the terminal UI, where they pause 0.1 s between actions, too."""
+
 DEMO_NAMES = ["Ada", "Brian", "Charles", "Dorothy", "Edsger", "Frances", "Grace", "Hedy"]
 
 
@@ -219,7 +228,8 @@ async def run_demo(
 ) -> int:
     """A race of ``bots`` bots with live boards on, watched as a spectator: in the terminal
     UI, or (``headless``) printed as text until the race is over. Starts a local server
-    unless ``url`` is given. Returns the exit status (0 when the race finished)."""
+    unless ``url`` is given. Returns the exit status: 0 when the race finished, 1 when it
+    finished but a bot failed (it resigned at once, see standard error)."""
     out = out or sys.stdout
     if bots < 1:
         print("spider-race: a demo needs at least one bot", file=sys.stderr)
@@ -237,7 +247,7 @@ async def run_demo(
             "variant": variant,
             "live_boards": True,
             "max_players": max(bots, 2),
-            "time_limit": 900,
+            "time_limit": DEMO_TIME_LIMIT,
             "countdown": 1 if headless else 3,
         }
         if seed is not None:
@@ -247,22 +257,34 @@ async def run_demo(
             await client.join(code)
         delay = 0.0 if headless else 0.1
         tasks: list[asyncio.Task[Any]] = []
+        failed: list[str] = []
+
+        async def play(client: Client, name: str, strategy: str, seed: int) -> None:
+            limit = DEMO_ACTIONS[strategy]
+            try:
+                await play_race(
+                    client, make_bot(strategy, seed=seed), delay=delay, max_actions=limit
+                )
+            except Exception as e:  # a bot that fails resigns: the race does not wait for it
+                failed.append(name)
+                print(f"spider-race: {name}: the bot failed ({e!r}); it resigns", file=sys.stderr)
+                with contextlib.suppress(SpiderClientError):
+                    await client.resign()
 
         def start_bots() -> None:
-            for i, (client, (_, strategy)) in enumerate(zip(players, roster, strict=True)):
-                bot = make_bot(strategy, seed=i)
-                limit = 400 if strategy == "random" else 3000
-                task = asyncio.create_task(play_race(client, bot, delay=delay, max_actions=limit))
-                tasks.append(task)
+            for i, (client, (name, strategy)) in enumerate(zip(players, roster, strict=True)):
+                tasks.append(asyncio.create_task(play(client, name, strategy, i)))
 
         try:
             if headless:
-                return await _watch_headless(url, code, start_bots, out)
-            return await _watch_tui(url, code, start_bots)
+                status = await _watch_headless(url, code, start_bots, out)
+            else:
+                status = await _watch_tui(url, code, start_bots)
         finally:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+        return 1 if failed and status == 0 else status
     return 0
 
 
