@@ -11,7 +11,9 @@ its way back, again and again. Every move is a real move, checked by the server'
 committed to Redis and announced to the race; nothing grows but the player's action list.
 
 **Players** (default): ``--players N`` bots in ``--races M`` races (and ``--spectators S``
-watching, spread over the races in turn) send moves for ``--seconds T``:
+watching, spread over the races in turn) send moves for ``--warmup W`` seconds (2 by
+default: connections, races and schedules settle; nothing is measured) and then for
+``--seconds T``, measured:
 
 - ``--rate R``: each player sends R moves a second on a fixed schedule (open loop: a late
   ack does not move the schedule; the ack time is counted from the scheduled time);
@@ -21,9 +23,11 @@ It prints ``key: value`` lines: ``moves_per_s`` (acked moves a second), ``ack_p5
 ``ack_p99_ms``, ``event_p99_ms`` (from sending a move to a spectator receiving its
 ``progress``; ``n/a`` without spectators), ``connections``, ``server_rss_mb`` (the server
 process's resident memory at the end of the run, with every connection open; ``n/a``
-with ``--url``), ``errors`` (moves refused, lost connections), ``moves_in_redis`` (the
-moves found in the players' action lists in Redis after the run: ``moves_per_s`` ×
-seconds; needs ``--redis`` with ``--url``), and the **baseline** measured in the same run
+with ``--url``), ``errors`` (moves refused, lost connections), ``moves`` and
+``warmup_moves`` (acked in the measured time and in the warm-up), ``moves_in_redis`` (the
+moves found in the players' action lists in Redis after the run: every move acked,
+``moves`` + ``warmup_moves``, with ``moves`` = ``moves_per_s`` × seconds; needs
+``--redis`` with ``--url``), and the **baseline** measured in the same run
 on the same machine with the same number of connections and the same rate mode:
 ``baseline_per_s``, the messages a second of a bare websocket echo server that does one
 Redis transaction per message (a ``MULTI``/``EXEC`` of one ``INCR``), built with the
@@ -397,6 +401,8 @@ class Tally:
     errors: int = 0
     error_kinds: dict[str, int] = field(default_factory=dict)
     moves: int = 0
+    warmup_moves: int = 0
+    """Moves acked during the warm-up (sent, committed, not measured)."""
     started: float = 0.0
     ended: float = 0.0
 
@@ -424,9 +430,12 @@ async def _send_loop(
     t_end: float,
     send: Callable[[int], Awaitable[None]],
     tally: Tally,
+    t_measure: float | None = None,
 ) -> None:
     """One sender: message k is due at its schedule (or at once with ``rate`` None);
-    ``send(k)`` returns when it is answered."""
+    ``send(k)`` returns when it is answered. Only messages due from ``t_measure`` (the end
+    of the warm-up; default ``t0``) are measured."""
+    measure_from = t0 if t_measure is None else t_measure
     loop = asyncio.get_running_loop()
     due = _schedule_start(index, count, rate, t0)
     k = 0
@@ -445,12 +454,22 @@ async def _send_loop(
             if isinstance(e, (ConnectionLost, GameOver, ConnectionClosed)):
                 return
         else:
-            tally.acks.append(loop.time() - due)
-            tally.moves += 1
             k += 1
-        tally.ended = max(tally.ended, loop.time())
+            if due < measure_from:
+                tally.warmup_moves += 1
+            else:
+                tally.acks.append(loop.time() - due)
+                tally.moves += 1
+                tally.ended = max(tally.ended, loop.time())
         if rate is not None:
             due += 1 / rate
+
+
+async def _metered(meter: CpuMeter | None, at: float) -> None:
+    """Start ``meter`` at loop time ``at`` (when the warm-up ends)."""
+    if meter is not None:
+        await asyncio.sleep(max(0.0, at - asyncio.get_running_loop().time()))
+        await meter.begin()
 
 
 async def race_players(
@@ -464,9 +483,10 @@ async def race_players(
     seconds: float,
     on_loaded: Callable[[], None] | None = None,
     meter: CpuMeter | None = None,
+    warmup: float = 0.0,
 ) -> tuple[Tally, list[tuple[str, str]], PingPong, int]:
-    """Set up the races, run the timed phase, close. Returns the tally, the (race code,
-    player id) of every bot, the deal played, and the connections held."""
+    """Set up the races, run the warm-up and the timed phase, close. Returns the tally,
+    the (race code, player id) of every bot, the deal played, and the connections held."""
     line = find_ping_pong()
     sizes = [players // races + (1 if i < players % races else 0) for i in range(races)]
     sizes = [s for s in sizes if s > 0]
@@ -568,14 +588,17 @@ async def race_players(
 
         return send
 
-    if meter is not None:
-        await meter.begin()
     t0 = loop.time() + 0.2
-    t_end = t0 + seconds
-    window[:] = [t0, t_end]
-    tally.started = t0
+    t_measure = t0 + warmup
+    t_end = t_measure + seconds
+    window[:] = [t_measure, t_end]
+    tally.started = tally.ended = t_measure
     await asyncio.gather(
-        *(_send_loop(i, len(bots), rate, t0, t_end, sender(c), tally) for i, c in enumerate(bots))
+        _metered(meter, t_measure),
+        *(
+            _send_loop(i, len(bots), rate, t0, t_end, sender(c), tally, t_measure)
+            for i, c in enumerate(bots)
+        ),
     )
     if meter is not None:
         await meter.end()
@@ -632,6 +655,7 @@ async def baseline(
     rate: float | None,
     seconds: float,
     meter: CpuMeter | None = None,
+    warmup: float = 0.0,
 ) -> Tally:
     """The echo server's rate with ``senders`` connections sending (and ``silent`` ones
     open), in the same rate mode; ``meter`` measures the CPU time of the timed phase."""
@@ -656,15 +680,15 @@ async def baseline(
 
         return send
 
-    if meter is not None:
-        await meter.begin()
     t0 = loop.time() + 0.2
-    tally.started = t0
+    t_measure = t0 + warmup
+    tally.started = tally.ended = t_measure
     await asyncio.gather(
+        _metered(meter, t_measure),
         *(
-            _send_loop(i, senders, rate, t0, t0 + seconds, sender(ws), tally)
+            _send_loop(i, senders, rate, t0, t_measure + seconds, sender(ws), tally, t_measure)
             for i, ws in enumerate(conns[:senders])
-        )
+        ),
     )
     if meter is not None:
         await meter.end()
@@ -715,6 +739,7 @@ async def bench_players(args: argparse.Namespace, procs: Processes) -> int:
         url, server_pid = await procs.start_server(redis_url, max_players=-(-players // races))
     rss: list[float | None] = [None]
     meter = CpuMeter(server_pid, redis_url)
+    warmup = max(0.0, float(getattr(args, "warmup", 2.0)))
 
     def loaded() -> None:
         if server_pid is not None:
@@ -730,6 +755,7 @@ async def bench_players(args: argparse.Namespace, procs: Processes) -> int:
         seconds=args.seconds,
         on_loaded=loaded,
         meter=meter,
+        warmup=warmup,
     )
     in_redis: int | str = "n/a"
     if redis_url is not None:
@@ -745,6 +771,7 @@ async def bench_players(args: argparse.Namespace, procs: Processes) -> int:
         rate=rate,
         seconds=args.seconds,
         meter=base_meter,
+        warmup=warmup,
     )
     procs.stop(echo)
     ours, theirs = meter.total_ms(tally.moves), base_meter.total_ms(base.moves)
@@ -759,6 +786,8 @@ async def bench_players(args: argparse.Namespace, procs: Processes) -> int:
             ("stalled_spectators", stalled),
             ("rate", "max" if rate is None else f"{rate:g}"),
             ("seconds", f"{tally.seconds:.2f}"),
+            ("warmup_s", f"{warmup:g}"),
+            ("warmup_moves", tally.warmup_moves),
             ("moves", tally.moves),
             ("moves_per_s", f"{moves_per_s:.1f}"),
             ("ack_p50_ms", _ms(percentile(tally.acks, 50))),

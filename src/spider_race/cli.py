@@ -37,13 +37,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("variant", nargs="?", help="variant id of a seeded deal")
     p.add_argument("seed", nargs="?", help="the deal's seed")
     p.add_argument("--position", default=None, help="solve this full position instead of a deal")
-    p.add_argument("--budget", type=int, default=1_000_000, help="positions at most (default 1,000,000)")
+    p.add_argument(
+        "--budget", type=int, default=1_000_000, help="positions at most (default 1,000,000)"
+    )
 
     p = sub.add_parser("serve", help="run the race server (with its own Redis unless --redis)")
     p.add_argument("--host", default=None, help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=None, help="port (default 8765)")
-    p.add_argument("--redis", default=None, metavar="URL", help="use this Redis instead of an embedded one")
-    p.add_argument("--data-dir", default=None, metavar="DIR", help="data folder of the embedded Redis")
+    p.add_argument(
+        "--redis", default=None, metavar="URL", help="use this Redis instead of an embedded one"
+    )
+    p.add_argument(
+        "--data-dir", default=None, metavar="DIR", help="data folder of the embedded Redis"
+    )
 
     p = sub.add_parser("bot", help="join a race by code and play it with a bot")
     p.add_argument("code")
@@ -64,14 +70,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bots", type=int, default=3)
     p.add_argument("--variant", default="spider1")
     p.add_argument("--url", default=None, help="use this server instead of starting one")
-    p.add_argument("--headless", action="store_true", help="print events as text and exit at the end")
+    p.add_argument(
+        "--headless", action="store_true", help="print events as text and exit at the end"
+    )
     p.add_argument("--seed", default=None)
 
     p = sub.add_parser("bench", help="benchmarks that print figures")
     p.add_argument("what", choices=["engine", "server", "solver"])
     p.add_argument("--deals", type=int, default=100, help="engine, solver: seeded deals")
-    p.add_argument("--variant", default=None, help="solver: one variant (default spider1, spider2, spider4)")
-    p.add_argument("--budget", type=int, default=None, help="solver: one budget (default 167,000 and 1,000,000)")
+    p.add_argument(
+        "--variant", default=None, help="solver: one variant (default spider1, spider2, spider4)"
+    )
+    p.add_argument(
+        "--budget",
+        type=int,
+        default=None,
+        help="solver: one budget (default 167,000 and 1,000,000)",
+    )
     p.add_argument(
         "--seconds", type=float, default=None, help="time measured (engine 2, server 10)"
     )
@@ -82,7 +97,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--spectators", type=int, default=0, help="server: spectators, over the races")
     p.add_argument("--stalled", type=int, default=0, help="server: spectators that never read")
     p.add_argument("--rate", default="1", help="server: moves a second per player, or max")
-    p.add_argument("--idle", type=int, default=0, metavar="N", help="server: hold N idle connections")
+    p.add_argument(
+        "--idle", type=int, default=0, metavar="N", help="server: hold N idle connections"
+    )
+    p.add_argument(
+        "--warmup", type=float, default=2.0, help="server: seconds of moves before measuring"
+    )
     return parser
 
 
