@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from .board import Board
 from .errors import PositionError
 from .moves import Move
+from .variants import Variant
 
 __all__ = ["Solution", "Weights", "solve", "hint", "rank_moves"]
 
@@ -113,16 +114,19 @@ class _Search:
         self.progress = progress
         self.counted = counted
         self.work = board.copy()
-        self.work.foundation = []
+        self.work._stack = []
         self.variant = board.variant
         self.weights = weights
         self.prune = prune
         self.columns: dict[tuple[int, ...], tuple[int, ...]] = {}
         self.column_scores: dict[tuple[tuple[int, ...], int], int] = {}
-        self.total_cards = sum(len(c) for c in board.cols) + len(board.stock)
         self.start_stock = board.stock_pos
-        self.set_size = getattr(self.variant, "run_length", 13)
         self.fill_to_deal = not self.variant.relaxed
+        self.pairwise = self.variant.runs_by_next
+        self.alike = self.variant.columns_alike()
+        self.extra_pruned = self.variant.solver_skips
+        bonus = self.variant.solver_bonus
+        self.bonus = None if type(self.variant).solver_bonus is Variant.solver_bonus else bonus
         self.deal_size = max(1, len(self.variant.stock_deals[0]) if self.variant.stock_deals else 1)
 
     # -- keys -------------------------------------------------------------------------------
@@ -137,18 +141,20 @@ class _Search:
 
     def _canonical(self, state: _State) -> object:
         cols, down, pos, extra = state
-        if pos < len(self.work.stock) or not self.variant.plain:
+        if pos < len(self.work.stock) or not self.alike:
             return state
+        if extra:
+            return tuple(sorted(zip(cols, down, strict=True))), extra
         return tuple(sorted(zip(cols, down, strict=True)))
 
-    def _load(self, state: _State) -> None:
+    def _load(self, state: _State, foundation: tuple[str, ...]) -> None:
         cols, down, pos, extra = state
         work = self.work
         work.cols = [list(c) for c in cols]
         work.down = list(down)
         work.stock_pos = pos
         work.extra = list(extra)
-        work.foundation = []
+        work.foundation = list(foundation)
         work._stack = []
 
     # -- evaluation -------------------------------------------------------------------------
@@ -160,6 +166,8 @@ class _Search:
         v = self.variant
         nxt, key, want = v.next, v.key, v.want
         score = -w.face_down * down
+        if not self.pairwise:
+            return score + self._group_score(col, down)
         for i in range(down + 1, len(col)):
             a, b = col[i - 1], col[i]
             if nxt[a] == b:
@@ -170,11 +178,32 @@ class _Search:
                 score -= w.blocked
         return score
 
-    def _score(self, state: _State) -> int:
-        cols, down, pos, _ = state
+    def _group_score(self, col: tuple[int, ...], down: int) -> int:
+        """The face-up cards' score when runs are not chains of pairs: the column cut into
+        movable groups from its end, each pair inside a group counting as suited."""
+        w = self.weights
+        v = self.variant
+        key, want, movable = v.key, v.want, v.movable
+        score = 0
+        end = len(col)
+        while end > down:
+            k = movable(col[:end], end - down)
+            score += w.suited * (k - 1)
+            top = end - k
+            if top > down:
+                a, b = col[top - 1], col[top]
+                if key[a] is not None and key[a] in want[b]:
+                    score += w.natural
+                else:
+                    score -= w.blocked
+            end = top
+        return score
+
+    def _score(self, state: _State, gone: int) -> int:
+        """``gone``: how many sets are in the foundation."""
+        cols, down, pos, extra = state
         cache = self.column_scores
         score = 0
-        on_table = 0
         empty = 0
         for col, d in zip(cols, down, strict=True):
             k = (col, d)
@@ -182,16 +211,16 @@ class _Search:
             if s is None:
                 s = cache[k] = self._column_score(col, d)
             score += s
-            on_table += len(col)
             empty += not col
         stock_left = len(self.work.stock) - pos
-        gone = (self.total_cards - on_table - stock_left) // self.set_size
         w = self.weights
         score += w.run_gone * gone + w.dealt * (pos - self.start_stock) // self.deal_size
         if empty and stock_left and self.fill_to_deal and not any(down):
             # nothing left to turn up: the next progress is a deal, which needs every
             # column filled
             score -= empty * (w.empty + w.fill)
+        if self.bonus is not None:
+            score += self.bonus(cols, extra)
         return score
 
     # -- pruning ----------------------------------------------------------------------------
@@ -203,10 +232,12 @@ class _Search:
         filled)."""
         work = self.work
         if move.kind != "move" or max(move.src, move.dst) >= len(work.cols):
-            return False
+            return move.kind != "deal" and self.extra_pruned(work, move)
         col = work.cols[move.src]
         i = len(col) - move.count
         nxt = self.variant.next
+        if not self.pairwise:
+            return self._group_pruned(move)
         if i <= work.down[move.src] or nxt[col[i - 1]] != col[i]:
             return False
         dest = work.cols[move.dst]
@@ -222,6 +253,21 @@ class _Search:
             return any(not c for c in work.cols[: move.dst])
         return nxt[dest[-1]] != col[i]
 
+    def _group_pruned(self, move: Move) -> bool:
+        """:meth:`_pruned` when runs are not chains of pairs: a move of a part of a movable
+        group is pruned unless it joins another group."""
+        work = self.work
+        col = work.cols[move.src]
+        movable = self.variant.movable
+        count = move.count
+        if movable(col, len(col) - work.down[move.src]) <= count:
+            return False
+        dest = work.cols[move.dst]
+        if not dest:
+            return True
+        joined = [dest[-1], *col[len(col) - count :]]
+        return movable(joined, count + 1) <= count
+
     # -- search -----------------------------------------------------------------------------
 
     def run(self, budget: int, width: int | None) -> tuple[Solution, bool]:
@@ -232,18 +278,23 @@ class _Search:
         root = self._state()
         root_canon = self._canonical(root)
         parents: dict[object, tuple[object, Move | None]] = {root_canon: (None, None)}
-        layer: list[tuple[object, _State]] = [(root_canon, root)]
+        layer: list[tuple[object, _State, tuple[str, ...]]] = [
+            (root_canon, root, tuple(work.foundation))
+        ]
         positions = 0
         complete = True
         stock_size = len(work.stock)
         pruning = self.prune
         pruned = self._pruned
+        # a beam (with a width) that finds no better position for this many layers gives up
+        patience = self.variant.solver_patience if width is not None else None
+        best, stalled = self._score(root, len(work.foundation)), 0
         while layer:
-            candidates: list[tuple[int, int, object, _State]] = []
-            for canon, state in layer:
+            candidates: list[tuple[int, int, object, _State, tuple[str, ...]]] = []
+            for canon, state, foundation in layer:
                 if positions >= budget:
                     return Solution(UNKNOWN_VERDICT, positions), False
-                self._load(state)
+                self._load(state, foundation)
                 positions += 1
                 if self.progress is not None and positions % 10_000 == 0:
                     self.progress(self.counted + positions)
@@ -258,14 +309,23 @@ class _Search:
                         parents[child_canon] = (canon, move)
                         if work.stock_pos == stock_size and work.is_won():
                             return Solution(WON, positions, _line(parents, child_canon)), True
+                        found = tuple(work.foundation)
                         candidates.append(
-                            (self._score(child), -len(candidates), child_canon, child)
+                            (self._score(child, len(found)), -len(candidates), child_canon, child, found)
                         )
                     work.pop()
             if width is not None and len(candidates) > width:
                 complete = False
                 candidates = heapq.nlargest(width, candidates)
-            layer = [(c, st) for _, _, c, st in candidates]
+                if patience is not None:
+                    top = candidates[0][0]
+                    if top > best:
+                        best, stalled = top, 0
+                    else:
+                        stalled += 1
+                        if stalled > patience:
+                            return Solution(UNKNOWN_VERDICT, positions), False
+            layer = [(c, st, f) for _, _, c, st, f in candidates]
         return Solution(LOST if complete else UNKNOWN_VERDICT, positions), complete
 
 

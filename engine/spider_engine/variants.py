@@ -129,6 +129,14 @@ class Variant:
     """Whether the ``suited`` score (rules.md §7) applies."""
     listed: ClassVar[bool] = True
     """Whether :func:`variant_ids` lists it (test-only variants are not)."""
+    solver_patience: ClassVar[int | None] = None
+    """How many layers one of the solver's beams may go on without finding a position
+    better than any before it, before it gives up for a wider one; None: no limit (a beam
+    goes on until it runs out of new positions)."""
+    runs_by_next: ClassVar[bool] = True
+    """Whether a movable run is a chain of pairs, each card lying on the one card it
+    follows (:attr:`next`), as in Spider. The solver judges columns pair by pair when it is
+    true, and by :meth:`movable` (slower) when a run depends on more than neighbours."""
     has_extra_moves: bool = False
     """Whether :meth:`extra_moves`, :meth:`check_extra` and :meth:`apply_extra` are used."""
     filters_moves: bool = False
@@ -266,6 +274,28 @@ class Variant:
         """Apply a legal extra move through the board's edit methods (recording into
         ``actions``); returns the columns it changed, which the board then settles."""
         raise NotImplementedError
+
+    # -- the solver -------------------------------------------------------------------------------
+
+    def columns_alike(self) -> bool:
+        """Whether the columns are interchangeable once the stock is empty: no rule then
+        depends on a column's place, so positions that differ only in the columns' order
+        play alike (the solver keys them as one). By default, true of a variant that needs
+        none of the extra hooks."""
+        return self.plain
+
+    def solver_bonus(self, cols: Sequence[Sequence[int]], extra: Sequence[int]) -> int:
+        """What the solver adds to its evaluation of a position (``cols``: the columns,
+        ``extra``: ``board.extra``) for progress its own measures miss, in its units: a set
+        gone counts 400, a card on the card it follows 10 (``solver.Weights``). Spider adds
+        nothing."""
+        return 0
+
+    def solver_skips(self, board: Board, move: Move) -> bool:
+        """Whether the solver's pruned searches skip ``move``, a legal move of a kind other
+        than a column move or a deal (or naming a place beyond the tableau), as unlikely to
+        help. Only a heuristic: the solver's last, complete search skips nothing."""
+        return False
 
     def move_refused(self, board: Board, src: int, count: int, dst: int) -> str | None:
         """With ``filters_moves``: why the column move (legal by building and run rules) is

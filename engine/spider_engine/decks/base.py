@@ -19,11 +19,19 @@ class AltDeckVariant(Variant):
     dealt_face_up = True
     deals_while_empty = True
     suited_score = False
+    solver_patience = 200
+    """Dealt face up, these games have wide plateaus of positions that look alike to the
+    solver's evaluation, where a narrow beam would wander without end."""
     deck_tokens: ClassVar[tuple[str, ...]]
     """The whole deck in canonical order, copies included, as card tokens."""
 
     def _tableau_face_up(self) -> bool:
         return "blind" not in self.options
+
+    def columns_alike(self) -> bool:
+        """True of all four games: their own rules (sets taken off, the Tower, the Jokers,
+        the reserve) name no column by its place."""
+        return True
 
     def canonical_deck(self) -> list[int]:
         return [self.cards.card(token) for token in self.deck_tokens]

@@ -49,6 +49,8 @@ class Myrmex(AltDeckVariant):
     first_deal = (4,) * 8
     stock_deals = (tuple(range(8)),) * 3 + ((0, 1, 2, 3),)
     set_size = CROWN
+    runs_by_next = False
+    """A card may follow several others, and a group must share one suit throughout."""
 
     def __init__(self, options: frozenset[str] = frozenset()) -> None:
         # each card's suits as a bit mask: a group shares a suit when its masks' AND is not 0

@@ -31,6 +31,10 @@ SET_SIZE = 4
 """Cards in a set of Winds or of Flowers and Seasons."""
 MOST_TOGETHER = 3
 """A move may not leave more Winds (or Flowers) than this lying together at a column's end."""
+AT_END_VALUE = 15
+"""The solver's value of each different Wind, and each Flower or Season (up to four), at a
+column's end, in its evaluation's units: sets leave from the ends of four columns."""
+BURIED_COST = 10
 WIND_SET = "w"
 FLOWER_SET = "f"
 
@@ -181,6 +185,29 @@ class Sparrow(AltDeckVariant):
             board.take(c, 1, actions)
         board.add_foundation(token, actions)
         return move.columns
+
+    def solver_bonus(self, cols: Sequence[Sequence[int]], extra: Sequence[int]) -> int:
+        """Sets of Winds and of Flowers and Seasons leave from the ends of four columns: each
+        different Wind, and each Flower or Season (up to four), at a column's end counts."""
+        blocker = self.blocker
+        winds: set[int] = set()
+        flowers = 0
+        buried = 0
+        for col in cols:
+            if col:
+                end = col[-1]
+                kind = blocker[end]
+                if kind == WIND_SET:
+                    winds.add(end)
+                elif kind == FLOWER_SET:
+                    flowers += 1
+                i = len(col) - 1
+                while i >= 0 and blocker[col[i]]:
+                    i -= 1
+                for j in range(i):
+                    if blocker[col[j]]:
+                        buried += 1
+        return AT_END_VALUE * (len(winds) + min(flowers, SET_SIZE)) - BURIED_COST * buried
 
     def foundation_tokens(self) -> frozenset[str]:
         return frozenset(SUITS + WIND_SET + FLOWER_SET)
