@@ -24,6 +24,22 @@ from spider_race.tui.render import (
 )
 
 
+def _running_race(variant: str, players: list[PlayerInfo]) -> RaceInfo:
+    return RaceInfo(
+        code="K7QX2",
+        variant=variant,
+        state="running",
+        version=9,
+        creator="p1",
+        max_players=8,
+        time_limit=1800,
+        undo=True,
+        live_boards=False,
+        countdown=3,
+        players=players,
+    )
+
+
 def test_board_shows_backs_suits_in_colour_and_the_stock() -> None:
     view = Board.deal("spider4", "1").view()
     text = render_board(view, selected=3)
@@ -45,18 +61,9 @@ def test_compact_board_counts_the_backs() -> None:
 
 
 def test_progress_and_results() -> None:
-    race = RaceInfo(
-        code="K7QX2",
-        variant="spider1",
-        state="running",
-        version=9,
-        creator="p1",
-        max_players=8,
-        time_limit=1800,
-        undo=True,
-        live_boards=False,
-        countdown=3,
-        players=[
+    race = _running_race(
+        "spider1",
+        [
             PlayerInfo(player="p1", name="ada", status="won", runs=8, moves=130, time=95.0),
             PlayerInfo(player="p2", name="bob", status="playing", runs=2, turned_up=12),
         ],
@@ -251,18 +258,8 @@ def test_twelve_and_thirteen_columns_fit_in_120_cells(variant: str) -> None:
 
 
 def test_a_player_line_too_wide_for_the_pane_goes_on_two_lines() -> None:
-    race = RaceInfo(
-        code="K7QX2",
-        variant="wizard+weave",
-        state="running",
-        version=9,
-        creator="p1",
-        max_players=8,
-        time_limit=1800,
-        undo=True,
-        live_boards=False,
-        countdown=3,
-        players=[PlayerInfo(player="p1", name="ada", status="playing", runs=3, moves=12)],
+    race = _running_race(
+        "wizard+weave", [PlayerInfo(player="p1", name="ada", status="playing", runs=3, moves=12)]
     )
     wide = render_players(race, sets=26, cards=78, me="p1").plain.splitlines()
     assert len(wide) == 1 and "3/26 runs" in wide[0] and "12 moves" in wide[0]
