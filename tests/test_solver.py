@@ -94,7 +94,19 @@ def test_verdicts_agree_with_a_complete_search() -> None:
     assert won > 20 and lost > 20, (won, lost)
 
 
-@pytest.mark.parametrize(("variant", "seed", "budget"), [("spider2", "3", 5000), ("spider4", "5", 3000), ("spider4", "2", 60_000)])
+@pytest.mark.parametrize(
+    ("variant", "seed", "budget"),
+    [
+        ("spider2", "3", 5000),
+        ("spider4", "5", 3000),
+        ("spider4", "2", 60_000),
+        # the other decks, with their own moves (sets, Jokers, the reserve)
+        ("myrmex", "solver-budget", 3_000),
+        ("wizard+weave", "solver-budget", 3_000),
+        ("sparrow", "solver-budget", 2_000),
+        ("starfish", "solver-budget", 1_500),
+    ],
+)
 def test_positions_count_move_generations_within_budget(
     variant: str, seed: str, budget: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -1,10 +1,12 @@
 """A full-knowledge solver: best-first search with a transposition table.
 
 The solver may look at every card (it needs a full position, not a view). It searches
-positions in the order of an evaluation that players would recognise — runs gone, cards
+positions in the order of an evaluation that players would recognise — sets gone, cards
 turned up, cards lying in suit, empty columns — and never expands a position twice:
-positions are keyed on the tableau and the stock (the foundation cannot matter, and once
-the stock is empty the order of the columns cannot either).
+positions are keyed on the tableau, the stock and a variant's extra fields (the foundation
+follows from them, and once the stock is empty the order of the columns cannot matter,
+unless the variant says otherwise). The foundation is carried along with each position,
+since a variant's rules may read it (Wizard's Tower: which trump leaves next).
 
 Budget: a position *counts* when its moves are generated; :attr:`Solution.positions` is
 that count, and it never exceeds the budget.
@@ -12,6 +14,15 @@ that count, and it never exceeds the budget.
 The search is a beam search run with growing widths (:data:`BEAM_WIDTHS`) while the
 budget lasts: each layer keeps the best positions one move deeper, never one seen before.
 Moves that split a suited run, other than onto another suited parent, are pruned.
+
+The solver names no variant. What a deck adds to Spider it learns from the variant's
+hooks, whose defaults are Spider's: whether runs are chains of pairs
+(``Variant.runs_by_next``; otherwise columns are judged by ``movable``), whether the
+columns' order matters once the stock is empty (``columns_alike``), the evaluation's
+weights (``solver_weights``) and a bonus for progress it would miss (``solver_bonus``: sets
+that leave from column ends, Jokers to bring back), how long a beam may go on without
+finding a better position (``solver_patience``), and which extra moves its pruned searches
+leave out (``solver_skips``).
 
 Verdicts:
 
@@ -41,6 +52,12 @@ BEAM_WIDTHS: tuple[int | None, ...] = (10, 40, 150, 500, 1500, 5000, 15000, 5000
 """Beam searches run with these widths in turn, while the budget lasts."""
 
 _State = tuple[tuple[tuple[int, ...], ...], tuple[int, ...], int, tuple[int, ...]]
+_Candidate = tuple[int, int, object, _State, tuple[str, ...], object, Move]
+"""Score, order of generation (the earlier wins a tie), key, position, foundation, the
+parent's key and the move from the parent."""
+
+CACHE_LIMIT = 2_000_000
+"""How many columns (and column scores) a search keeps before it clears those caches."""
 
 
 @dataclass(frozen=True)
@@ -82,7 +99,7 @@ def solve(
         raise PositionError("the solver needs a full position: this view hides cards")
     if board.is_won():
         return Solution(WON, 0)
-    w = weights or Weights()
+    w = weights or Weights(**board.variant.solver_weights)
     used = 0
     for width in BEAM_WIDTHS:
         search = _Search(board, w, prune=True, progress=progress, counted=used)
@@ -127,17 +144,29 @@ class _Search:
         self.extra_pruned = self.variant.solver_skips
         bonus = self.variant.solver_bonus
         self.bonus = None if type(self.variant).solver_bonus is Variant.solver_bonus else bonus
+        column_bonus = self.variant.solver_column_bonus
+        own = type(self.variant).solver_column_bonus is not Variant.solver_column_bonus
+        self.column_bonus = column_bonus if own else None
         self.deal_size = max(1, len(self.variant.stock_deals[0]) if self.variant.stock_deals else 1)
 
     # -- keys -------------------------------------------------------------------------------
 
     def _state(self) -> _State:
         intern = self.columns
+        work = self.work
         cols = []
-        for c in self.work.cols:
+        for c in work.cols:
             t = tuple(c)
             cols.append(intern.setdefault(t, t))
-        return tuple(cols), tuple(self.work.down), self.work.stock_pos, tuple(self.work.extra)
+        # shared, like the columns: most positions have the same face-down counts
+        down = tuple(work.down)
+        extra = tuple(work.extra)
+        return (
+            tuple(cols),
+            intern.setdefault(down, down),
+            work.stock_pos,
+            intern.setdefault(extra, extra),
+        )
 
     def _canonical(self, state: _State) -> object:
         cols, down, pos, extra = state
@@ -160,6 +189,11 @@ class _Search:
     # -- evaluation -------------------------------------------------------------------------
 
     def _column_score(self, col: tuple[int, ...], down: int) -> int:
+        if self.column_bonus is not None:
+            return self._plain_column_score(col, down) + self.column_bonus(col, down)
+        return self._plain_column_score(col, down)
+
+    def _plain_column_score(self, col: tuple[int, ...], down: int) -> int:
         w = self.weights
         if not col:
             return w.empty
@@ -229,18 +263,26 @@ class _Search:
         """Moves that split a suited run (the tail lies on its suited parent) other than onto
         another suited parent, or into an empty column (but one card into the leftmost empty
         column when nothing is left to turn up and the stock waits for every column to be
-        filled)."""
+        filled); and the extra moves the variant's :meth:`~.Variant.solver_skips` names.
+        Where runs are not chains of pairs, a run is the column's movable group: moving part
+        of it splits it, and the tail joins another when it moves on as one group with the
+        destination's end card."""
         work = self.work
         if move.kind != "move" or max(move.src, move.dst) >= len(work.cols):
             return move.kind != "deal" and self.extra_pruned(work, move)
         col = work.cols[move.src]
         i = len(col) - move.count
-        nxt = self.variant.next
-        if not self.pairwise:
-            return self._group_pruned(move)
-        if i <= work.down[move.src] or nxt[col[i - 1]] != col[i]:
-            return False
         dest = work.cols[move.dst]
+        if self.pairwise:
+            nxt = self.variant.next
+            if i <= work.down[move.src] or nxt[col[i - 1]] != col[i]:
+                return False
+            joins = bool(dest) and nxt[dest[-1]] == col[i]
+        else:
+            movable = self.variant.movable
+            if movable(col, len(col) - work.down[move.src]) <= move.count:
+                return False
+            joins = bool(dest) and movable([dest[-1], *col[i:]], move.count + 1) > move.count
         if not dest:
             # to fill the columns before a deal, one card at a time, leftmost empty first
             if (
@@ -251,22 +293,7 @@ class _Search:
             ):
                 return True
             return any(not c for c in work.cols[: move.dst])
-        return nxt[dest[-1]] != col[i]
-
-    def _group_pruned(self, move: Move) -> bool:
-        """:meth:`_pruned` when runs are not chains of pairs: a move of a part of a movable
-        group is pruned unless it joins another group."""
-        work = self.work
-        col = work.cols[move.src]
-        movable = self.variant.movable
-        count = move.count
-        if movable(col, len(col) - work.down[move.src]) <= count:
-            return False
-        dest = work.cols[move.dst]
-        if not dest:
-            return True
-        joined = [dest[-1], *col[len(col) - count :]]
-        return movable(joined, count + 1) <= count
+        return not joins
 
     # -- search -----------------------------------------------------------------------------
 
@@ -277,7 +304,13 @@ class _Search:
         work = self.work
         root = self._state()
         root_canon = self._canonical(root)
+        # the positions kept, with the move that reached each from its parent
         parents: dict[object, tuple[object, Move | None]] = {root_canon: (None, None)}
+        # a beam also remembers the positions it dropped, by hash only (to save memory; a
+        # clash could only make it skip a position, which a beam may do): the complete
+        # search, which can prove a loss, keeps every position it meets in ``parents``
+        exact = width is None
+        seen: set[int] = {hash(root_canon)}
         layer: list[tuple[object, _State, tuple[str, ...]]] = [
             (root_canon, root, tuple(work.foundation))
         ]
@@ -286,11 +319,12 @@ class _Search:
         stock_size = len(work.stock)
         pruning = self.prune
         pruned = self._pruned
+        foundations: dict[tuple[str, ...], tuple[str, ...]] = {}
         # a beam (with a width) that finds no better position for this many layers gives up
-        patience = self.variant.solver_patience if width is not None else None
+        patience = None if exact else self.variant.solver_patience
         best, stalled = self._score(root, len(work.foundation)), 0
         while layer:
-            candidates: list[tuple[int, int, object, _State, tuple[str, ...]]] = []
+            candidates: list[_Candidate] = []
             for canon, state, foundation in layer:
                 if positions >= budget:
                     return Solution(UNKNOWN_VERDICT, positions), False
@@ -305,13 +339,24 @@ class _Search:
                     work.push_unchecked(move)
                     child = self._state()
                     child_canon = self._canonical(child)
-                    if child_canon not in parents:
-                        parents[child_canon] = (canon, move)
+                    if exact:
+                        new = child_canon not in parents
+                        if new:
+                            parents[child_canon] = (canon, move)
+                    else:
+                        h = hash(child_canon)
+                        new = h not in seen
+                        if new:
+                            seen.add(h)
+                    if new:
                         if work.stock_pos == stock_size and work.is_won():
-                            return Solution(WON, positions, _line(parents, child_canon)), True
+                            line = (*_line(parents, canon), move)
+                            return Solution(WON, positions, line), True
                         found = tuple(work.foundation)
+                        found = foundations.setdefault(found, found)
+                        score = self._score(child, len(found))
                         candidates.append(
-                            (self._score(child, len(found)), -len(candidates), child_canon, child, found)
+                            (score, -len(candidates), child_canon, child, found, canon, move)
                         )
                     work.pop()
             if width is not None and len(candidates) > width:
@@ -325,8 +370,20 @@ class _Search:
                         stalled += 1
                         if stalled > patience:
                             return Solution(UNKNOWN_VERDICT, positions), False
-            layer = [(c, st, f) for _, _, c, st, f in candidates]
+            if not exact:
+                for _, _, c, _, _, parent, move in candidates:
+                    parents[c] = (parent, move)
+            layer = [(c, st, f) for _, _, c, st, f, _, _ in candidates]
+            self._trim_caches()
         return Solution(LOST if complete else UNKNOWN_VERDICT, positions), complete
+
+    def _trim_caches(self) -> None:
+        """Forget the shared columns and the columns' scores when they grow large (they
+        are caches: only memory and time depend on them)."""
+        if len(self.column_scores) > CACHE_LIMIT:
+            self.column_scores.clear()
+        if len(self.columns) > CACHE_LIMIT:
+            self.columns.clear()
 
 
 def _line(parents: dict[object, tuple[object, Move | None]], end: object) -> tuple[Move, ...]:
@@ -357,8 +414,8 @@ def rank_moves(board: Board) -> list[Move]:
 def _player_rank(board: Board, move: Move) -> int:
     if move.kind == "deal":
         return 9
-    if move.kind != "move":
-        return 5
+    if move.kind != "move" or max(move.src, move.dst) >= len(board.cols):
+        return 5  # a variant's own move, or one to or from a place beyond the columns
     v = board.variant
     col = board.cols[move.src]
     dest = board.cols[move.dst]

@@ -30,6 +30,14 @@ variant's class flag says so (so Spider's hot path is untouched):
   "at once" across the board (beyond rules 3 and 4), :meth:`Variant.unsettled` says why a
   parsed position is not settled by those rules.
 
+The solver (``solver.py``) names no variant; what it needs to know of a deck beyond the
+tables above it reads from hooks whose defaults are Spider's (and keep its searches as
+they were): :attr:`Variant.runs_by_next` (whether runs are chains of pairs),
+:meth:`Variant.columns_alike` (whether the columns' order can matter once the stock is
+empty), :attr:`Variant.solver_weights`, :meth:`Variant.solver_bonus` and
+:meth:`Variant.solver_column_bonus` (progress the evaluation would miss), :attr:`Variant.solver_patience` and :meth:`Variant.solver_skips`
+(extra moves its pruned searches leave out).
+
 Every change a hook makes goes through the board's edit methods (:meth:`Board.take`,
 :meth:`Board.put`, :meth:`Board.replace`, :meth:`Board.to_foundation`,
 :meth:`Board.add_foundation`, :meth:`Board.set_extra`), which record how to undo it; ``pop``
@@ -38,7 +46,8 @@ replays those records backwards, so a variant never writes undo code.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from types import MappingProxyType
 from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from .cards import UNKNOWN, CardSet, standard_cards
@@ -129,6 +138,9 @@ class Variant:
     """Whether the ``suited`` score (rules.md §7) applies."""
     listed: ClassVar[bool] = True
     """Whether :func:`variant_ids` lists it (test-only variants are not)."""
+    solver_weights: ClassVar[Mapping[str, int]] = MappingProxyType({})
+    """The solver's evaluation weights that differ from its defaults for this variant (by
+    the field names of ``solver.Weights``); Spider uses the defaults."""
     solver_patience: ClassVar[int | None] = None
     """How many layers one of the solver's beams may go on without finding a position
     better than any before it, before it gives up for a wider one; None: no limit (a beam
@@ -291,6 +303,12 @@ class Variant:
         nothing."""
         return 0
 
+    def solver_column_bonus(self, col: Sequence[int], down: int) -> int:
+        """Like :meth:`solver_bonus`, for what one column holds alone (``down`` of its cards
+        face down); the solver keeps it with the column's own score, so it is asked once per
+        different column rather than once per position. Spider adds nothing."""
+        return 0
+
     def solver_skips(self, board: Board, move: Move) -> bool:
         """Whether the solver's pruned searches skip ``move``, a legal move of a kind other
         than a column move or a deal (or naming a place beyond the tableau), as unlikely to
@@ -397,5 +415,3 @@ class Spiderette(SpiderFamily):
     columns = 7
     first_deal = (1, 2, 3, 4, 5, 6, 7)
     stock_deals = (tuple(range(7)),) * 3 + ((0, 1, 2),)
-
-

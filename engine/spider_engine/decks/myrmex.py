@@ -54,9 +54,7 @@ class Myrmex(AltDeckVariant):
 
     def __init__(self, options: frozenset[str] = frozenset()) -> None:
         # each card's suits as a bit mask: a group shares a suit when its masks' AND is not 0
-        self.mask = tuple(
-            sum(1 << SUITS.index(s) for s in suits) for suits in self.cards.suits
-        )
+        self.mask = tuple(sum(1 << SUITS.index(s) for s in suits) for suits in self.cards.suits)
         super().__init__(options)
 
     def follows(self, upper: int, lower: int) -> bool:

@@ -192,7 +192,6 @@ class Sparrow(AltDeckVariant):
         blocker = self.blocker
         winds: set[int] = set()
         flowers = 0
-        buried = 0
         for col in cols:
             if col:
                 end = col[-1]
@@ -201,13 +200,16 @@ class Sparrow(AltDeckVariant):
                     winds.add(end)
                 elif kind == FLOWER_SET:
                     flowers += 1
-                i = len(col) - 1
-                while i >= 0 and blocker[col[i]]:
-                    i -= 1
-                for j in range(i):
-                    if blocker[col[j]]:
-                        buried += 1
-        return AT_END_VALUE * (len(winds) + min(flowers, SET_SIZE)) - BURIED_COST * buried
+        return AT_END_VALUE * (len(winds) + min(flowers, SET_SIZE))
+
+    def solver_column_bonus(self, col: Sequence[int], down: int) -> int:
+        """Winds and Flowers buried under other cards cost: they must come to a column's
+        end to leave."""
+        blocker = self.blocker
+        i = len(col) - 1
+        while i >= 0 and blocker[col[i]]:
+            i -= 1
+        return -BURIED_COST * sum(1 for j in range(i) if blocker[col[j]])
 
     def foundation_tokens(self) -> frozenset[str]:
         return frozenset(SUITS + WIND_SET + FLOWER_SET)

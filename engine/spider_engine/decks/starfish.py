@@ -10,6 +10,7 @@ end goes back to the Troupe at once.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from types import MappingProxyType
 
 from ..board import Actions, Board
 from ..cards import STANDARD_RANKS, CardSet
@@ -25,6 +26,12 @@ JOKER_TOKEN = "@"
 JOKERS = 6
 """Jokers in the game, all in the Troupe at the deal."""
 COPIES = 2
+JOKER_BELOW = 6
+"""The solver's cost of each card below a Joker in a column (they must all move away before
+it goes back to the Troupe), in its evaluation's units."""
+JOKER_PAIRS = 12
+"""What the solver's column score holds against the two pairs a Joker makes (each counts as
+blocked), given back: a Joker's cost is the cards below it."""
 
 _SUIT_CARDS = [(f"{r}{s}", value, s) for s in SUITS for value, r in enumerate(STANDARD_RANKS, 1)]
 _CARDS = CardSet.build([*_SUIT_CARDS, (JOKER_TOKEN, 0, "")])
@@ -175,6 +182,38 @@ class Starfish(AltDeckVariant):
                 f" in column {column_letter(dst)}"
             )
         return None
+
+    # -- the solver --------------------------------------------------------------------------
+
+    solver_weights = MappingProxyType({"dealt": 40})
+    """A deal is worth 40 to the solver: twelve cards dealt face up onto the column ends
+    mostly lie blocked at first, and without this a beam would try every other move in a
+    wide plateau of positions first."""
+
+    def solver_column_bonus(self, col: Sequence[int], down: int) -> int:
+        """A Joker in a column costs the cards that lie below it (they must all move away
+        before it goes back to the Troupe), and nothing more."""
+        if JOKER not in col:
+            return 0
+        n = len(col)
+        cost = 0
+        for i, card in enumerate(col):
+            if card == JOKER:
+                cost += JOKER_BELOW * (n - 1 - i) - JOKER_PAIRS
+        return -cost
+
+    def solver_skips(self, board: Board, move: Move) -> bool:
+        """A Joker move whose card does not go onto the card it follows in suit (a Joker is
+        spent to build a run, not only to move a card), or that takes the card off the card it
+        follows in a run."""
+        col = board.cols[move.src]
+        i = len(col) - move.count
+        card = col[i]
+        nxt = self.next
+        target = board.cols[move.dst]
+        if not target or nxt[target[-1]] != card:
+            return True
+        return i > board.down[move.src] and nxt[col[i - 1]] == card
 
     def apply_extra(self, board: Board, move: Move, actions: Actions) -> Iterable[int]:
         col = board.cols[move.src]
