@@ -66,7 +66,7 @@ import subprocess
 import sys
 import tempfile
 import urllib.request
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -340,18 +340,21 @@ class CpuMeter:
 
     def __init__(self, server_pid: int | None, redis_url: str | None) -> None:
         self.server_pid = server_pid
-        self.redis_url = redis_url
         self.start: dict[str, float | None] = {}
         self.spent: dict[str, float | None] = {}
+        # made here, before the measured time (the first import and connection would
+        # hold this process's loop for tens of milliseconds just as it starts)
+        self.redis: Any = None
+        if redis_url is not None:
+            from spider_server.redisconn import connect
+
+            self.redis = connect(redis_url)
 
     async def _redis_cpu(self) -> float | None:
-        if self.redis_url is None:
+        if self.redis is None:
             return None
-        from spider_server.redisconn import connect
-
-        redis = connect(self.redis_url)
         try:
-            info = await redis.info("cpu")
+            info = await self.redis.info("cpu")
             if "used_cpu_user" not in info:  # a cluster: the sum over its masters
                 info = {
                     k: sum(float(v.get(k, 0)) for v in info.values() if isinstance(v, dict))
@@ -360,8 +363,6 @@ class CpuMeter:
             return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
         except Exception:
             return None
-        finally:
-            await redis.aclose()
 
     async def _now(self) -> dict[str, float | None]:
         usage = resource.getrusage(resource.RUSAGE_SELF)
@@ -379,6 +380,9 @@ class CpuMeter:
         for key, value in now.items():
             before = self.start.get(key)
             self.spent[key] = None if value is None or before is None else value - before
+        if self.redis is not None:
+            with contextlib.suppress(Exception):
+                await self.redis.aclose()
 
     def total_ms(self, moves: int) -> float | None:
         """CPU milliseconds per move of the server, Redis and the bots together."""
@@ -413,6 +417,22 @@ class Tally:
     @property
     def seconds(self) -> float:
         return max(self.ended - self.started, 1e-9)
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """The bench's own cyclic garbage collector off while it measures: the load it makes
+    must not stall (a collection here holds every bot's acks, which the figures would
+    blame on the server). What start-up made is frozen out of later collections; the
+    server's own collections still count, and are in its ``/metrics``."""
+    gc.collect()
+    gc.freeze()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+        gc.unfreeze()
 
 
 def _schedule_start(index: int, count: int, rate: float | None, t0: float) -> float:
@@ -559,9 +579,32 @@ async def race_players(
             await c.move(move)
 
     await bounded(bots, opening, concurrency=200)
-    gc.collect()
-    gc.freeze()
+    with collector_paused():
+        tally = await _timed_phase(
+            bots, watchers, line, rate, seconds, meter=meter, warmup=warmup
+        )
+    if on_loaded is not None:
+        on_loaded()
+    connections = len(bots) + len(watchers) + len(quiet)
+    for w in quiet:
+        w.close()
+    await bounded([*bots, *watchers], lambda c: c.close(), concurrency=500)
+    bot_keys = [(c.code or "", c.player or "") for c in bots]
+    return tally, bot_keys, line, connections
 
+
+async def _timed_phase(
+    bots: list[Client],
+    watchers: list[Client],
+    line: PingPong,
+    rate: float | None,
+    seconds: float,
+    *,
+    meter: CpuMeter | None,
+    warmup: float,
+) -> Tally:
+    """The warm-up and the measured time: every bot sends on its schedule; the spectators'
+    deliveries of the progress of moves sent in the measured time are timed."""
     tally = Tally()
     loop = asyncio.get_running_loop()
     sent: dict[tuple[str, int], float] = {}
@@ -603,17 +646,9 @@ async def race_players(
     if meter is not None:
         await meter.end()
     await asyncio.sleep(0.3)  # the last events reach the spectators
-    if on_loaded is not None:
-        on_loaded()
-    connections = len(bots) + len(watchers) + len(quiet)
     for task in readers:
         task.cancel()
-    for w in quiet:
-        w.close()
-    await bounded([*bots, *watchers], lambda c: c.close(), concurrency=500)
-    gc.unfreeze()
-    bot_keys = [(c.code or "", c.player or "") for c in bots]
-    return tally, bot_keys, line, connections
+    return tally
 
 
 async def _stalled_spectator(url: str, code: str) -> socket.socket:
@@ -683,15 +718,16 @@ async def baseline(
     t0 = loop.time() + 0.2
     t_measure = t0 + warmup
     tally.started = tally.ended = t_measure
-    await asyncio.gather(
-        _metered(meter, t_measure),
-        *(
-            _send_loop(i, senders, rate, t0, t_measure + seconds, sender(ws), tally, t_measure)
-            for i, ws in enumerate(conns[:senders])
-        ),
-    )
-    if meter is not None:
-        await meter.end()
+    with collector_paused():
+        await asyncio.gather(
+            _metered(meter, t_measure),
+            *(
+                _send_loop(i, senders, rate, t0, t_measure + seconds, sender(ws), tally, t_measure)
+                for i, ws in enumerate(conns[:senders])
+            ),
+        )
+        if meter is not None:
+            await meter.end()
     await bounded(conns, lambda ws: ws.close(), concurrency=500)
     return tally
 
