@@ -19,8 +19,9 @@ The solver names no variant. What a deck adds to Spider it learns from the varia
 hooks, whose defaults are Spider's: whether runs are chains of pairs
 (``Variant.runs_by_next``; otherwise columns are judged by ``movable``), whether the
 columns' order matters once the stock is empty (``columns_alike``), the evaluation's
-weights (``solver_weights``) and a bonus for progress it would miss (``solver_bonus``: sets
-that leave from column ends, Jokers to bring back), how long a beam may go on without
+weights (``solver_weights``) and a bonus for progress it would miss (``solver_bonus`` for
+the whole position: sets that leave from column ends; ``solver_column_bonus`` for what one
+column holds, kept with the column's score: Jokers to bring back, buried blockers), how long a beam may go on without
 finding a better position (``solver_patience``), and which extra moves its pruned searches
 leave out (``solver_skips``).
 

@@ -35,8 +35,9 @@ tables above it reads from hooks whose defaults are Spider's (and keep its searc
 they were): :attr:`Variant.runs_by_next` (whether runs are chains of pairs),
 :meth:`Variant.columns_alike` (whether the columns' order can matter once the stock is
 empty), :attr:`Variant.solver_weights`, :meth:`Variant.solver_bonus` and
-:meth:`Variant.solver_column_bonus` (progress the evaluation would miss), :attr:`Variant.solver_patience` and :meth:`Variant.solver_skips`
-(extra moves its pruned searches leave out).
+:meth:`Variant.solver_column_bonus` (progress the evaluation would miss),
+:attr:`Variant.solver_patience` and :meth:`Variant.solver_skips` (extra moves its pruned
+searches leave out).
 
 Every change a hook makes goes through the board's edit methods (:meth:`Board.take`,
 :meth:`Board.put`, :meth:`Board.replace`, :meth:`Board.to_foundation`,

@@ -342,13 +342,25 @@ class CpuMeter:
         self.server_pid = server_pid
         self.start: dict[str, float | None] = {}
         self.spent: dict[str, float | None] = {}
-        # made here, before the measured time (the first import and connection would
-        # hold this process's loop for tens of milliseconds just as it starts)
+        self.redis_url = redis_url
         self.redis: Any = None
-        if redis_url is not None:
+
+    async def __aenter__(self) -> CpuMeter:
+        """Connect to Redis now, before the measured time: the first import and connection
+        would hold this process's loop for tens of milliseconds just as it starts."""
+        if self.redis_url is not None:
             from spider_server.redisconn import connect
 
-            self.redis = connect(redis_url)
+            self.redis = connect(self.redis_url)
+            with contextlib.suppress(Exception):
+                await self.redis.ping()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self.redis is not None:
+            with contextlib.suppress(Exception):
+                await self.redis.aclose()
+            self.redis = None
 
     async def _redis_cpu(self) -> float | None:
         if self.redis is None:
@@ -380,9 +392,6 @@ class CpuMeter:
         for key, value in now.items():
             before = self.start.get(key)
             self.spent[key] = None if value is None or before is None else value - before
-        if self.redis is not None:
-            with contextlib.suppress(Exception):
-                await self.redis.aclose()
 
     def total_ms(self, moves: int) -> float | None:
         """CPU milliseconds per move of the server, Redis and the bots together."""
@@ -580,9 +589,7 @@ async def race_players(
 
     await bounded(bots, opening, concurrency=200)
     with collector_paused():
-        tally = await _timed_phase(
-            bots, watchers, line, rate, seconds, meter=meter, warmup=warmup
-        )
+        tally = await _timed_phase(bots, watchers, line, rate, seconds, meter=meter, warmup=warmup)
     if on_loaded is not None:
         on_loaded()
     connections = len(bots) + len(watchers) + len(quiet)
@@ -774,41 +781,41 @@ async def bench_players(args: argparse.Namespace, procs: Processes) -> int:
             redis_url = procs.start_redis()
         url, server_pid = await procs.start_server(redis_url, max_players=-(-players // races))
     rss: list[float | None] = [None]
-    meter = CpuMeter(server_pid, redis_url)
     warmup = max(0.0, float(getattr(args, "warmup", 2.0)))
 
     def loaded() -> None:
         if server_pid is not None:
             rss[0] = _rss_mb(server_pid)
 
-    tally, bots, line, connections = await race_players(
-        url,
-        players=players,
-        races=races,
-        spectators=spectators,
-        stalled=stalled,
-        rate=rate,
-        seconds=args.seconds,
-        on_loaded=loaded,
-        meter=meter,
-        warmup=warmup,
-    )
+    async with CpuMeter(server_pid, redis_url) as meter:
+        tally, bots, line, connections = await race_players(
+            url,
+            players=players,
+            races=races,
+            spectators=spectators,
+            stalled=stalled,
+            rate=rate,
+            seconds=args.seconds,
+            on_loaded=loaded,
+            meter=meter,
+            warmup=warmup,
+        )
     in_redis: int | str = "n/a"
     if redis_url is not None:
         in_redis = await moves_in_redis(redis_url, bots, len(line.opening))
     # the baseline: the same connections and rate mode against the bare echo server
     base_redis = redis_url if redis_url is not None else procs.start_redis()
     echo_url, echo = await procs.start_echo(base_redis)
-    base_meter = CpuMeter(echo.pid, base_redis)
-    base = await baseline(
-        echo_url,
-        senders=players,
-        silent=spectators + stalled,
-        rate=rate,
-        seconds=args.seconds,
-        meter=base_meter,
-        warmup=warmup,
-    )
+    async with CpuMeter(echo.pid, base_redis) as base_meter:
+        base = await baseline(
+            echo_url,
+            senders=players,
+            silent=spectators + stalled,
+            rate=rate,
+            seconds=args.seconds,
+            meter=base_meter,
+            warmup=warmup,
+        )
     procs.stop(echo)
     ours, theirs = meter.total_ms(tally.moves), base_meter.total_ms(base.moves)
     moves_per_s = tally.moves / tally.seconds

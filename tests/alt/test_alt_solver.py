@@ -8,7 +8,7 @@ import pytest
 from alt_helpers import board
 
 from spider_engine import Board, Move
-from spider_engine.solver import hint, solve
+from spider_engine.solver import hint, rank_moves, solve
 
 # Deals the solver wins within a small budget (found by running it; the test checks that the
 # verdict holds and that the line wins when replayed with the board's own rules).
@@ -132,6 +132,10 @@ def test_hint_on_a_blind_view_is_a_legal_move() -> None:
     assert view.is_view()
     move = hint(view)
     assert move is not None and view.is_legal(move)
-    # with the full position at hand, the hint is the first move of a line found there
+    # with the full position at hand, the hint is the first move of a line found there,
+    # or else the players' first choice in that position
     full_hint = hint(view, budget=500, full=deal)
     assert full_hint is not None and deal.is_legal(full_hint)
+    found = solve(deal, budget=500)
+    expected = found.line[0] if found.verdict == "won" else rank_moves(deal)[0]
+    assert full_hint == expected

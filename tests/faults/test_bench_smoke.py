@@ -32,8 +32,14 @@ def test_bench_server_players() -> None:
     assert int(figures["moves"]) > 0 and int(figures["warmup_moves"]) > 0
     # every move acked, measured or in the warm-up, is in Redis once
     assert int(figures["moves_in_redis"]) == int(figures["moves"]) + int(figures["warmup_moves"])
-    assert "cpu_ratio" in figures
     assert float(figures["baseline_per_s"]) > 0
+    # the CPU meter read the server's, Redis's and its own time, and the echo's
+    for key in (
+        "server_cpu_ms_per_move", "redis_cpu_ms_per_move", "bots_cpu_ms_per_move",
+        "baseline_server_cpu_ms_per_message", "baseline_redis_cpu_ms_per_message",
+        "cpu_ratio",
+    ):  # fmt: skip
+        assert float(figures[key]) > 0, (key, figures)
 
 
 def test_bench_server_idle() -> None:

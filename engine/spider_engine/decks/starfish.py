@@ -31,7 +31,10 @@ JOKER_BELOW = 6
 it goes back to the Troupe), in its evaluation's units."""
 JOKER_PAIRS = 12
 """What the solver's column score holds against the two pairs a Joker makes (each counts as
-blocked), given back: a Joker's cost is the cards below it."""
+blocked), given back: a Joker's cost is the cards below it. Given back whole even where the
+column's score counts only one of them (a Joker that is the first face-up card): measured,
+giving back only the pairs counted settled fewer deals (8 of 10 fresh deals within 167,000
+positions, against 9)."""
 
 _SUIT_CARDS = [(f"{r}{s}", value, s) for s in SUITS for value, r in enumerate(STANDARD_RANKS, 1)]
 _CARDS = CardSet.build([*_SUIT_CARDS, (JOKER_TOKEN, 0, "")])
