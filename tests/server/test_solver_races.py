@@ -7,12 +7,13 @@ import hashlib
 import time
 from typing import Any
 
+import pytest
 import redis.asyncio as aioredis
 from server_helpers import Client
 
 from spider_client import protocol as p
 from spider_engine import Board, Move
-from spider_engine.solver import solve
+from spider_engine.solver import rank_moves, solve
 from spider_server import keys
 from spider_server import race as rules
 from spider_server.pool import leaderboard_score, utc_day
@@ -237,3 +238,41 @@ async def test_client_library_hint_daily_race_and_leaderboard(
         code = await client.daily_race(VARIANT)
         assert client.race is not None and client.race.daily and client.code == code
         assert await client.leaderboard(VARIANT) == []
+
+
+@pytest.mark.parametrize(
+    ("variant", "budget", "solved"),
+    [
+        # within these budgets the solver finds no line from the deal: the players' ranking
+        # answers (with weave, among moves to and from the reserve)
+        ("myrmex", 1_000, False),
+        ("wizard+weave", 1_000, False),
+        ("sparrow", 1_000, False),
+        ("starfish", 1_000, False),
+        # and here it finds one: its first move answers
+        ("wizard+weave", 3_000, True),
+    ],
+)
+async def test_hints_on_the_other_decks_are_moves_the_server_accepts(
+    variant: str, budget: int, solved: bool, redis_server: Any, server_node: Any
+) -> None:
+    node = await server_node(redis_server.url, pool_size=0, hint_budget=budget)
+    a = await Client.connect(node.url, name="ann")
+    seed = "hint-deck"
+    joined = await a.create(variant=variant, seed=seed, hints=True, countdown=0, time_limit=300)
+    code = joined.race.code
+    await _start(a, code)
+    full = Board.deal(variant, seed)
+    for seq in range(1, 3):
+        reply = await a.request(p.Hint(req=0, code=code), ("hint_reply", "error"))
+        assert reply.type == "hint_reply", reply
+        found = solve(full, budget=budget)
+        if seq == 1:
+            assert (found.verdict == "won") is solved
+        expected = found.line[0] if found.verdict == "won" else rank_moves(full)[0]
+        assert reply.move == expected.text()
+        ack = await a.move(code, seq, reply.move)
+        assert ack.type == "ack", ack
+        full.push(Move.from_text(reply.move))
+        assert ack.view == full.view().text()
+    await a.close()
