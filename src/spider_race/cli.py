@@ -79,7 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("what", choices=["engine", "server", "solver"])
     p.add_argument("--deals", type=int, default=100, help="engine, solver: seeded deals")
     p.add_argument(
-        "--variant", default=None, help="solver: one variant (default spider1, spider2, spider4)"
+        "--variant",
+        default=None,
+        help="solver: one variant (default: the three Spiders and the four other decks)",
     )
     p.add_argument(
         "--budget",

@@ -179,17 +179,10 @@ def test_greedy_ends_its_game(variant: str) -> None:
     """The bot wins or gives up on its own, long before any cap on actions; so it does
     when it runs out of patience at once."""
     for bot in (GreedyBot(), GreedyBot(seed=1, patience=0)):
-        board = Board.deal(variant, "ends")
-        text: str | None = ""
-        for _ in range(5000):
-            if board.is_won():
-                break
-            text = bot(board.view())
-            if text is None:
-                break
-            board.push(Move.from_text(text))
-        assert board.is_won() or text is None, (variant, len(board.history()))
-        assert len(board.history()) < 1000
+        # every action (deals too) is one step of the history: fewer than 1,000 of 5,000
+        # allowed means the game was won or the bot gave up (returned None)
+        board = play_game(Board.deal(variant, "ends"), bot, max_actions=5000)
+        assert len(board.history()) < 1000, (variant, board.is_won())
 
 
 def test_every_error_code_has_its_exception() -> None:
