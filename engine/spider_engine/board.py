@@ -232,6 +232,8 @@ class Board:
 
     def is_stuck(self) -> bool:
         """No legal move left and not won."""
+        if self.stock_pos < len(self.stock) and self.variant.may_deal(self):
+            return False  # the deal is legal (no variant filters it): not stuck, quickly
         return not self.is_won() and not self.legal_moves
 
     def history(self) -> list[Move]:

@@ -35,9 +35,12 @@ class CardSet:
     rank: tuple[int, ...]
     suits: tuple[str, ...]
     index: dict[str, int] = field(init=False, repr=False, compare=False)
+    memo: dict[tuple[int, ...], tuple[str, str]] = field(init=False, repr=False, compare=False)
+    """Texts of columns and stocks formatted lately (see :mod:`.notation`)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "index", {t: c for c, t in enumerate(self.tokens) if c})
+        object.__setattr__(self, "memo", {})
 
     @classmethod
     def build(cls, cards: Iterable[tuple[str, int, str]]) -> CardSet:

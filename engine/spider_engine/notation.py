@@ -9,7 +9,7 @@ at a column's end, no complete set still at an end unless the variant keeps them
 from __future__ import annotations
 
 from .board import Board
-from .cards import UNKNOWN
+from .cards import UNKNOWN, CardSet, format_cards
 from .errors import FitError, NotationError, PositionError, UnsettledError
 from .moves import column_letter
 from .variants import find_variant
@@ -21,29 +21,61 @@ def format_position(board: Board) -> str:
     return format_texts(board, view=False)[0]
 
 
+_MEMO_MAX = 20_000
+"""Texts a card set remembers at most (then it starts again): a few megabytes."""
+
+
+def _column_texts(cards: CardSet, col: list[int], down: int) -> tuple[str, str]:
+    """A column's text in a position and in a view. The columns of a game change one or
+    two at a time, so most were formatted before: their texts are remembered."""
+    key = (down, *col)
+    memo = cards.memo
+    texts = memo.get(key)
+    if texts is None:
+        tokens = cards.tokens
+        up = format_cards(tokens, col[down:])
+        if down:
+            texts = (f"{format_cards(tokens, col[:down])}|{up}", f"*{down}|{up}")
+        else:
+            texts = ("|" + up, "|" + up)
+        if len(memo) >= _MEMO_MAX:
+            memo.clear()
+        memo[key] = texts
+    return texts
+
+
+def _stock_text(cards: CardSet, stock: list[int]) -> str:
+    """The stock's text in a position (remembered as the columns' are)."""
+    key = (-1, *stock)
+    memo = cards.memo
+    texts = memo.get(key)
+    if texts is None:
+        text = format_cards(cards.tokens, stock) or "-"
+        if len(memo) >= _MEMO_MAX:
+            memo.clear()
+        texts = memo[key] = (text, text)
+    return texts[0]
+
+
 def format_texts(board: Board, *, view: bool = True) -> tuple[str, str]:
     """The position and (with ``view``) the player's view of it, the face-up cards
     formatted once for both; without ``view`` the second text is empty."""
     variant = board.variant
     cards = variant.cards
-    columns = []
-    shown_columns = []
-    for col, down in zip(board.cols, board.down, strict=True):
-        up = cards.format(col[down:])
-        columns.append(cards.format(col[:down]) + "|" + up)
-        if view:
-            shown_columns.append((f"*{down}|" if down else "|") + up)
+    pairs = [
+        _column_texts(cards, col, down) for col, down in zip(board.cols, board.down, strict=True)
+    ]
     stock_left = len(board.stock) - board.stock_pos
-    stock = cards.format(board.stock[board.stock_pos :]) or "-"
+    stock = _stock_text(cards, board.stock[board.stock_pos :])
     foundation = "".join(board.foundation) or "-"
     tail = f" {foundation}"
     if variant.extra_fields:
         tail = " ".join([tail, *variant.format_extra(board.extra)])
-    text = f"{variant.id} {'/'.join(columns)} {stock}{tail}"
+    text = f"{variant.id} {'/'.join([p[0] for p in pairs])} {stock}{tail}"
     if not view:
         return text, ""
     shown_stock = f"*{stock_left}" if stock_left else "-"
-    return text, f"{variant.id} {'/'.join(shown_columns)} {shown_stock}{tail}"
+    return text, f"{variant.id} {'/'.join([p[1] for p in pairs])} {shown_stock}{tail}"
 
 
 def parse_position(text: str) -> Board:

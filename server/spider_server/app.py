@@ -1101,7 +1101,7 @@ class Connection:
                     node.spawn(node.advance(code))
                 raise
             try:
-                await store.commit_action(race, outcome)
+                version = await store.commit_action(race, outcome)
             except Conflict:
                 continue
             except WrongState:
@@ -1113,7 +1113,8 @@ class Connection:
             if outcome.board is not None and outcome.game.status not in TERMINAL:
                 self._known[code] = (race, outcome.game, outcome.board)
             if seq is not None:
-                self.send_msg(outcome.ack)
+                self.send(outcome.ack_frame)
+            node.hub.committed(code, version, outcome.stored_events)
             if outcome.game.status in TERMINAL:
                 watch = node.hub.watches.get(code)
                 if watch is not None:

@@ -25,7 +25,7 @@ import asyncio
 import contextlib
 import logging
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Protocol
@@ -274,6 +274,18 @@ class Hub:
             return
         version, audience, payload = data.split(b":", 2)
         self._dispatch(watch, int(version), audience.decode(), payload)
+
+    def committed(self, code: str, version: int, events: Sequence[tuple[str, bytes]]) -> None:
+        """Dispatch the events this node has just committed (``version`` is the last one's)
+        at once, when they follow what was dispatched here: the mover's ack and their
+        progress go out together, and the channel's copies are skipped as seen. Otherwise
+        (something between them not heard yet) the channel brings them, in order."""
+        watch = self.watches.get(code)
+        first = version - len(events) + 1
+        if watch is None or watch.seen is None or watch.seen != first - 1:
+            return
+        for i, (audience, data) in enumerate(events):
+            self._dispatch(watch, first + i, audience, data)
 
     def _dispatch(self, watch: RaceWatch, version: int, audience: str, data: bytes) -> None:
         if watch.seen is not None and version <= watch.seen:

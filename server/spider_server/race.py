@@ -28,7 +28,10 @@ import hashlib
 import secrets
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Literal
+
+import msgpack
 
 from spider_client.protocol import (
     Ack,
@@ -44,6 +47,8 @@ from spider_client.protocol import (
     RaceInfo,
     Result,
     Started,
+    as_map,
+    encode,
 )
 from spider_client.protocol import BoardShown as BoardEvent
 from spider_engine import (
@@ -300,6 +305,13 @@ class RaceChange:
     finished: bool = False
 
 
+def event_data(event: object) -> bytes:
+    """The stored form of an event: msgpack of its fields without ``version``."""
+    fields = as_map(event)
+    fields.pop("version", None)
+    return bytes(msgpack.packb(fields, use_bin_type=True))
+
+
 @dataclass(kw_only=True)
 class ActionOutcome:
     """A decision on one player's action: commit it only if the game's seq is still
@@ -313,6 +325,18 @@ class ActionOutcome:
     board: Board | None = field(default=None, compare=False, repr=False)
     """The player's position after the action (the engine's board), for a caller that
     keeps it to decide the next action without parsing ``game.position`` again."""
+
+    @cached_property
+    def stored_events(self) -> list[tuple[Audience, bytes]]:
+        """The events in their stored form (msgpack of their fields without ``version``),
+        encoded once: committed, and dispatched by the node that committed them."""
+        return [(audience, event_data(event)) for audience, event in self.events]
+
+    @cached_property
+    def ack_frame(self) -> bytes:
+        """The ack's frame, encoded once: the same bytes are stored (for a resent action)
+        and sent."""
+        return encode(self.ack)
 
 
 # -- join codes -----------------------------------------------------------------------------

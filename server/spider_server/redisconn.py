@@ -15,8 +15,14 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from redis.asyncio import Redis, RedisCluster
+from hiredis import pack_command as _hiredis_pack
+from redis.asyncio import ConnectionPool, Redis, RedisCluster
 from redis.asyncio.cluster import ClusterNode
+from redis.asyncio.connection import (
+    Connection,
+    SSLConnection,
+    UnixDomainSocketConnection,
+)
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -30,6 +36,40 @@ CLUSTER_SCHEME = "redis+cluster"
 POOL_SIZE = 4096
 """Connections to one Redis a client opens at most (commands beyond fail as
 ``unavailable``). Few are in use at once: the commits of many players share one."""
+
+
+_PACKABLE = frozenset({str, bytes, int})
+
+
+class _FastPack:
+    """Commands packed by hiredis (in C) rather than in Python: the same bytes for the
+    arguments the server sends (text, bytes, integers); anything else as before."""
+
+    def pack_command(self, *args: Any) -> list[bytes]:
+        head = args[0] if args else None
+        if type(head) is str and " " not in head and all(type(a) in _PACKABLE for a in args):
+            return [_hiredis_pack(args)]
+        packed: list[bytes] = super().pack_command(*args)  # type: ignore[misc]
+        return packed
+
+
+class FastConnection(_FastPack, Connection):
+    pass
+
+
+class FastSSLConnection(_FastPack, SSLConnection):
+    pass
+
+
+class FastUnixConnection(_FastPack, UnixDomainSocketConnection):
+    pass
+
+
+_FAST = {
+    Connection: FastConnection,
+    SSLConnection: FastSSLConnection,
+    UnixDomainSocketConnection: FastUnixConnection,
+}
 
 
 def is_cluster(url: str) -> bool:
@@ -69,7 +109,9 @@ def connect(url: str, *, health: bool = False) -> Any:
             "retry_on_error": [RedisConnectionError, RedisTimeoutError],
         }
     if not is_cluster(url):
-        return Redis.from_url(url, max_connections=POOL_SIZE, **options)
+        pool = ConnectionPool.from_url(url, max_connections=POOL_SIZE, **options)
+        pool.connection_class = _FAST.get(pool.connection_class, pool.connection_class)
+        return Redis.from_pool(pool)
     parts = urlsplit(url)
     options.pop("health_check_interval", None)
     if health:

@@ -22,7 +22,17 @@ from spider_client.protocol import Ack, Result, as_map
 
 from . import keys
 from .errors import Conflict, Unavailable, WrongState
-from .race import ActionOutcome, Entry, Final, Game, Race, RaceChange, RaceOptions, RaceState
+from .race import (
+    ActionOutcome,
+    Entry,
+    Final,
+    Game,
+    Race,
+    RaceChange,
+    RaceOptions,
+    RaceState,
+    event_data,
+)
 from .scripts import COMMIT_ACTION, COMMIT_RACE
 from .settings import Settings
 
@@ -33,13 +43,6 @@ PRESENCE_CHUNK = 32
 
 StoredEvent = tuple[int, str, bytes]
 """An event as stored: (version, audience, data)."""
-
-
-def event_data(event: object) -> bytes:
-    """The stored form of an event: msgpack of its fields without ``version``."""
-    fields = as_map(event)
-    fields.pop("version", None)
-    return bytes(msgpack.packb(fields, use_bin_type=True))
 
 
 def stamp(version: int, data: bytes) -> tuple[bytes, dict[str, Any]]:
@@ -407,9 +410,9 @@ class Store:
         payload = {
             "g": _game_fields(outcome.game),
             "act": outcome.action,
-            "ack": msgpack.packb(as_map(outcome.ack), use_bin_type=True),
+            "ack": outcome.ack_frame,
             "entry": _entry_bytes(outcome.entry),
-            "e": [[audience, event_data(ev)] for audience, ev in outcome.events],
+            "e": [[audience, data] for audience, data in outcome.stored_events],
         }
         args: list[str | bytes] = [
             str(outcome.game.seq - 1),
