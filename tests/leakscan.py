@@ -105,7 +105,14 @@ class LeakScanner:
         returns the leaks found in it (also kept in :attr:`leaks`)."""
         self.frames += 1
         before = len(self.leaks)
-        message = msgpack.unpackb(frame, raw=False)
+        for message in messages(frame):
+            self._scan(recipient, role, message)
+        return self.leaks[before:]
+
+    def _scan(self, recipient: str, role: str, message: Any) -> None:
+        if not isinstance(message, dict):
+            self.leaks.append(Leak(recipient, "?", f"not a message: {message!r}"))
+            return
         kind = str(message.get("type"))
         if kind == "finished" or (
             kind == "joined"
@@ -150,13 +157,18 @@ class LeakScanner:
                 unseen = [c for c in self.cards_in(text) if c not in self.seen[recipient]]
                 if unseen:
                     self.leaks.append(Leak(recipient, kind, f"unseen cards {unseen} in {text!r}"))
-        return self.leaks[before:]
 
     def feed_all(self, recipient: str, role: str, frames: Iterable[bytes]) -> list[Leak]:
         found: list[Leak] = []
         for frame in frames:
             found += self.feed(recipient, role, frame)
         return found
+
+
+def messages(frame: bytes) -> list[Any]:
+    """The messages of a frame: one map, or several race events sent together (an array)."""
+    data = msgpack.unpackb(frame, raw=False)
+    return data if isinstance(data, list) else [data]
 
 
 def _strings(value: Any) -> Iterator[str]:

@@ -615,10 +615,11 @@ class Client:
             req = next(self._req_ids)
             join = p.Join(req=req, code=self.code, role=self.role, since=since)  # type: ignore[arg-type]
             await ws.send(p.encode(join))
-            while True:  # the dispatch goes on while waiting for the rejoin's reply
-                reply = self._dispatch(await ws.recv())
-                if isinstance(reply, p.Joined | p.Error) and reply.req == req:
-                    break
+            reply: Any = None
+            while reply is None:  # the dispatch goes on while waiting for the rejoin's reply
+                for message in self._dispatch(await ws.recv()):
+                    if isinstance(message, p.Joined | p.Error) and message.req == req:
+                        reply = message
             if isinstance(reply, p.Joined):
                 event.caught_up = sum(1 for e in reply.events if e.get("version", 0) > since)
                 event.snapshot = not reply.events and reply.race.version > since
@@ -631,19 +632,21 @@ class Client:
             await ws.send(p.encode(self._action.message))
         self._emit(event)
 
-    def _dispatch(self, frame: bytes | str) -> Any:
-        """Take in one frame from the server; returns the decoded message."""
+    def _dispatch(self, frame: bytes | str) -> list[Any]:
+        """Take in one frame from the server (one message, or several race events sent
+        together); returns the decoded messages."""
         try:
-            message = p.decode(frame if isinstance(frame, bytes) else frame.encode())
+            messages = p.decode_all(frame if isinstance(frame, bytes) else frame.encode())
         except (ValueError, TypeError, msgpack.UnpackException) as e:
             log.warning("ignored an undecodable frame from the server: %s", e)
-            return None
+            return []
         try:
-            self._take(message)
+            for message in messages:
+                self._take(message)
         finally:
             changed, self._changed = self._changed, asyncio.Event()
             changed.set()
-        return message
+        return messages
 
     def _take(self, message: Any) -> None:
         if isinstance(message, p.Ack):

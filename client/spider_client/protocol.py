@@ -616,6 +616,20 @@ def decode(frame: bytes, types: dict[str, type] = SERVER_TYPES) -> Any:
     return _build(types[data["type"]], data)
 
 
+def decode_all(frame: bytes, types: dict[str, type] = SERVER_TYPES) -> list[Any]:
+    """The messages of a frame from the server: one message (a map), or several race
+    events sent together (an array of maps, in version order). ValueError when any is
+    not a known message."""
+    data = msgpack.unpackb(frame, raw=False)
+    items = data if isinstance(data, list) else (data,)
+    out = []
+    for item in items:
+        if not isinstance(item, dict) or item.get("type") not in types:
+            raise ValueError("not a known message")
+        out.append(_build(types[item["type"]], item))
+    return out
+
+
 _NESTED: dict[str, type] = {"race": RaceInfo, "player": PlayerInfo}
 
 

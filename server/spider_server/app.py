@@ -82,7 +82,7 @@ from .errors import (
     Unavailable,
     WrongState,
 )
-from .hub import EventFrame, Hub, RaceWatch, Subscription, wire_frame
+from .hub import EventFrame, Hub, RaceWatch, Subscription, array_header, wire_frame
 from .limits import TokenBucket
 from .metrics import Metrics
 from .race import TERMINAL, Game, Limits, Race, RaceState
@@ -164,6 +164,9 @@ class Node:
         self._gc_started = 0.0
         self._unflushed: list[Connection] = []
         """Connections with frames to write at the end of this turn of the event loop."""
+        self._holding: set[Connection] = set()
+        """Connections holding progress (see :meth:`Connection.send_progress`)."""
+        self._release_timer: asyncio.TimerHandle | None = None
 
     # -- life -------------------------------------------------------------------------------
 
@@ -243,6 +246,20 @@ class Node:
         if not self._unflushed:
             asyncio.get_running_loop().call_soon(self.flush_writes)
         self._unflushed.append(conn)
+
+    def hold(self, conn: Connection) -> None:
+        """``conn`` holds progress: release it within ``progress_interval``."""
+        self._holding.add(conn)
+        if self._release_timer is None:
+            self._release_timer = asyncio.get_running_loop().call_later(
+                self.settings.progress_interval, self._release_held
+            )
+
+    def _release_held(self) -> None:
+        self._release_timer = None
+        holding, self._holding = self._holding, set()
+        for conn in holding:
+            conn.release_progress()
 
     def flush_writes(self) -> None:
         unflushed, self._unflushed = self._unflushed, []
@@ -468,6 +485,10 @@ class Connection:
         self._wires: list[bytes] = []
         """Websocket frames to write at the end of this turn of the event loop."""
         self.closing = False
+        self._held: dict[tuple[str, str], EventFrame] = {}
+        """(race, player) -> the latest progress held back (see :meth:`send_progress`)."""
+        self._progress_at = 0.0
+        """Loop time of the last progress sent."""
         self._known: dict[str, tuple[Race, Game, Board]] = {}
         """Race code -> the race, game and board as this connection's last action left
         them (see :meth:`_apply`)."""
@@ -503,6 +524,43 @@ class Connection:
             loop.call_later(self.node.settings.write_timeout, self._cut)
             return
         self.out.put_nowait(frame)
+
+    def send_event(self, event: EventFrame) -> None:
+        """Send a race event (after any progress held, which comes before it)."""
+        if self._held:
+            self.release_progress()
+        self.send(event.frame, event.wire)
+
+    def send_progress(self, event: EventFrame) -> None:
+        """Send a ``progress`` event to this player, or hold it when a progress went out
+        less than ``progress_interval`` ago: what is held goes out in one frame at the
+        interval's end (or before the next other event), the latest of each player only,
+        in version order. A client skips versions it does not get (as it skips the
+        spectators' events): nothing it keeps is lost, it is brought up to date later."""
+        loop = asyncio.get_running_loop()
+        interval = self.node.settings.progress_interval
+        if not self._held and loop.time() - self._progress_at >= interval:
+            self._progress_at = loop.time()
+            self.send(event.frame, event.wire)
+            return
+        info = event.fields.get("player")
+        player = info.get("player") if isinstance(info, dict) else None
+        self._held[(str(event.fields.get("race")), str(player))] = event
+        self.node.hold(self)
+
+    def release_progress(self) -> None:
+        """Send the progress held, in one frame (a msgpack array of the events)."""
+        held = self._held
+        if not held:
+            return
+        self._held = {}
+        self._progress_at = asyncio.get_running_loop().time()
+        if len(held) == 1:
+            (event,) = held.values()
+            self.send(event.frame, event.wire)
+            return
+        events = sorted(held.values(), key=lambda e: e.version)
+        self.send(array_header(len(events)) + b"".join(e.frame for e in events))
 
     def flush(self) -> None:
         """Write the frames gathered this turn, in one write."""

@@ -39,7 +39,7 @@ from .errors import Unavailable
 from .race import SPECTATORS
 from .store import Store, stamp
 
-__all__ = ["EventFrame", "Hub", "RaceWatch", "Subscriber", "Subscription"]
+__all__ = ["EventFrame", "Hub", "RaceWatch", "Subscriber", "Subscription", "array_header"]
 
 log = logging.getLogger(__name__)
 
@@ -76,11 +76,31 @@ def wire_frame(payload: bytes) -> bytes:
     return head + payload
 
 
+def array_header(n: int) -> bytes:
+    """The msgpack header of an array of ``n`` items: followed by the items' encodings,
+    several frames make one."""
+    if n < 16:
+        return bytes((0x90 | n,))
+    if n < 1 << 16:
+        return struct.pack("!BH", 0xDC, n)
+    return struct.pack("!BI", 0xDD, n)
+
+
+def _reply_reader(pubsub: PubSub) -> Any:
+    """The hiredis reader of a pub/sub connection (holding replies already received), or
+    None when the client reads otherwise."""
+    reader = getattr(getattr(pubsub.connection, "_parser", None), "_reader", None)
+    return reader if callable(getattr(reader, "gets", None)) else None
+
+
 class Subscriber(Protocol):
     """The connection side of a subscription."""
 
-    def send(self, frame: bytes, wire: bytes | None = None) -> None:
-        """Send ``frame``; ``wire`` is the same frame already built as a websocket frame."""
+    def send_event(self, event: EventFrame) -> None:
+        """Send a race event."""
+
+    def send_progress(self, event: EventFrame) -> None:
+        """Send a ``progress`` event to a player (who may get several in one frame)."""
 
     def deal_out(self, code: str) -> None:
         """The race has started: send this player their view of the deal."""
@@ -122,9 +142,13 @@ class Subscription:
 
     def _deliver(self, event: EventFrame) -> None:
         self.delivered = event.version
-        if event.audience == SPECTATORS and self.role != "spectator":
-            return
-        self.conn.send(event.frame, event.wire)
+        if self.role == "spectator":
+            self.conn.send_event(event)
+        elif event.audience != SPECTATORS:
+            if event.type == "progress":
+                self.conn.send_progress(event)
+            else:
+                self.conn.send_event(event)
         if event.type == "started" and self.role == "player":
             self.conn.deal_out(self.code)
 
@@ -259,10 +283,26 @@ class Hub:
                     await pubsub.aclose()
                 continue
             if message is not None and message.get("type") == "message":
-                try:
-                    self._on_message(message["channel"], message["data"])
-                except Exception:
-                    log.exception("could not dispatch %r", message)
+                self._take_message(message["channel"], message["data"])
+            # the messages that came with it are taken at once from the reply reader,
+            # rather than through the client's layers one message at a time
+            reader = _reply_reader(pubsub)
+            while reader is not None:
+                reply = reader.gets()
+                if isinstance(reply, list) and len(reply) == 3 and reply[0] == b"message":
+                    self._take_message(reply[1], reply[2])
+                elif isinstance(reply, (list, bytes)):  # (un)subscribe, pong: the client's
+                    message = await pubsub.handle_message(reply, ignore_subscribe_messages=True)
+                    if message is not None and message.get("type") == "message":
+                        self._take_message(message["channel"], message["data"])
+                else:  # no whole reply left (the reader's marker for that)
+                    break
+
+    def _take_message(self, channel: bytes, data: bytes) -> None:
+        try:
+            self._on_message(channel, data)
+        except Exception:
+            log.exception("could not dispatch %r on %r", data, channel)
 
     def _on_message(self, channel: bytes, data: bytes) -> None:
         name = channel.decode()

@@ -216,3 +216,43 @@ async def test_a_client_that_never_reads_keeps_only_the_last_events(
         assert isinstance(kept[-1], (p.Ack, p.Progress, ViewChanged))
         last_seqs = [e.seq for e in kept if isinstance(e, (p.Ack, ViewChanged))]
         assert last_seqs and last_seqs[-1] == 6
+
+
+async def test_progress_sent_together_updates_the_race_and_the_events(
+    redis_server, server_node
+) -> None:
+    """The others' progress held by the server and sent in one frame: the client takes each
+    event in order; its copy of the race has every player's latest counts."""
+    node = await server_node(redis_server.url, progress_interval=0.3, **FAST)
+    async with (
+        await Client.connect(node.url, name="fast1") as a,
+        await Client.connect(node.url, name="fast2") as b,
+        await Client.connect(node.url, name="reader") as c,
+    ):
+        code = await a.create_race(variant="spider1", seed="together", countdown=0)
+        await b.join(code)
+        await c.join(code)
+        seen = Collector(c)
+        for x in (a, b, c):
+            await x.ready()
+        for x in (a, b, c):
+            await x.wait_until(lambda y: y.view is not None, timeout=20)
+        bots = {a: RandomBot(1), b: RandomBot(2)}
+        for _ in range(8):
+            for x, bot in bots.items():
+                move = bot(x.view)
+                assert move is not None
+                await x.move(move)
+        want = {x.player: x.me.moves for x in (a, b)}
+        assert want[a.player] == want[b.player] == 8
+
+        def caught_up(client: Client) -> bool:
+            assert client.race is not None
+            return {i.player: i.moves for i in client.race.players if i.player in want} == want
+
+        await c.wait_until(caught_up, timeout=10)
+        progress = [e for e in seen.events if isinstance(e, p.Progress)]
+        versions = [e.version for e in progress]
+        assert versions == sorted(set(versions))
+        assert len(progress) < 16  # fewer than one a move: some came together
+        assert {e.player.player: e.player.moves for e in progress} == want

@@ -7,6 +7,7 @@ Every frame received is kept (``frames``), so a test can scan all of them afterw
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 from collections.abc import Callable
 from typing import Any
@@ -39,6 +40,7 @@ class Client:
         self.ws = ws
         self.label = label
         self.frames: list[bytes] = []
+        self._unread: collections.deque[Any] = collections.deque()
         self.inbox: list[Any] = []
         self.received: list[Any] = []
         self.welcome: p.Welcome | None = None
@@ -85,11 +87,13 @@ class Client:
         await self.ws.send(msgpack.packb(fields, use_bin_type=True))
 
     async def _read(self, timeout: float) -> Any:
-        async with asyncio.timeout(timeout):
-            frame = await self.ws.recv()
-        assert isinstance(frame, bytes), frame
-        self.frames.append(frame)
-        message = p.decode(frame)
+        if not self._unread:
+            async with asyncio.timeout(timeout):
+                frame = await self.ws.recv()
+            assert isinstance(frame, bytes), frame
+            self.frames.append(frame)
+            self._unread.extend(p.decode_all(frame))  # a frame may hold several events
+        message = self._unread.popleft()
         self.received.append(message)
         return message
 

@@ -7,12 +7,14 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import msgpack
 import pytest
 
-from spider_server.hub import Hub, Subscription
+from spider_server import keys
+from spider_server.hub import EventFrame, Hub, Subscription
 from spider_server.redisconn import connect
 from spider_server.settings import Settings
 from spider_server.store import Store
@@ -24,8 +26,11 @@ class Recorder:
     def __init__(self) -> None:
         self.frames: list[dict[str, Any]] = []
 
-    def send(self, frame: bytes, wire: bytes | None = None) -> None:
-        self.frames.append(msgpack.unpackb(frame, raw=False))
+    def send_event(self, event: EventFrame) -> None:
+        self.frames.append(msgpack.unpackb(event.frame, raw=False))
+
+    def send_progress(self, event: EventFrame) -> None:
+        self.send_event(event)
 
     def deal_out(self, code: str) -> None:
         pass
@@ -109,3 +114,37 @@ async def test_the_fast_packer_talks_to_a_real_redis(redis_server) -> None:
         assert await redis.incrby("n", -7) == -7
     finally:
         await redis.aclose()
+
+
+async def test_messages_that_arrive_together_are_all_taken_in_order(hub, redis_server) -> None:
+    """Hundreds of events published at once: the listener takes every one from the
+    channel, in order, without a catch-up from the stream (nothing was missed)."""
+    rec, _ = await _watched(hub, 0)
+    await hub.start()
+    fetched: list[tuple[str, int]] = []
+    real_fetch = hub.fetch
+
+    async def fetch(code: str, after: int):  # records catch-ups, then does them
+        fetched.append((code, after))
+        return await real_fetch(code, after)
+
+    hub.fetch = fetch
+    publisher = connect(redis_server.url)
+    try:
+        for _ in range(100):  # until the hub's subscription is in place
+            if (await publisher.pubsub_numsub(keys.channel("ABCDE")))[0][1] == 1:
+                break
+            await asyncio.sleep(0.02)
+        async with publisher.pipeline(transaction=False) as pipe:
+            for version in range(1, 501):
+                pipe.publish(keys.channel("ABCDE"), f"{version}:all:".encode() + _progress(version))
+            await pipe.execute()
+        for _ in range(200):
+            if len(rec.frames) == 500:
+                break
+            await asyncio.sleep(0.02)
+    finally:
+        await publisher.aclose()
+    assert [f["version"] for f in rec.frames] == list(range(1, 501))
+    assert [f["player"]["moves"] for f in rec.frames] == list(range(1, 501))
+    assert fetched == []

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import msgpack
-from leakscan import LeakScanner
+from leakscan import LeakScanner, messages
 from redis import Redis
 from server_helpers import Client, Player, start_race
 
@@ -107,7 +107,7 @@ async def test_no_card_leaks_with_live_boards(redis_server, server_node) -> None
     # spectators saw the players' views, players never saw a board event
     assert scanner.seen["W1"]
     for who, role, frames in recipients:
-        types = [msgpack.unpackb(f)["type"] for f in frames]
+        types = [m["type"] for f in frames for m in messages(f)]
         assert ("board" in types) == (role == "spectator"), who
 
 
@@ -115,7 +115,7 @@ def _tamper(frames: list[bytes], kind: str, change) -> list[bytes]:
     out, done = [], False
     for f in frames:
         m = msgpack.unpackb(f)
-        if not done and m["type"] == kind:
+        if not done and isinstance(m, dict) and m["type"] == kind:
             change(m)
             f, done = msgpack.packb(m), True
         out.append(f)
@@ -167,3 +167,14 @@ def test_the_scanner_reads_cards_with_the_engine_grammar() -> None:
         "Qh", "Tc", "Ts", "5s", "2c", "Ts", "5d", "7s", "Ac", "6d",
     ]  # fmt: skip
     assert s.cards_in("Th3d7c") == ["Th", "3d", "7c"]
+
+
+def test_the_scanner_reads_every_event_of_a_frame_sent_together() -> None:
+    s = LeakScanner("spider4")
+    info = {"player": "p1", "name": "a", "status": "playing", "moves": 3}
+    clean = {"type": "progress", "race": "K7QX2", "version": 5, "player": info}
+    leaky = {**clean, "version": 6, "player": {**info, "name": "look: Qh"}}
+    assert s.feed("B", "player", msgpack.packb([clean, clean])) == []
+    found = s.feed("B", "player", msgpack.packb([clean, leaky]))
+    assert [(leak.recipient, leak.message_type) for leak in found] == [("B", "progress")]
+    assert "Qh" in found[0].what

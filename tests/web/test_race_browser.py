@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 
 import msgpack
+from leakscan import messages
 from web_helpers import Player, assert_no_leaks, best_destination, open_page
 
 from spider_client import Client
@@ -143,7 +144,9 @@ CLICK_THEN_RELOAD = """(el) => {
 
 async def test_two_pages_race_while_a_third_watches(browser, redis_server, server_node) -> None:
     boards = expected_boards()
-    node = await server_node(redis_server.url)
+    # a player's page gets the others' progress held for up to half a second and sent
+    # together (several events in one frame) whenever it comes faster than that
+    node = await server_node(redis_server.url, progress_interval=0.5)
     url = node.http_url
 
     # -- the lobby: Alice creates the race -------------------------------------------------
@@ -205,6 +208,8 @@ async def test_two_pages_race_while_a_third_watches(browser, redis_server, serve
     await page.wait_for_selector("#game-over")
     await watcher.page.wait_for_selector("#watch-grid .player[data-status=won]", timeout=10_000)
     await watcher.shot("watching")
+    # Bob's page has Alice's progress too, her last included
+    await bob.page.wait_for_selector("#players .player[data-status=won]:not(.me)", timeout=10_000)
 
     # -- Bob finishes by keyboard -----------------------------------------------------------------
     for i in range(BOB_FIRST, len(LINE)):
@@ -245,8 +250,15 @@ async def test_two_pages_race_while_a_third_watches(browser, redis_server, serve
     # -- no page ever received a card it had not seen ----------------------------------------------
     assert_no_leaks(VARIANT, [alice, bob, watcher], secrets=(SEED,))
     for player in (alice, bob, watcher):
-        types = {msgpack.unpackb(f, raw=False)["type"] for f in player.frames}
+        types = {m["type"] for f in player.frames for m in messages(f)}
         assert "finished" in types
+    # the players' pages took progress sent together in one frame; the spectator's never
+    together = {
+        p.name: [f for f in p.frames if isinstance(msgpack.unpackb(f), list)]
+        for p in (alice, bob, watcher)
+    }
+    assert together["alice"] or together["bob"], "no page got several events in one frame"
+    assert not together["watcher"]
     for player in (alice, bob, watcher):
         assert player.errors == [], (player.name, player.errors)
     await asyncio.sleep(0)

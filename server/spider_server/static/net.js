@@ -92,7 +92,10 @@ export class Session {
       } catch {
         return;
       }
-      if (msg && typeof msg === "object") this.take(msg);
+      // one message, or several race events sent together (an array, in order)
+      for (const m of Array.isArray(msg) ? msg : [msg]) {
+        if (m && typeof m === "object" && !Array.isArray(m)) this.take(m);
+      }
     };
     ws.onclose = () => {
       if (this.ws !== ws) return;
