@@ -45,6 +45,7 @@ Behaviour:
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import dataclasses
 import itertools
@@ -200,8 +201,12 @@ class Client:
         self._req_ids = itertools.count(1)
         self._action: _Action | None = None
         self._action_lock = asyncio.Lock()
-        self._queue: asyncio.Queue[Any] = asyncio.Queue()
+        self._queue: collections.deque[Any] = collections.deque()
+        """What :meth:`events` yields next (at most ``max_unread``, then ``_END``)."""
+        self._queue_waiter: asyncio.Future[None] | None = None
         self._changed = asyncio.Event()
+        self._waiting = 0
+        """Callers of :meth:`wait_until` waiting now (the messages wake them)."""
         self._clock_offset = 0.0
         self._tasks: set[asyncio.Task[Any]] = set()
         self._send_lock = asyncio.Lock()
@@ -339,7 +344,11 @@ class Client:
             while not predicate(self):
                 if self._lost is not None:
                     raise self._lost
-                await self._changed.wait()
+                self._waiting += 1
+                try:
+                    await self._changed.wait()
+                finally:
+                    self._waiting -= 1
 
     async def events(self) -> AsyncIterator[Event]:
         """Yield every race event, ack and unanswered error in the order they arrive, and
@@ -348,12 +357,17 @@ class Client:
         never iterates keeps only the last ``max_unread`` (10,000 by default; the count of
         the others is :attr:`dropped_events`). Ends when the client is closed or gives up
         reconnecting. One consumer at a time."""
+        queue = self._queue
         while True:
-            event = await self._queue.get()
-            if event is _END:
-                self._queue.put_nowait(_END)
+            while not queue:
+                waiter = self._queue_waiter = asyncio.get_running_loop().create_future()
+                try:
+                    await waiter
+                finally:
+                    self._queue_waiter = None
+            if queue[0] is _END:
                 return
-            yield event
+            yield queue.popleft()
 
     # -- requests ---------------------------------------------------------------------------
 
@@ -491,16 +505,25 @@ class Client:
         every ``resend_after`` seconds (at most ``resends`` times; None: no bound) — the
         server answers a repeated action or join as it did the first."""
         await self._send(message)
+        loop = asyncio.get_running_loop()
         sent = 0
-        while True:
-            try:
-                return await asyncio.wait_for(asyncio.shield(future), self.resend_after)
-            except TimeoutError:
-                if resends is not None and sent >= resends:
-                    continue
+        timer: asyncio.TimerHandle | None = None
+
+        def resend() -> None:
+            nonlocal sent, timer
+            if future.done():
+                return
+            if resends is None or sent < resends:
                 sent += 1
                 log.info("no answer to %s yet: sending it again", type(message).__name__)
-                await self._send(message)
+                self._spawn(self._send(message))
+            timer = loop.call_later(self.resend_after, resend)
+
+        timer = loop.call_later(self.resend_after, resend)
+        try:
+            return await future
+        finally:
+            timer.cancel()
 
     async def _send(self, message: object) -> None:
         """Send now if connected (keeping ``send_interval`` between frames); when not, the
@@ -644,9 +667,13 @@ class Client:
             for message in messages:
                 self._take(message)
         finally:
-            changed, self._changed = self._changed, asyncio.Event()
-            changed.set()
+            if self._waiting:
+                self._wake_waiters()
         return messages
+
+    def _wake_waiters(self) -> None:
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
 
     def _take(self, message: Any) -> None:
         if isinstance(message, p.Ack):
@@ -842,10 +869,16 @@ class Client:
 
     def _emit(self, event: Any) -> None:
         queue = self._queue
-        if queue.qsize() >= self.max_unread:
-            queue.get_nowait()  # nobody reads them: the oldest gives way
+        if len(queue) >= self.max_unread:
+            queue.popleft()  # nobody reads them: the oldest gives way
             self.dropped_events += 1
-        queue.put_nowait(event)
+        queue.append(event)
+        self._wake_reader()
+
+    def _wake_reader(self) -> None:
+        waiter = self._queue_waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)
@@ -864,6 +897,6 @@ class Client:
         if self._action is not None and not self._action.future.done():
             self._action.future.set_exception(error)
         self._action = None
-        self._queue.put_nowait(_END)
-        changed, self._changed = self._changed, asyncio.Event()
-        changed.set()
+        self._queue.append(_END)
+        self._wake_reader()
+        self._wake_waiters()

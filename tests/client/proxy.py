@@ -1,4 +1,5 @@
-"""A loopback TCP proxy that cuts a websocket link just after forwarding a move (test helper).
+"""A loopback TCP proxy that cuts a websocket link just after forwarding a move, or loses
+one ack (test helper).
 
 It forwards bytes both ways and reads the websocket frames going through (client frames are
 masked; the client under test sends them uncompressed). When the client's ``cut_at``-th
@@ -61,9 +62,13 @@ class CuttingProxy:
     """Forward ``127.0.0.1:<port>`` to ``target_port``; cut the link once, after the
     ``cut_at``-th move frame a client sends (counted over all connections)."""
 
-    def __init__(self, target_port: int, *, cut_at: int | None = None) -> None:
+    def __init__(
+        self, target_port: int, *, cut_at: int | None = None, lose_ack: int | None = None
+    ) -> None:
         self.target_port = target_port
         self.cut_at = cut_at
+        self.lose_ack = lose_ack
+        """The seq of an ack to drop once, keeping the link (the client never hears it)."""
         self.moves_seen = 0
         self.cuts = 0
         self.dropped: list[bytes] = []
@@ -152,6 +157,14 @@ class CuttingProxy:
                     self.dropped.append(payload)
                     if message_type(opcode, payload) in ("ack", "error"):
                         break  # the server answered the move: now cut its side too
+                    continue
+                if (
+                    self.lose_ack is not None
+                    and message_type(opcode, payload) == "ack"
+                    and msgpack.unpackb(payload, raw=False)["seq"] == self.lose_ack
+                ):
+                    self.lose_ack = None
+                    self.dropped.append(payload)
                     continue
                 client_w.write(raw)
                 await client_w.drain()

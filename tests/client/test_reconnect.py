@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import msgpack
 from client_helpers import FAST, Collector, server_game, server_view
 from proxy import CuttingProxy
@@ -115,3 +117,29 @@ async def test_client_moves_to_the_next_url_when_its_node_closes(redis_server, s
         await client.resign()
         await watcher.wait_until(lambda c: c.finished, timeout=20)
         await watcher.close()
+
+
+async def test_an_action_with_no_answer_is_sent_again(redis_server, server_node) -> None:
+    """The ack of move 3 is lost on a link that stays up: after ``resend_after`` the client
+    sends the move again, the server answers with the same ack (a duplicate), and the move
+    is applied once."""
+    node = await server_node(redis_server.url, **FAST)
+    proxy = await CuttingProxy(_port(node.url), lose_ack=3).start()
+    try:
+        async with await Client.connect(proxy.url, name="ada", resend_after=0.3) as client:
+            code = await client.create_race(variant="spider1", seed="lost", countdown=0)
+            await client.ready()
+            await client.wait_until(lambda c: c.view is not None, timeout=20)
+            bot = GreedyBot()
+            async with asyncio.timeout(30):  # move 3 hangs if nothing is sent again
+                acks = [await client.move(bot(client.view)) for _ in range(5)]
+            assert [a.seq for a in acks] == [1, 2, 3, 4, 5]
+            assert [a.duplicate for a in acks] == [False, False, True, False, False]
+            assert proxy.lose_ack is None and len(proxy.dropped) == 1
+            assert client.reconnects == 0
+            game = await server_game(node, code, client.player)
+            assert game.seq == 5
+            assert len(await node.node.store.load_actions(code, client.player)) == 5
+            assert client.view.text() == await server_view(node, code, client.player)
+    finally:
+        await proxy.close()
