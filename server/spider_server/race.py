@@ -28,7 +28,6 @@ import hashlib
 import secrets
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property
 from typing import Literal
 
 import msgpack
@@ -326,17 +325,12 @@ class ActionOutcome:
     """The player's position after the action (the engine's board), for a caller that
     keeps it to decide the next action without parsing ``game.position`` again."""
 
-    @cached_property
-    def stored_events(self) -> list[tuple[Audience, bytes]]:
-        """The events in their stored form (msgpack of their fields without ``version``),
-        encoded once: committed, and dispatched by the node that committed them."""
-        return [(audience, event_data(event)) for audience, event in self.events]
-
-    @cached_property
-    def ack_frame(self) -> bytes:
-        """The ack's frame, encoded once: the same bytes are stored (for a resent action)
-        and sent."""
-        return encode(self.ack)
+    stored_events: list[tuple[Audience, bytes]] = field(default_factory=list, repr=False)
+    """The events in their stored form (msgpack of their fields without ``version``),
+    encoded once: committed, and dispatched by the node that committed them."""
+    ack_frame: bytes = field(default=b"", repr=False)
+    """The ack's frame, encoded once: the same bytes are stored (for a resent action)
+    and sent."""
 
 
 # -- join codes -----------------------------------------------------------------------------
@@ -805,7 +799,16 @@ def apply_action(
         events.append(
             (SPECTATORS, BoardEvent(race=race.code, version=0, player=game.player, view=ack.view))
         )
-    return ActionOutcome(game=new, entry=entry, action=action, ack=ack, events=events, board=board)
+    return ActionOutcome(
+        game=new,
+        entry=entry,
+        action=action,
+        ack=ack,
+        events=events,
+        board=board,
+        stored_events=[(audience, event_data(event)) for audience, event in events],
+        ack_frame=encode(ack),
+    )
 
 
 def runs_completed(board: Board) -> int:

@@ -45,10 +45,18 @@ StoredEvent = tuple[int, str, bytes]
 """An event as stored: (version, audience, data)."""
 
 
+_VERSION_KEY = msgpack.packb("version")
+
+
 def stamp(version: int, data: bytes) -> tuple[bytes, dict[str, Any]]:
     """The frame of a stored event with its version, and the event as a map."""
     fields = msgpack.unpackb(data, raw=False)
+    n = len(fields)
     fields["version"] = version
+    if n < 15 and data[0] == 0x80 | n and len(fields) == n + 1:
+        # a small map without a version: the same bytes with the version added at the end
+        frame = bytes((0x80 | (n + 1),)) + data[1:] + _VERSION_KEY + msgpack.packb(version)
+        return frame, fields
     return bytes(msgpack.packb(fields, use_bin_type=True)), fields
 
 

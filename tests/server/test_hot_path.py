@@ -148,3 +148,19 @@ async def test_messages_that_arrive_together_are_all_taken_in_order(hub, redis_s
     assert [f["version"] for f in rec.frames] == list(range(1, 501))
     assert [f["player"]["moves"] for f in rec.frames] == list(range(1, 501))
     assert fetched == []
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"type": "progress", "race": "K7QX2", "player": {"player": "p1", "moves": 3}},
+        {"type": "finished", "race": "K7QX2", **{f"f{i}": i for i in range(20)}},  # big map
+        {"type": "odd", "race": "K7QX2", "version": 1},  # a stored version is replaced
+    ],
+)
+def test_an_event_is_stamped_with_its_version(fields) -> None:
+    from spider_server.store import stamp
+
+    frame, stamped = stamp(4242, msgpack.packb(fields))
+    assert stamped == {**fields, "version": 4242}
+    assert msgpack.unpackb(frame, raw=False) == stamped
