@@ -259,7 +259,7 @@ class Client:
             user_agent_header="spider-client",
         )
         try:
-            await ws.send(p.encode(p.Hello(name=self.name, token=self.token)))
+            await ws.send(p.encode(p.Hello(name=self.name, token=self.token, together=True)))
             async with asyncio.timeout(self.open_timeout):
                 frame = await ws.recv()
             message = p.decode(frame if isinstance(frame, bytes) else frame.encode())

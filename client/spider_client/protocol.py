@@ -112,6 +112,9 @@ class Hello:
     protocol: int = PROTOCOL_VERSION
     name: str | None = None
     token: str | None = None
+    together: bool = False
+    """The client takes a frame holding several race events (a msgpack array): the
+    server then sends a player's held progress together, in one frame."""
     type: Literal["hello"] = "hello"
 
 

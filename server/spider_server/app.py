@@ -221,6 +221,9 @@ class Node:
                         self._idle.clear()
                         await self._idle.wait()
         self._closed = True
+        if self._release_timer is not None:
+            self._release_timer.cancel()
+            self._release_timer = None
         with contextlib.suppress(ValueError):
             gc.callbacks.remove(self._gc_timer)
         self.pool.close()  # its loop ends even if a cancellation is lost in a timeout
@@ -489,6 +492,8 @@ class Connection:
         """(race, player) -> the latest progress held back (see :meth:`send_progress`)."""
         self._progress_at = 0.0
         """Loop time of the last progress sent."""
+        self.together = False
+        """The client takes several events in one frame (it said so in ``hello``)."""
         self._known: dict[str, tuple[Race, Game, Board]] = {}
         """Race code -> the race, game and board as this connection's last action left
         them (see :meth:`_apply`)."""
@@ -549,17 +554,18 @@ class Connection:
         self.node.hold(self)
 
     def release_progress(self) -> None:
-        """Send the progress held, in one frame (a msgpack array of the events)."""
+        """Send the progress held, in version order: in one frame (a msgpack array of the
+        events) to a client that takes them so, one frame each to any other."""
         held = self._held
         if not held:
             return
         self._held = {}
         self._progress_at = asyncio.get_running_loop().time()
-        if len(held) == 1:
-            (event,) = held.values()
-            self.send(event.frame, event.wire)
-            return
         events = sorted(held.values(), key=lambda e: e.version)
+        if len(events) == 1 or not self.together:
+            for event in events:  # one frame each (still one write)
+                self.send(event.frame, event.wire)
+            return
         self.send(array_header(len(events)) + b"".join(e.frame for e in events))
 
     def flush(self) -> None:
@@ -748,6 +754,7 @@ class Connection:
             player = new_player_id()
             identity = Identity(player, name or f"player-{player[1:5]}")
         self.identity = identity
+        self.together = msg.together
         self.send_msg(
             Welcome(
                 player=identity.player,
@@ -1024,6 +1031,8 @@ class Connection:
         if self.subs.get(sub.code) is sub:
             del self.subs[sub.code]
         self._known.pop(sub.code, None)
+        if self._held:  # progress held for this race is no longer for this connection
+            self._held = {k: e for k, e in self._held.items() if k[0] != sub.code}
         self.node.hub.remove(sub)
         if not keep_presence and self.identity is not None:
             member = self._member(sub.code, sub.role)

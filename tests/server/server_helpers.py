@@ -54,12 +54,13 @@ class Client:
         name: str | None = "tester",
         token: str | None = None,
         hello: bool = True,
+        together: bool = True,
         label: str = "",
     ) -> Client:
         ws = await connect(url, max_size=None, open_timeout=TIMEOUT)
         client = cls(ws, label=label or (name or ""))
         if hello:
-            await client.send(p.Hello(name=name, token=token))
+            await client.send(p.Hello(name=name, token=token, together=together))
             client.welcome = await client.expect("welcome")
         return client
 

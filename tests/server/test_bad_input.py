@@ -140,6 +140,17 @@ async def test_hello_first_and_protocol_version(redis_server, server_node) -> No
     assert await c.closed_with() == 1002
 
 
+async def test_hello_together_must_be_a_bool(redis_server, server_node) -> None:
+    node = await server_node(redis_server.url)
+    c = await Client.connect(node.url, hello=False)
+    for bad in (1, "yes", None):
+        await c.send_map({"type": "hello", "protocol": 1, "name": "x", "together": bad})
+        error = await c.expect("error")
+        assert error.error == "invalid" and "together" in error.message, error
+    await c.send_map({"type": "hello", "protocol": 1, "name": "x", "together": True})
+    assert (await c.expect("welcome")).name == "x"
+
+
 async def test_forged_and_altered_tokens(redis_server, server_node) -> None:
     node = await server_node(redis_server.url)
     real = await Client.connect(node.url, name="real")

@@ -79,3 +79,59 @@ async def test_with_no_interval_every_progress_goes_at_once(redis_server, server
         assert not _arrays(client)
     seen = [(m.version, m.player.moves) for m in watcher.events("progress")]
     assert [(m.version, m.player.moves) for m in c.events("progress")] == seen
+
+
+async def test_progress_held_for_a_race_a_player_leaves_is_not_sent(
+    redis_server, server_node
+) -> None:
+    from spider_client import protocol as p
+
+    node = await server_node(redis_server.url, progress_interval=0.3)
+    code, clients, _ = await start_race(node.url, players=3)
+    a, b, c = clients
+    racers = [Player(x, code, next(m.view for m in x.received if m.type == "ack")) for x in (a, b)]
+    for _ in range(4):
+        await asyncio.gather(*(r.step() for r in racers))
+    # the third player leaves (resigning) while progress may be held for it
+    reply = await c.request(p.Leave(req=0, code=code))
+    assert reply.type == "done"
+    left_at = len(c.received)
+    await c.drain(0.8)  # past the interval: anything held would have gone out by now
+    late = [m for m in c.received[left_at:] if getattr(m, "race", None) == code]
+    assert late == []
+    # the others go on getting progress
+    await racers[0].step()
+    await b.expect("progress", lambda m: m.player.player == a.player and m.player.moves == 5)
+
+
+async def test_a_client_that_does_not_take_arrays_gets_one_frame_per_event(
+    redis_server, server_node
+) -> None:
+    """A player whose client did not say ``together`` in hello gets held progress one
+    frame each: the same events (the latest of each player, in version order), no array."""
+    node = await server_node(redis_server.url, progress_interval=0.3)
+    a = await Client.connect(node.url, name="a")
+    b = await Client.connect(node.url, name="b")
+    plain = await Client.connect(node.url, name="plain", together=False)
+    code = (await a.create(countdown=0, variant="spider1")).race.code
+    for c in (b, plain):
+        await c.join(code)
+    for c in (a, b, plain):
+        await c.ready(code)
+    views = [(await c.expect("ack", lambda m: m.seq == 0)).view for c in (a, b, plain)]
+    racers = [
+        Player(c, code, view, seed=i)
+        for i, (c, view) in enumerate(zip((a, b), views[:2], strict=True))
+    ]
+    for _ in range(6):
+        await asyncio.gather(*(r.step() for r in racers))
+    await plain.drain(0.8)  # past the interval: what was held has gone out
+    await asyncio.gather(a.drain(0.1), b.drain(0.1))
+    assert not _arrays(plain)
+    assert _arrays(a) or _arrays(b)  # the clients that take arrays got some
+    versions = _versions(plain)
+    assert versions == sorted(set(versions))
+    last = {m.player.player: m.player.moves for m in plain.events("progress")}
+    for racer in racers:
+        assert last[racer.client.player] == racer.acks[-1].moves
+    assert len(plain.events("progress")) < 12  # held ones were replaced by later ones

@@ -130,7 +130,7 @@ export class Session {
   }
 
   sendHello() {
-    const hello = { type: "hello", protocol: 1, token: this.token };
+    const hello = { type: "hello", protocol: 1, token: this.token, together: true };
     if (this.name) hello.name = this.name;
     this.send(hello);
   }
