@@ -26,8 +26,7 @@ import contextlib
 import logging
 import struct
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from functools import cached_property
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from redis.asyncio import Redis
@@ -52,15 +51,14 @@ class EventFrame:
     audience: str
     frame: bytes
     fields: dict[str, Any]
+    type: str = field(init=False)
+    """The event's type (read once)."""
+    wire: bytes = field(init=False, repr=False)
+    """The frame as a server's websocket frame, built once for every recipient."""
 
-    @property
-    def type(self) -> str:
-        return str(self.fields.get("type", ""))
-
-    @cached_property
-    def wire(self) -> bytes:
-        """The frame as a server's websocket frame, built once for every recipient."""
-        return wire_frame(self.frame)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "type", str(self.fields.get("type", "")))
+        object.__setattr__(self, "wire", wire_frame(self.frame))
 
 
 def wire_frame(payload: bytes) -> bytes:

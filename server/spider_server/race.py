@@ -830,8 +830,12 @@ def _status(board: Board, options: RaceOptions, status: str) -> str:
 
 
 def _entry_of(entry: Entry, game: Game) -> Entry:
-    return replace(
-        entry,
+    return Entry(
+        player=entry.player,
+        name=entry.name,
+        order=entry.order,
+        ready=entry.ready,
+        hints=entry.hints,
         status=game.status,
         moves=game.moves,
         turned_up=game.turned_up,

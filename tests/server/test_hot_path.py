@@ -164,3 +164,27 @@ def test_an_event_is_stamped_with_its_version(fields) -> None:
     frame, stamped = stamp(4242, msgpack.packb(fields))
     assert stamped == {**fields, "version": 4242}
     assert msgpack.unpackb(frame, raw=False) == stamped
+
+
+def test_a_players_entry_after_an_action_keeps_every_other_field() -> None:
+    """The entry is built field by field on the hot path: it must equal the entry with
+    the game's counts replaced, whatever fields an entry has."""
+    import dataclasses
+
+    from spider_server.race import Entry, Game, _entry_of
+
+    values: dict[str, Any] = {
+        "player": "p1", "name": "ada", "order": 3, "ready": True, "status": "playing",
+        "moves": 4, "turned_up": 2, "runs": 1, "deals_left": 3, "score": 496, "time": None,
+        "hints": 2,
+    }  # fmt: skip
+    assert {f.name for f in dataclasses.fields(Entry)} == set(values)
+    entry = Entry(**values)
+    game = Game(
+        player="p1", seq=9, position="x", status="won", moves=9, turned_up=5, runs=8,
+        deals_left=0, score=1391, time=12.5, down0=44,
+    )  # fmt: skip
+    counts = ("status", "moves", "turned_up", "runs", "deals_left", "score", "time")
+    assert _entry_of(entry, game) == dataclasses.replace(
+        entry, **{name: getattr(game, name) for name in counts}
+    )
