@@ -94,3 +94,19 @@ def test_as_map_does_not_share_lists() -> None:
 def test_the_lists_of_messages_agree_with_the_unions() -> None:
     assert set(typing.get_args(p.RaceEvent)) == set(p.EVENT_CLASSES)
     assert set(typing.get_args(p.ClientMessage)) == set(p.CLIENT_TYPES.values())
+
+
+def test_a_frame_of_events_sent_together_is_read_item_by_item() -> None:
+    import msgpack
+
+    info = {"player": "p1", "name": "a", "status": "playing", "moves": 2}
+    progress = {"type": "progress", "race": "K7QX2", "version": 5, "player": info}
+    newer = {**progress, "version": 7, "player": {**info, "moves": 3}}
+    unknown = {"type": "from_the_future", "race": "K7QX2", "version": 6}
+    got = p.decode_all(msgpack.packb([progress, unknown, newer]))
+    assert [(m.version, m.player.moves) for m in got] == [(5, 2), (7, 3)]
+    assert all(isinstance(m, p.Progress) for m in got)
+    # one message in a frame: as before, and an unknown one is an error
+    assert [m.version for m in p.decode_all(msgpack.packb(progress))] == [5]
+    with pytest.raises(ValueError):
+        p.decode_all(msgpack.packb(unknown))

@@ -509,30 +509,46 @@ class Client:
         sent = 0
         timer: asyncio.TimerHandle | None = None
 
-        def resend() -> None:
-            nonlocal sent, timer
+        def due() -> None:
+            nonlocal timer
+            timer = None
             if future.done():
                 return
-            if resends is None or sent < resends:
-                sent += 1
-                log.info("no answer to %s yet: sending it again", type(message).__name__)
-                self._spawn(self._send(message))
-            timer = loop.call_later(self.resend_after, resend)
+            if resends is not None and sent >= resends:
+                timer = loop.call_later(self.resend_after, due)
+            else:
+                self._spawn(send_again())
 
-        timer = loop.call_later(self.resend_after, resend)
+        async def send_again() -> None:
+            # one resend at a time; none once answered; the next is due after this one
+            nonlocal sent, timer
+            try:
+                if not future.done():
+                    sent += 1
+                    log.info("no answer to %s yet: sending it again", type(message).__name__)
+                    await self._send(message, unless=future)
+            finally:
+                if not future.done():
+                    timer = loop.call_later(self.resend_after, due)
+
+        timer = loop.call_later(self.resend_after, due)
         try:
             return await future
         finally:
-            timer.cancel()
+            if timer is not None:
+                timer.cancel()
 
-    async def _send(self, message: object) -> None:
+    async def _send(self, message: object, *, unless: asyncio.Future[Any] | None = None) -> None:
         """Send now if connected (keeping ``send_interval`` between frames); when not, the
-        reconnect sends what still waits."""
+        reconnect sends what still waits. Nothing is sent once ``unless`` is done (the
+        answer came while this waited its turn)."""
         async with self._send_lock:
             loop = asyncio.get_running_loop()
             wait = max(self._next_send, self._paused_until) - loop.time()
             if wait > 0:
                 await asyncio.sleep(wait)
+            if unless is not None and unless.done():
+                return
             ws = self._ws
             if ws is None:
                 return

@@ -613,24 +613,29 @@ def decode_event(data: dict[str, Any]) -> Any:
 def decode(frame: bytes, types: dict[str, type] = SERVER_TYPES) -> Any:
     """Decode a frame into the dataclass its ``type`` names (nested info dataclasses
     included). ValueError for anything else. For clients: trusts the server's shapes."""
-    data = msgpack.unpackb(frame, raw=False)
-    if not isinstance(data, dict) or data.get("type") not in types:
-        raise ValueError("not a known message")
-    return _build(types[data["type"]], data)
+    return decode_map(msgpack.unpackb(frame, raw=False), types)
 
 
 def decode_all(frame: bytes, types: dict[str, type] = SERVER_TYPES) -> list[Any]:
     """The messages of a frame from the server: one message (a map), or several race
-    events sent together (an array of maps, in version order). ValueError when any is
-    not a known message."""
+    events sent together (an array of maps, in version order). ValueError when a single
+    message is not known; in an array, an event this client does not know is left out."""
     data = msgpack.unpackb(frame, raw=False)
-    items = data if isinstance(data, list) else (data,)
-    out = []
-    for item in items:
-        if not isinstance(item, dict) or item.get("type") not in types:
-            raise ValueError("not a known message")
-        out.append(_build(types[item["type"]], item))
-    return out
+    if not isinstance(data, list):
+        return [decode_map(data, types)]
+    # events sent together: one this client does not know is left out, not the others
+    return [
+        _build(types[item["type"]], item)
+        for item in data
+        if isinstance(item, dict) and item.get("type") in types
+    ]
+
+
+def decode_map(data: Any, types: dict[str, type] = SERVER_TYPES) -> Any:
+    """A message given as a map, as its dataclass; ValueError when it is not known."""
+    if not isinstance(data, dict) or data.get("type") not in types:
+        raise ValueError("not a known message")
+    return _build(types[data["type"]], data)
 
 
 _NESTED: dict[str, type] = {"race": RaceInfo, "player": PlayerInfo}

@@ -253,7 +253,7 @@ class Node:
     def hold(self, conn: Connection) -> None:
         """``conn`` holds progress: release it within ``progress_interval``."""
         self._holding.add(conn)
-        if self._release_timer is None:
+        if self._release_timer is None and not self._closed:
             self._release_timer = asyncio.get_running_loop().call_later(
                 self.settings.progress_interval, self._release_held
             )
@@ -1181,6 +1181,11 @@ class Connection:
                 self._known[code] = (race, outcome.game, outcome.board)
             if seq is not None:
                 self.send(outcome.ack_frame)
+                # the ack carries the player's own status and counts: their own progress
+                # still held from an earlier action must not follow it
+                own = self._held.get((code, self.player))
+                if own is not None and own.version <= version - len(outcome.stored_events):
+                    del self._held[(code, self.player)]
             node.hub.committed(code, version, outcome.stored_events)
             if outcome.game.status in TERMINAL:
                 watch = node.hub.watches.get(code)

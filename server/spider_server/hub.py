@@ -274,27 +274,32 @@ class Hub:
                 continue
             try:
                 message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
+                if message is not None and message.get("type") == "message":
+                    self._take_message(message["channel"], message["data"])
+                await self._take_buffered(pubsub)
             except (RedisError, OSError) as e:
                 log.warning("pub/sub connection lost (%s); reconnecting", e)
                 self._pubsub = None
                 with contextlib.suppress(Exception):
                     await pubsub.aclose()
                 continue
-            if message is not None and message.get("type") == "message":
-                self._take_message(message["channel"], message["data"])
-            # the messages that came with it are taken at once from the reply reader,
-            # rather than through the client's layers one message at a time
-            reader = _reply_reader(pubsub)
-            while reader is not None:
-                reply = reader.gets()
-                if isinstance(reply, list) and len(reply) == 3 and reply[0] == b"message":
-                    self._take_message(reply[1], reply[2])
-                elif isinstance(reply, (list, bytes)):  # (un)subscribe, pong: the client's
-                    message = await pubsub.handle_message(reply, ignore_subscribe_messages=True)
-                    if message is not None and message.get("type") == "message":
-                        self._take_message(message["channel"], message["data"])
-                else:  # no whole reply left (the reader's marker for that)
-                    break
+
+    async def _take_buffered(self, pubsub: PubSub) -> None:
+        """Take the messages that came with the last one at once, from the reply reader,
+        rather than through the client's layers one message at a time."""
+        reader = _reply_reader(pubsub)
+        while reader is not None:
+            reply = reader.gets()
+            if isinstance(reply, list) and len(reply) == 3 and reply[0] == b"message":
+                self._take_message(reply[1], reply[2])
+            elif isinstance(reply, (list, bytes)):  # (un)subscribe, pong: the client's
+                message = await pubsub.handle_message(reply, ignore_subscribe_messages=True)
+                if message is not None and message.get("type") == "message":
+                    self._take_message(message["channel"], message["data"])
+            elif isinstance(reply, Exception):  # an error reply: as the client would raise it
+                raise reply
+            else:  # no whole reply left (the reader's marker for that)
+                return
 
     def _take_message(self, channel: bytes, data: bytes) -> None:
         try:

@@ -60,6 +60,14 @@ async def test_progress_that_comes_fast_reaches_a_player_together(
         last = {m.player.player: m.player.moves for m in client.events("progress")}
         for racer in racers:
             assert last[racer.client.player] == racer.acks[-1].moves
+    # a mover's own progress never comes after an ack it is older than
+    for racer in racers[:2]:
+        acked = 0
+        for m in racer.client.received:
+            if m.type == "ack" and m.code == racer.code:
+                acked = max(acked, m.moves)
+            elif m.type == "progress" and m.player.player == racer.client.player:
+                assert m.player.moves >= acked, (m.player.moves, acked)
     # fewer progress frames than progress events reached the third player
     assert len(c.events("progress")) < len(watcher.events("progress"))
     # the spectator got every event, one frame each
