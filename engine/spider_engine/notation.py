@@ -38,9 +38,7 @@ def _column_texts(cards: CardSet, col: list[int], down: int) -> tuple[str, str]:
             texts = (f"{format_cards(tokens, col[:down])}|{up}", f"*{down}|{up}")
         else:
             texts = ("|" + up, "|" + up)
-        if len(memo) >= _MEMO_MAX:
-            memo.clear()
-        memo[key] = texts
+        _remember(memo, key, texts)
     return texts
 
 
@@ -51,10 +49,17 @@ def _stock_text(cards: CardSet, stock: list[int]) -> str:
     texts = memo.get(key)
     if texts is None:
         text = format_cards(cards.tokens, stock) or "-"
-        if len(memo) >= _MEMO_MAX:
-            memo.clear()
-        texts = memo[key] = (text, text)
+        texts = (text, text)
+        _remember(memo, key, texts)
     return texts[0]
+
+
+def _remember(
+    memo: dict[tuple[int, ...], tuple[str, str]], key: tuple[int, ...], texts: tuple[str, str]
+) -> None:
+    if len(memo) >= _MEMO_MAX:
+        memo.clear()
+    memo[key] = texts
 
 
 def format_texts(board: Board, *, view: bool = True) -> tuple[str, str]:

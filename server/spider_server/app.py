@@ -538,14 +538,14 @@ class Connection:
 
     def send_progress(self, event: EventFrame) -> None:
         """Send a ``progress`` event to this player, or hold it when a progress went out
-        less than ``progress_interval`` ago: what is held goes out in one frame at the
-        interval's end (or before the next other event), the latest of each player only,
-        in version order. A client skips versions it does not get (as it skips the
-        spectators' events): nothing it keeps is lost, it is brought up to date later."""
-        loop = asyncio.get_running_loop()
-        interval = self.node.settings.progress_interval
-        if not self._held and loop.time() - self._progress_at >= interval:
-            self._progress_at = loop.time()
+        less than ``progress_interval`` ago (or some is held): what is held goes out
+        together within the interval (or before the next other event), the latest of each
+        player only, in version order. A client skips versions it does not get (as it
+        skips the spectators' events): nothing it keeps is lost, it is brought up to date
+        later."""
+        now = asyncio.get_running_loop().time()
+        if not self._held and now - self._progress_at >= self.node.settings.progress_interval:
+            self._progress_at = now
             self.send(event.frame, event.wire)
             return
         info = event.fields.get("player")

@@ -325,10 +325,10 @@ class ActionOutcome:
     """The player's position after the action (the engine's board), for a caller that
     keeps it to decide the next action without parsing ``game.position`` again."""
 
-    stored_events: list[tuple[Audience, bytes]] = field(default_factory=list, repr=False)
+    stored_events: list[tuple[Audience, bytes]] = field(repr=False)
     """The events in their stored form (msgpack of their fields without ``version``),
     encoded once: committed, and dispatched by the node that committed them."""
-    ack_frame: bytes = field(default=b"", repr=False)
+    ack_frame: bytes = field(repr=False)
     """The ack's frame, encoded once: the same bytes are stored (for a resent action)
     and sent."""
 

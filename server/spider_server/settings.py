@@ -68,9 +68,9 @@ class Settings:
     ping_interval: float = 20.0
     ping_timeout: float = 20.0
     progress_interval: float = 0.05
-    """A player gets at most one frame of progress per this many seconds: the progress
-    that comes sooner is held and sent together, the latest of each player, in one frame
-    (spectators get every event at once). 0: every progress at once."""
+    """Progress that comes to a player within this many seconds of the last one sent is
+    held, and sent together at most this much later: the latest of each player, in one
+    frame (spectators get every event at once). 0: every progress at once."""
     send_queue: int = 2000
     """Frames queued for a slow reader before its connection is closed."""
     write_timeout: float = 10.0
