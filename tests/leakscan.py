@@ -12,8 +12,10 @@ face-up cards are added to what the recipient has seen. Every other string in ev
 (map keys included) is then searched for card tokens with the engine's own card grammar:
 a string that is a position is tokenized field by field; any other string is split into
 words, and a word is a card (or several) only if it parses entirely as cards of the
-variant's deck, so move texts (``d1j``), codes (``K7QX2``) and ids do not count. A card
-found that the recipient has not seen is a leak. Secrets (the seed, the salt) must not
+variant's deck, so move texts (``d1j``), codes (``K7QX2``) and ids do not count; tokens,
+player ids and default names, made up at random before any deal, are not searched (their
+hex digits may read as cards of some decks). A card found that the recipient has not seen
+is a leak. Secrets (the seed, the salt) must not
 appear at all before the finish.
 """
 
@@ -120,7 +122,7 @@ class LeakScanner:
             and message["race"].get("state") == "finished"
         ):
             self.revealed.add(recipient)
-        skip: set[int] = set()
+        skip: set[int] = _issued(message)
         if recipient not in self.revealed:
             granted: list[str] = []
             if kind in ("ack", "joined") and "view" in message:
@@ -169,6 +171,31 @@ def messages(frame: bytes) -> list[Any]:
     """The messages of a frame: one map, or several race events sent together (an array)."""
     data = msgpack.unpackb(frame, raw=False)
     return data if isinstance(data, list) else [data]
+
+
+_PLAYER_ID = re.compile(r"p[0-9a-f]{12}")
+_DEFAULT_NAME = re.compile(r"player-[0-9a-f]{4}")
+
+
+def _issued(value: Any) -> set[int]:
+    """The strings the server makes up at random, before any deal, whose hex digits may
+    read as cards of a deck (Sparrow's ``1c``, ``2f``): tokens, player ids, and the default
+    names made from those ids. No card can be in them; every other string is scanned."""
+    found: set[int] = set()
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if isinstance(v, str) and (
+                k == "token"
+                or (k == "player" and _PLAYER_ID.fullmatch(v))
+                or (k == "name" and _DEFAULT_NAME.fullmatch(v))
+            ):
+                found.add(id(v))
+            else:
+                found |= _issued(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            found |= _issued(v)
+    return found
 
 
 def _strings(value: Any) -> Iterator[str]:

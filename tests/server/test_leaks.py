@@ -178,3 +178,25 @@ def test_the_scanner_reads_every_event_of_a_frame_sent_together() -> None:
     found = s.feed("B", "player", msgpack.packb([clean, leaky]))
     assert [(leak.recipient, leak.message_type) for leak in found] == [("B", "progress")]
     assert "Qh" in found[0].what
+
+
+def test_random_ids_and_tokens_are_not_read_as_cards() -> None:
+    """Sparrow's cards (``1c``, ``1f``, ``2c``) look like hex digits: the token, player id
+    and default name the server made up are not cards; the same text elsewhere is."""
+    s = LeakScanner("sparrow")
+    assert s.cards_in("player-1f2c") == ["1f", "2c"]  # what made the false alarms
+    welcome = {
+        "type": "welcome",
+        "player": "p1f2c00000000",
+        "name": "player-1f2c",
+        "token": "v1.eyJwIjoicDg5OWFi.A3z_Phjn71Y7Q4vCK-1c",
+        "node": "node1",
+    }
+    assert s.feed("A", "player", msgpack.packb(welcome)) == []
+    info = {"player": "p1f2c00000000", "name": "look 1c", "status": "playing"}
+    leaky = {"type": "progress", "race": "K7QX2", "version": 3, "player": info}
+    assert [leak.message_type for leak in s.feed("A", "player", msgpack.packb(leaky))] == [
+        "progress"
+    ]
+    renamed = {**welcome, "name": "player-1f2c 1c"}  # not a default name: searched
+    assert s.feed("A", "player", msgpack.packb(renamed))

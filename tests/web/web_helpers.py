@@ -183,4 +183,4 @@ def assert_no_leaks(
         for frame in player.frames:
             for secret in kept:
                 assert secret.encode() not in frame, (player.name, secret)
-    assert scanner.leaks == []
+    assert scanner.leaks == [], scanner.leaks
