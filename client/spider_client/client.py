@@ -60,6 +60,7 @@ import msgpack
 from websockets.asyncio.client import ClientConnection
 from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+from websockets.protocol import State
 
 from spider_engine import Board
 
@@ -119,6 +120,39 @@ class _Action:
     @property
     def seq(self) -> int:
         return self.message.seq
+
+
+@dataclass(eq=False)
+class _Unanswered:
+    """A request or action sent and not answered yet."""
+
+    message: Any
+    future: asyncio.Future[Any]
+    resends: int | None
+    """Resends allowed (None: no bound)."""
+    due: float
+    """Loop time at which it is sent again, unless answered."""
+    sent: int = 0
+    sending: bool = False
+
+
+def _write_now(ws: ClientConnection, data: bytes) -> bool:
+    """Write ``data`` as one binary frame at once, as ``ws.send`` would, when nothing can
+    hold it up: the connection is open, no fragmented message is on its way and the
+    transport takes writes. False: the caller sends it the usual way."""
+    if (
+        ws.protocol.state is not State.OPEN
+        or ws.send_in_progress is not None
+        or ws.paused
+        or ws.transport.is_closing()
+    ):
+        return False
+    ws.protocol.send_binary(data)
+    try:
+        ws.send_data()
+    except Exception:  # the transport failed: the reader sees the drop and reconnects
+        ws.transport.abort()
+    return True
 
 
 def _action_text(message: p.MoveAction | p.Undo | p.Resign) -> str:
@@ -210,6 +244,9 @@ class Client:
         self._clock_offset = 0.0
         self._tasks: set[asyncio.Task[Any]] = set()
         self._send_lock = asyncio.Lock()
+        self._unanswered: set[_Unanswered] = set()
+        self._watchdog: asyncio.TimerHandle | None = None
+        """The one timer that resends what goes unanswered (armed while something waits)."""
         self._next_send = 0.0
         self._paused_until = 0.0
 
@@ -291,6 +328,9 @@ class Client:
                 await self._reader
         for task in list(self._tasks):
             task.cancel()
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            self._watchdog = None
         self._give_up(ConnectionLost("the client was closed"))
 
     async def __aenter__(self) -> Client:
@@ -503,47 +543,70 @@ class Client:
     ) -> Any:
         """Send ``message`` and wait for ``future``; while no answer comes, send it again
         every ``resend_after`` seconds (at most ``resends`` times; None: no bound) — the
-        server answers a repeated action or join as it did the first."""
+        server answers a repeated action or join as it did the first. One timer per client
+        looks after everything unanswered (:meth:`_resend_due`)."""
         await self._send(message)
         loop = asyncio.get_running_loop()
-        sent = 0
-        timer: asyncio.TimerHandle | None = None
-
-        def due() -> None:
-            nonlocal timer
-            timer = None
-            if future.done():
-                return
-            if resends is not None and sent >= resends:
-                timer = loop.call_later(self.resend_after, due)
-            else:
-                self._spawn(send_again())
-
-        async def send_again() -> None:
-            # one resend at a time; none once answered; the next is due after this one
-            nonlocal sent, timer
-            try:
-                if not future.done():
-                    sent += 1
-                    log.info("no answer to %s yet: sending it again", type(message).__name__)
-                    await self._send(message, unless=future)
-            finally:
-                if not future.done():
-                    timer = loop.call_later(self.resend_after, due)
-
-        timer = loop.call_later(self.resend_after, due)
+        item = _Unanswered(message, future, resends, loop.time() + self.resend_after)
+        self._unanswered.add(item)
+        if self._watchdog is None:
+            self._watchdog = loop.call_at(item.due, self._resend_due)
         try:
             return await future
         finally:
-            if timer is not None:
-                timer.cancel()
+            self._unanswered.discard(item)
+
+    def _resend_due(self) -> None:
+        """Send again what has waited ``resend_after`` seconds for an answer (one resend at
+        a time each, none once answered), then wait for the next one due."""
+        self._watchdog = None
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        upcoming: float | None = None
+        for item in list(self._unanswered):
+            if item.future.done() or item.sending:
+                continue
+            if item.due <= now:
+                if item.resends is None or item.sent < item.resends:
+                    item.sending = True
+                    self._spawn(self._send_again(item))
+                    continue  # due again once this resend is out
+                item.due = now + self.resend_after
+            upcoming = item.due if upcoming is None else min(upcoming, item.due)
+        if upcoming is not None:
+            self._watchdog = loop.call_at(upcoming, self._resend_due)
+
+    async def _send_again(self, item: _Unanswered) -> None:
+        try:
+            if not item.future.done():
+                item.sent += 1
+                log.info("no answer to %s yet: sending it again", type(item.message).__name__)
+                await self._send(item.message, unless=item.future)
+        finally:
+            item.sending = False
+            loop = asyncio.get_running_loop()
+            item.due = loop.time() + self.resend_after
+            if not item.future.done() and self._watchdog is None and not self._closing:
+                self._watchdog = loop.call_at(item.due, self._resend_due)
 
     async def _send(self, message: object, *, unless: asyncio.Future[Any] | None = None) -> None:
         """Send now if connected (keeping ``send_interval`` between frames); when not, the
         reconnect sends what still waits. Nothing is sent once ``unless`` is done (the
         answer came while this waited its turn)."""
+        loop = asyncio.get_running_loop()
+        ws = self._ws
+        if (
+            ws is not None
+            and not self._send_lock.locked()
+            and max(self._next_send, self._paused_until) <= loop.time()
+            and (unless is None or not unless.done())
+            and _write_now(ws, p.encode(message))
+        ):
+            # nothing to wait for (the usual case): written at once, in this turn
+            if self.send_interval:
+                self._next_send = loop.time() + self.send_interval
+            return
         async with self._send_lock:
-            loop = asyncio.get_running_loop()
             wait = max(self._next_send, self._paused_until) - loop.time()
             if wait > 0:
                 await asyncio.sleep(wait)
