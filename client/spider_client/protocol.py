@@ -596,10 +596,36 @@ def as_map(value: Any) -> Any:
     return value
 
 
+def _field_map(value: Any) -> dict[str, Any]:
+    """A dataclass's fields as a map, one level deep, not to be changed: msgpack's
+    ``default`` when packing messages (it packs the values, and calls this again for a
+    dataclass among them)."""
+    names = _FIELD_NAMES.get(value.__class__)
+    if names is None:
+        if not is_dataclass(value) or isinstance(value, type):
+            raise TypeError(f"cannot encode {value!r}")
+        names = _FIELD_NAMES[value.__class__] = tuple(f.name for f in fields(value))
+    attrs: dict[str, Any] = value.__dict__
+    if len(attrs) == len(names):  # the fields, set in order by __init__ (the usual case)
+        return attrs
+    return {name: getattr(value, name) for name in names}
+
+
+def fields_of(value: Any) -> dict[str, Any]:
+    """A dataclass's fields as a new map, one level deep (nested dataclasses are left as
+    they are: :func:`pack` packs them)."""
+    return dict(_field_map(value))
+
+
+def pack(value: Any) -> bytes:
+    """``value`` as msgpack, dataclasses as maps of their fields (as :func:`as_map`)."""
+    data: bytes = msgpack.packb(value, default=_field_map, use_bin_type=True)
+    return data
+
+
 def encode(message: object) -> bytes:
     """One frame: the message's fields as a msgpack map."""
-    frame: bytes = msgpack.packb(as_map(message), use_bin_type=True)
-    return frame
+    return pack(message)
 
 
 def decode_event(data: dict[str, Any]) -> Any:
@@ -648,7 +674,8 @@ def _build(cls: type, data: dict[str, Any]) -> Any:
     names = _BUILD_NAMES.get(cls)
     if names is None:
         names = _BUILD_NAMES[cls] = frozenset(f.name for f in fields(cls))
-    kwargs = {k: v for k, v in data.items() if k in names}
+    # every field known (the usual case): a copy; else the fields this client knows
+    kwargs = dict(data) if names.issuperset(data) else {k: v for k, v in data.items() if k in names}
     if cls is RaceInfo:
         kwargs["players"] = [PlayerInfo(**p) for p in kwargs.get("players", [])]
         if kwargs.get("results") is not None:

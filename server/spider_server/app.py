@@ -149,7 +149,7 @@ class Node:
         self.redis: Any = redisconn.connect(redis_url)
         # health checks ask once, quickly, without retries
         self._health: Any = redisconn.connect(redis_url, health=True)
-        self.store = Store(self.redis, settings)
+        self.store = Store(self.redis, settings, clock=self.now)
         self.hub = Hub(self.redis, self.store, node=settings.node, on_event=self._on_event)
         self.pool = proven.Pool(self)
         """Proven-winnable seeds: winnable races and the daily deals."""
@@ -461,6 +461,8 @@ class Node:
         while True:
             await asyncio.sleep(self.settings.presence_ttl / 3)
             items = [item for conn in list(self.connections) for item in conn.presence_items()]
+            with contextlib.suppress(Unavailable):
+                await self.hub.renew()
             with contextlib.suppress(Unavailable):
                 await self.store.touch_presence(items, self.now())
 

@@ -2,7 +2,11 @@
 
 Every event of a race is appended to the race's stream and published on its channel by the
 same script (:mod:`.scripts`), so the channel delivers events in version order to every
-node, and the stream holds them for catch-up. Per node:
+node, and the stream holds them for catch-up. The script publishes only when a node other
+than the committing one has claimed the race (its ``nodes`` set): the committing node
+dispatches its own events at once (:meth:`Hub.committed`), from the stream when something
+came between. A node claims a race before subscribing to its channel and renews the claim
+while it watches. Per node:
 
 - a :class:`RaceWatch` per race that some connection here watches; the hub subscribes to
   its channel while the watch has subscribers and tracks ``seen``, the highest version it
@@ -41,6 +45,10 @@ from .store import Store, stamp
 __all__ = ["EventFrame", "Hub", "RaceWatch", "Subscriber", "Subscription", "array_header"]
 
 log = logging.getLogger(__name__)
+
+GAP_WAIT = 0.05
+"""Seconds an event that came early waits for those before it (the replies to this node's
+commits may come out of order) before they are read from the stream."""
 
 
 @dataclass(frozen=True)
@@ -193,6 +201,13 @@ class RaceWatch:
         self.starts_at: float | None = None
         self.ends_at: float | None = None
         self.statuses: dict[str, str] = {}
+        self.unseen = False
+        """Events were committed here before anything was dispatched (the snapshot of the
+        first subscription may be older than them): it catches up."""
+        self.early: dict[int, tuple[str, bytes]] = {}
+        """Events that came before one they follow (version -> audience, data): the
+        replies to this node's commits, and the channel, may interleave out of order."""
+        self.gap_timer: asyncio.TimerHandle | None = None
         self.next_attempt = 0.0
         """Monotonic time before which the node does not try a transition again."""
 
@@ -232,11 +247,13 @@ class Hub:
         self.watches: dict[str, RaceWatch] = {}
         self._pubsub: PubSub | None = None
         self._listener: asyncio.Task[None] | None = None
+        self._refreshing: dict[str, asyncio.Task[None]] = {}
+        store.on_commit = self.committed
 
     async def start(self) -> None:
         """Subscribe (to this node's own channel, so the connection is always in use) and
         start listening. When Redis does not answer yet, the listener keeps trying."""
-        with contextlib.suppress(RedisError, OSError):
+        with contextlib.suppress(RedisError, OSError, Unavailable):
             await self._connect()
         self._listener = asyncio.get_running_loop().create_task(self._listen())
 
@@ -245,6 +262,8 @@ class Hub:
             self._listener.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._listener
+        for task in list(self._refreshing.values()):
+            task.cancel()
         for watch in self.watches.values():
             for sub in watch.subs:
                 sub.close()
@@ -253,6 +272,8 @@ class Hub:
                 await self._pubsub.aclose()
 
     async def _connect(self) -> None:
+        if self.watches:  # claim before subscribing: what is published after is heard
+            await self.store.claim_watch(list(self.watches), self.store.clock())
         pubsub = self.redis.pubsub()
         channels = [f"node:{self.node}"] + [keys.channel(c) for c in self.watches]
         try:
@@ -268,7 +289,7 @@ class Hub:
             pubsub = self._pubsub
             if pubsub is None:
                 await asyncio.sleep(0.2)
-                with contextlib.suppress(RedisError, OSError):
+                with contextlib.suppress(RedisError, OSError, Unavailable):
                     await self._connect()
                     await self.sweep()  # what was published while disconnected
                 continue
@@ -320,23 +341,85 @@ class Hub:
 
     def committed(self, code: str, version: int, events: Sequence[tuple[str, bytes]]) -> None:
         """Dispatch the events this node has just committed (``version`` is the last one's)
-        at once, when they follow what was dispatched here: the mover's ack and their
-        progress go out together, and the channel's copies are skipped as seen. Otherwise
-        (something between them not heard yet) the channel brings them, in order."""
+        at once: the mover's ack and their progress go out together, and a copy from the
+        channel is skipped as seen. Events that come before one they follow wait for it
+        (:meth:`_dispatch`)."""
         watch = self.watches.get(code)
-        first = version - len(events) + 1
-        if watch is None or watch.seen is None or watch.seen != first - 1:
+        if watch is None:
             return
+        if watch.seen is None:
+            watch.unseen = True
+            return
+        first = version - len(events) + 1
         for i, (audience, data) in enumerate(events):
             self._dispatch(watch, first + i, audience, data)
 
+    def refresh(self, watch: RaceWatch) -> None:
+        """Dispatch, from the stream, what was committed after what this node dispatched
+        (in the background; one fetch at a time per race, then again if more came)."""
+        if watch.code not in self._refreshing:
+            task = asyncio.get_running_loop().create_task(self._refresh(watch))
+            self._refreshing[watch.code] = task
+
+    async def _refresh(self, watch: RaceWatch) -> None:
+        try:
+            while self.watches.get(watch.code) is watch and watch.seen is not None:
+                seen = watch.seen
+                try:
+                    fetched = await self.fetch(watch.code, seen)
+                except Unavailable:
+                    return  # the sweep tries again
+                if fetched is None:  # trimmed: the subscriptions catch up as far as they can
+                    return
+                for event in fetched:
+                    if watch.seen is None or event.version > watch.seen:
+                        self._emit(watch, event)
+                self._take_early(watch)
+                if not fetched or watch.seen == seen:
+                    return
+        finally:
+            self._refreshing.pop(watch.code, None)
+
     def _dispatch(self, watch: RaceWatch, version: int, audience: str, data: bytes) -> None:
-        if watch.seen is not None and version <= watch.seen:
-            # already dispatched (the sweep and the channel may both bring it); a
-            # subscription behind it catches up on its own
+        """Dispatch an event in version order: one already dispatched is skipped (the
+        channel, this node's commits and the sweep may each bring it); one that comes
+        early waits for those before it, at most :data:`GAP_WAIT` seconds before they are
+        read from the stream."""
+        seen = watch.seen
+        if seen is not None and version <= seen:
+            return
+        if seen is not None and version > seen + 1:
+            watch.early[version] = (audience, data)
+            if watch.gap_timer is None:
+                watch.gap_timer = asyncio.get_running_loop().call_later(
+                    GAP_WAIT, self._gap_due, watch
+                )
             return
         frame, fields = stamp(version, data)
         self._emit(watch, EventFrame(version, audience, frame, fields))
+        if watch.early:
+            self._take_early(watch)
+
+    def _take_early(self, watch: RaceWatch) -> None:
+        """Dispatch the early events that now follow, and forget those passed."""
+        early = watch.early
+        while early and watch.seen is not None:
+            version = watch.seen + 1
+            item = early.pop(version, None)
+            if item is None:
+                for v in [v for v in early if v <= watch.seen]:
+                    del early[v]
+                break
+            frame, fields = stamp(version, item[1])
+            self._emit(watch, EventFrame(version, item[0], frame, fields))
+        if not early and watch.gap_timer is not None:
+            watch.gap_timer.cancel()
+            watch.gap_timer = None
+
+    def _gap_due(self, watch: RaceWatch) -> None:
+        watch.gap_timer = None
+        if watch.early and self.watches.get(watch.code) is watch:
+            self.refresh(watch)
 
     def _emit(self, watch: RaceWatch, event: EventFrame) -> None:
         watch.seen = event.version
@@ -362,14 +445,22 @@ class Hub:
         watch = self.watches.get(code)
         if watch is None:
             watch = self.watches[code] = RaceWatch(code)
-            # without a connection, the listener subscribes to every watched race when it
-            # reconnects
+            # without a connection, the listener claims and subscribes to every watched
+            # race when it reconnects
             if self._pubsub is not None:
                 try:
+                    # claimed first: every event committed after the claim is published
+                    await self.store.claim_watch([code], self.store.clock())
                     await self._pubsub.subscribe(keys.channel(code))
-                except (RedisError, OSError) as e:
+                except (RedisError, OSError, Unavailable) as e:
                     log.warning("subscribe to race %s failed: %s", code, e)
         return watch
+
+    async def renew(self) -> None:
+        """Renew this node's claims on the races it watches (run well within the claim's
+        life, ``presence_ttl``)."""
+        if self.watches:
+            await self.store.claim_watch(list(self.watches), self.store.clock())
 
     def add(
         self,
@@ -393,6 +484,9 @@ class Hub:
         watch.subs.add(sub)
         if watch.seen > sub.delivered:
             sub.catch_up()
+        if watch.unseen:
+            watch.unseen = False
+            self.refresh(watch)
 
     def remove(self, sub: Subscription) -> None:
         """Stop delivering to ``sub``; unsubscribe from the race when no one here watches."""
@@ -409,14 +503,18 @@ class Hub:
         if watch is None or watch.subs:
             return
         del self.watches[code]
+        if watch.gap_timer is not None:
+            watch.gap_timer.cancel()
         if self._pubsub is not None:
             asyncio.get_running_loop().create_task(self._unsubscribe(code))
 
     async def _unsubscribe(self, code: str) -> None:
         if code in self.watches or self._pubsub is None:
             return
-        with contextlib.suppress(RedisError, OSError):
+        with contextlib.suppress(RedisError, OSError, Unavailable):
             await self._pubsub.unsubscribe(keys.channel(code))
+            if code not in self.watches:  # not watched again meanwhile
+                await self.store.drop_watch(code)
 
     async def sweep(self) -> None:
         """Dispatch events that the channel did not bring (compares each watched race's
@@ -442,7 +540,9 @@ class Hub:
                 return
             if fetched is None:  # trimmed: subscriptions catch up as far as they can
                 watch.seen = int(version)
+                self._take_early(watch)
                 continue
             for event in fetched:
                 if watch.seen is None or event.version > watch.seen:
                     self._emit(watch, event)
+            self._take_early(watch)

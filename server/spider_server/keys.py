@@ -20,9 +20,12 @@ Keys of one race share the hash tag ``{race:<code>}`` so that its scripts touch 
     {race:<code>}:online          zset    "<player>|<node>|<conn>" -> expiry time: players
                                           connected to the race
     {race:<code>}:spectators      zset    "<node>|<conn>" -> expiry time: spectators watching
+    {race:<code>}:nodes           zset    node -> expiry time: the server nodes watching the
+                                          race (renewed while they watch)
     {race:<code>}:ch              channel pub/sub: "<version>:<audience>:<data>" per event, in
                                           version order (published by the script that
-                                          appended it to the stream)
+                                          appended it to the stream, when a node other
+                                          than the committing one watches the race)
     player:<id>:races             zset    race code -> join time: races a player is in, for the
                                           per-player limit (checked outside race scripts)
     {race:<code>}:hints           hash    player id -> hints asked for (HINCRBY)
@@ -51,6 +54,7 @@ __all__ = [
     "events",
     "game",
     "meta",
+    "nodes",
     "online",
     "player_races",
     "players",
@@ -108,6 +112,10 @@ def online(code: str) -> str:
 
 def spectators(code: str) -> str:
     return race_key(code, "spectators")
+
+
+def nodes(code: str) -> str:
+    return race_key(code, "nodes")
 
 
 def channel(code: str) -> str:

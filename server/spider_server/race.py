@@ -30,8 +30,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-import msgpack
-
 from spider_client.protocol import (
     Ack,
     Countdown,
@@ -46,8 +44,9 @@ from spider_client.protocol import (
     RaceInfo,
     Result,
     Started,
-    as_map,
     encode,
+    fields_of,
+    pack,
 )
 from spider_client.protocol import BoardShown as BoardEvent
 from spider_engine import (
@@ -306,9 +305,9 @@ class RaceChange:
 
 def event_data(event: object) -> bytes:
     """The stored form of an event: msgpack of its fields without ``version``."""
-    fields = as_map(event)
+    fields = fields_of(event)
     fields.pop("version", None)
-    return bytes(msgpack.packb(fields, use_bin_type=True))
+    return pack(fields)
 
 
 @dataclass(kw_only=True)

@@ -9,6 +9,11 @@ incremented, the event is appended to the race's stream with id ``<version>-0`` 
 ``v``, ``a`` audience, ``d`` data) and published on the race's channel as
 ``<version>:<audience>:<data>``. A script runs atomically, so every node sees one order, and
 an event is in the stream before anyone hears of it on the channel.
+
+The events are published only when a node other than the committing one watches the race
+(the race's ``nodes`` set holds each watching node until its claim expires): the committing
+node dispatches its own events itself (:meth:`.hub.Hub.committed`), and a node registers
+before it subscribes, so any event it could miss is in the snapshot it reads next.
 """
 
 from __future__ import annotations
@@ -16,13 +21,24 @@ from __future__ import annotations
 __all__ = ["COMMIT_RACE", "COMMIT_ACTION"]
 
 _APPEND_EVENTS = """
-local function append_events(meta, stream, channel, maxlen, version, list)
+-- Whether a node other than ``node`` watches the race (its claim lasts past ``now``).
+local function watched_elsewhere(nodes, node, now)
+  for _, n in ipairs(redis.call('ZRANGEBYSCORE', nodes, now, '+inf', 'LIMIT', 0, 2)) do
+    if n ~= node then
+      return true
+    end
+  end
+  return false
+end
+
+local function append_events(meta, stream, channel, maxlen, version, list, publish)
   for _, e in ipairs(list) do
     version = version + 1
-    local id = string.format('%d-0', version)
-    redis.call('XADD', stream, 'MAXLEN', '~', maxlen, id,
-               'v', string.format('%d', version), 'a', e[1], 'd', e[2])
-    redis.call('PUBLISH', channel, string.format('%d', version) .. ':' .. e[1] .. ':' .. e[2])
+    local v = string.format('%d', version)
+    redis.call('XADD', stream, 'MAXLEN', '~', maxlen, v .. '-0', 'v', v, 'a', e[1], 'd', e[2])
+    if publish then
+      redis.call('PUBLISH', channel, v .. ':' .. e[1] .. ':' .. e[2])
+    end
   end
   redis.call('HSET', meta, 'version', string.format('%d', version))
   return version
@@ -44,9 +60,10 @@ COMMIT_RACE = (
     _APPEND_EVENTS
     + """
 -- A change to a race, applied only if its version is still the one it was decided on.
--- KEYS: meta, players, events, then every other key of the race (their TTL is refreshed,
---       or they are deleted with the race); h entries index into KEYS.
--- ARGV: expected version ('new': the race must not exist), channel, ttl, maxlen, payload
+-- KEYS: meta, players, events, nodes, then every other key of the race (their TTL is
+--       refreshed, or they are deleted with the race); h entries index into KEYS.
+-- ARGV: expected version ('new': the race must not exist), channel, ttl, maxlen, payload,
+--       committing node, now
 -- payload: {m = {field = value}, ps = {player = entry}, pd = {player, ...},
 --           h = {{key index, {field = value}}, ...}, e = {{audience, data}, ...}, del = 0|1}
 -- Returns {1, new version} or {0, current version (-1: no race)}.
@@ -70,7 +87,9 @@ end
 for _, h in ipairs(p['h']) do
   hset_map(KEYS[h[1]], h[2])
 end
-local version = append_events(meta, stream, ARGV[2], ARGV[4], tonumber(current) or 0, p['e'])
+local publish = #p['e'] > 0 and watched_elsewhere(KEYS[4], ARGV[6], ARGV[7])
+local version = append_events(meta, stream, ARGV[2], ARGV[4], tonumber(current) or 0, p['e'],
+                              publish)
 for i = 1, #KEYS do
   redis.call('EXPIRE', KEYS[i], ARGV[3])
 end
@@ -83,8 +102,8 @@ COMMIT_ACTION = (
     + """
 -- A player's action, applied only if the race runs and the player's seq is still the one
 -- it was decided on: two nodes never both apply it, a resend is applied once.
--- KEYS: meta, players, events, game, actions, acks
--- ARGV: expected seq, player, channel, ttl, maxlen, payload
+-- KEYS: meta, players, events, game, actions, acks, nodes
+-- ARGV: expected seq, player, channel, ttl, maxlen, payload, committing node, now
 -- payload: {g = {field = value}, act = action, ack = ack frame, entry = entry,
 --           e = {{audience, data}, ...}}
 -- Returns {1, new version}, {0, 'state'} (not running), {0, 'seq', current seq}.
@@ -104,7 +123,8 @@ redis.call('RPUSH', actions, p['act'])
 redis.call('HSET', acks, next_seq, p['ack'])
 redis.call('HSET', players, ARGV[2], p['entry'])
 local version = append_events(meta, stream, ARGV[3], ARGV[5],
-                              tonumber(redis.call('HGET', meta, 'version')), p['e'])
+                              tonumber(redis.call('HGET', meta, 'version')), p['e'],
+                              watched_elsewhere(KEYS[7], ARGV[7], ARGV[8]))
 for i = 1, #KEYS do
   redis.call('EXPIRE', KEYS[i], ARGV[4])
 end

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import msgpack
 from redis.asyncio import Redis
 from redis.exceptions import NoScriptError, RedisError
 
-from spider_client.protocol import Ack, Result, as_map
+from spider_client.protocol import Ack, Result, as_map, pack
 
 from . import keys
 from .errors import Conflict, Unavailable, WrongState
@@ -80,7 +80,7 @@ def _pack(obj: Any) -> bytes:
 
 
 def _entry_bytes(entry: Entry) -> bytes:
-    return bytes(msgpack.packb(as_map(entry), use_bin_type=True))
+    return pack(entry)
 
 
 def _entry_from(data: bytes) -> Entry:
@@ -197,9 +197,22 @@ class Store:
     """One node's access to the races in Redis. Every method raises
     :class:`~.errors.Unavailable` when Redis does not answer."""
 
-    def __init__(self, redis: Redis, settings: Settings, *, batch: bool = True) -> None:
+    def __init__(
+        self,
+        redis: Redis,
+        settings: Settings,
+        *,
+        batch: bool = True,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.redis = redis
         self.settings = settings
+        self.clock = clock
+        """The deployment's time (claims to watch races expire by it)."""
+        self.on_commit: Callable[[str, int, Sequence[tuple[str, bytes]]], None] | None = None
+        """Called with (code, version, events) when a race change this node made is
+        committed: the node dispatches its own events (the channel carries them only to
+        the other nodes)."""
         self._commit_race = redis.register_script(COMMIT_RACE)
         self._commit_action = redis.register_script(COMMIT_ACTION)
         self.batch = batch
@@ -297,6 +310,7 @@ class Store:
             keys.meta(code),
             keys.players(code),
             keys.events(code),
+            keys.nodes(code),
             keys.online(code),
             keys.spectators(code),
             keys.hints(code),
@@ -317,12 +331,14 @@ class Store:
                 keys.acks(race.code, pid),
             ]
         index = {k: i + 1 for i, k in enumerate(key_list)}
+        stored = [(str(audience), event_data(ev)) for audience, ev in change.events]
+        events = [[audience, data] for audience, data in stored]
         payload = {
             "m": _meta_fields(race) if change.meta or new else {},
             "ps": {e.player: _entry_bytes(e) for e in change.players},
             "pd": list(change.removed),
             "h": [[index[keys.game(race.code, g.player)], _game_fields(g)] for g in change.games],
-            "e": [[audience, event_data(ev)] for audience, ev in change.events],
+            "e": events,
             "del": 1 if change.delete else 0,
         }
         ttl = self.settings.results_ttl if change.finished else self.settings.race_ttl
@@ -332,6 +348,8 @@ class Store:
             str(ttl),
             str(self.settings.stream_max),
             _pack(payload),
+            self.settings.node,
+            repr(self.clock()),
         ]
         try:
             ok, version = await self._commit_race(keys=key_list, args=args)
@@ -339,6 +357,8 @@ class Store:
             raise Unavailable(f"storage: {e}") from None
         if not ok:
             raise Conflict(f"race {race.code} is at version {version}, not {change.base}")
+        if events and not change.delete and self.on_commit is not None:
+            self.on_commit(race.code, int(version), stored)
         return int(version)
 
     # -- games ------------------------------------------------------------------------------
@@ -414,6 +434,7 @@ class Store:
             keys.game(code, pid),
             keys.actions(code, pid),
             keys.acks(code, pid),
+            keys.nodes(code),
         ]
         payload = {
             "g": _game_fields(outcome.game),
@@ -429,6 +450,8 @@ class Store:
             str(self.settings.race_ttl),
             str(self.settings.stream_max),
             _pack(payload),
+            self.settings.node,
+            repr(self.clock()),
         ]
         try:
             reply = await self._run_action_script(key_list, args)
@@ -489,6 +512,29 @@ class Store:
                         pipe.zadd(key, claims)
                         pipe.expire(key, self.settings.race_ttl)
                     await pipe.execute()
+        except RedisError as e:
+            raise Unavailable(f"storage: {e}") from None
+
+    async def claim_watch(self, codes: Sequence[str], now: float) -> None:
+        """Claim, until ``now + presence_ttl``, that this node watches these races: their
+        events are then published for it. One pipeline per few dozen races."""
+        node, expiry = self.settings.node, now + self.settings.presence_ttl
+        try:
+            for start in range(0, len(codes), PRESENCE_CHUNK):
+                async with self.redis.pipeline(transaction=False) as pipe:
+                    for code in codes[start : start + PRESENCE_CHUNK]:
+                        key = keys.nodes(code)
+                        pipe.zremrangebyscore(key, "-inf", now)  # claims of nodes that died
+                        pipe.zadd(key, {node: expiry})
+                        pipe.expire(key, self.settings.race_ttl)
+                    await pipe.execute()
+        except RedisError as e:
+            raise Unavailable(f"storage: {e}") from None
+
+    async def drop_watch(self, code: str) -> None:
+        """This node no longer watches the race."""
+        try:
+            await self.redis.zrem(keys.nodes(code), self.settings.node)
         except RedisError as e:
             raise Unavailable(f"storage: {e}") from None
 

@@ -1,8 +1,9 @@
 """The hot path of a move, where it was made cheaper without changing what it does.
 
 - The node that commits an action dispatches its events at once (the mover's ack and
-  progress leave together), when they follow what it dispatched; the channel's copies are
-  then skipped, so every subscriber gets each event once, in order.
+  progress leave together), when they follow what it dispatched (else they wait for those
+  before them); a copy from the channel is then skipped, so every subscriber gets each
+  event once, in order.
 - Commands are packed by hiredis: the same bytes as redis-py's own packer."""
 
 from __future__ import annotations
@@ -69,9 +70,9 @@ async def test_committed_events_that_follow_are_dispatched_once(hub) -> None:
     assert hub.watches["ABCDE"].seen == 7
 
 
-async def test_committed_events_after_a_gap_are_left_to_the_channel(hub) -> None:
+async def test_committed_events_after_a_gap_wait_for_those_before_them(hub) -> None:
     rec, _ = await _watched(hub, 4)
-    # version 5 (another player's) is not heard yet: nothing is sent out of order
+    # version 5 (another node's) is not heard yet: nothing is sent out of order
     hub.committed("ABCDE", 7, [("all", _progress(1)), ("all", _progress(2))])
     assert rec.frames == []
     assert hub.watches["ABCDE"].seen == 4
