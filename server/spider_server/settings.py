@@ -67,7 +67,7 @@ class Settings:
     """A connection that sends nothing and watches no race for this long is closed."""
     ping_interval: float = 20.0
     ping_timeout: float = 20.0
-    progress_interval: float = 0.05
+    progress_interval: float = 0.1
     """Progress that comes to a player within this many seconds of the last one sent is
     held, and sent together at most this much later: the latest of each player, in one
     frame (spectators get every event at once). 0: every progress at once."""
