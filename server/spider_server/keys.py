@@ -40,8 +40,9 @@ Keys of one race share the hash tag ``{race:<code>}`` so that its scripts touch 
     leaderboard:<variant>:<day>   zset    player id -> time in ms * 10**6 + moves (winners)
     leaderboard:<variant>:<day>:names hash player id -> name
 
-TTLs: every write to a race refreshes its keys to :attr:`Settings.race_ttl`; the finish sets
-them to :attr:`Settings.results_ttl`; a race whose last player left an open race is deleted.
+TTLs: every race change refreshes the race's keys to :attr:`Settings.race_ttl`, and so do a
+player's first action and every 64th after for the keys they write; the finish sets them to
+:attr:`Settings.results_ttl`; a race whose last player left an open race is deleted.
 """
 
 from __future__ import annotations

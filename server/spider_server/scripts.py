@@ -103,30 +103,37 @@ COMMIT_ACTION = (
 -- A player's action, applied only if the race runs and the player's seq is still the one
 -- it was decided on: two nodes never both apply it, a resend is applied once.
 -- KEYS: meta, players, events, game, actions, acks, nodes
--- ARGV: expected seq, player, channel, ttl, maxlen, payload, committing node, now
--- payload: {g = {field = value}, act = action, ack = ack frame, entry = entry,
---           e = {{audience, data}, ...}}
+-- ARGV: expected seq, player, channel, ttl, maxlen, committing node, now, action, ack
+--       frame, entry, n, then n events as audience and data, then the game's fields and
+--       values (its new seq among them)
+-- The keys' TTL is refreshed on the player's first action and every 64th after (a race
+-- change refreshes every key of the race).
 -- Returns {1, new version}, {0, 'state'} (not running), {0, 'seq', current seq}.
-local meta, players, stream, game, actions, acks = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-if redis.call('HGET', meta, 'state') ~= 'running' then
+local meta, players, stream, game = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local m = redis.call('HMGET', meta, 'state', 'version')
+if m[1] ~= 'running' then
   return {0, 'state'}
 end
 local seq = tonumber(redis.call('HGET', game, 'seq') or '-1')
 if seq ~= tonumber(ARGV[1]) then
   return {0, 'seq', seq}
 end
-local p = cmsgpack.unpack(ARGV[6])
-local next_seq = string.format('%d', seq + 1)
-hset_map(game, p['g'])
-redis.call('HSET', game, 'seq', next_seq)
-redis.call('RPUSH', actions, p['act'])
-redis.call('HSET', acks, next_seq, p['ack'])
-redis.call('HSET', players, ARGV[2], p['entry'])
-local version = append_events(meta, stream, ARGV[3], ARGV[5],
-                              tonumber(redis.call('HGET', meta, 'version')), p['e'],
-                              watched_elsewhere(KEYS[7], ARGV[7], ARGV[8]))
-for i = 1, #KEYS do
-  redis.call('EXPIRE', KEYS[i], ARGV[4])
+local n = tonumber(ARGV[11])
+local fields = 12 + 2 * n
+redis.call('HSET', game, unpack(ARGV, fields))
+redis.call('RPUSH', KEYS[5], ARGV[8])
+redis.call('HSET', KEYS[6], string.format('%d', seq + 1), ARGV[9])
+redis.call('HSET', players, ARGV[2], ARGV[10])
+local events = {}
+for i = 12, fields - 1, 2 do
+  events[#events + 1] = {ARGV[i], ARGV[i + 1]}
+end
+local version = append_events(meta, stream, ARGV[3], ARGV[5], tonumber(m[2]), events,
+                              watched_elsewhere(KEYS[7], ARGV[6], ARGV[7]))
+if seq % 64 == 0 then
+  for i = 1, #KEYS do
+    redis.call('EXPIRE', KEYS[i], ARGV[4])
+  end
 end
 return {1, version}
 """

@@ -78,7 +78,9 @@ class Settings:
     and the close; then it is cut."""
 
     race_ttl: int = 6 * 3600
-    """Seconds an unfinished race's keys live after their last write."""
+    """Seconds an unfinished race's keys live after they were last refreshed: by any race
+    change, and by a player's first action and every 64th after (keep it above the longest
+    time limit)."""
     results_ttl: int = 7 * 24 * 3600
     """Seconds a finished race's keys (results, replays) live."""
     stream_max: int = 20000
@@ -126,4 +128,11 @@ class Settings:
                     values[f.name] = raw
             except ValueError:
                 raise ConfigError(f"{ENV_PREFIX}{name}={raw!r} is not a {kind}") from None
-        return cls(**values)
+        settings = cls(**values)
+        if settings.race_ttl <= settings.max_time_limit + settings.max_countdown:
+            raise ConfigError(
+                f"{ENV_PREFIX}RACE_TTL ({settings.race_ttl}) must be longer than the longest "
+                f"race: {ENV_PREFIX}MAX_TIME_LIMIT + {ENV_PREFIX}MAX_COUNTDOWN "
+                f"({settings.max_time_limit + settings.max_countdown})"
+            )
+        return settings

@@ -436,23 +436,23 @@ class Store:
             keys.acks(code, pid),
             keys.nodes(code),
         ]
-        payload = {
-            "g": _game_fields(outcome.game),
-            "act": outcome.action,
-            "ack": outcome.ack_frame,
-            "entry": _entry_bytes(outcome.entry),
-            "e": [[audience, data] for audience, data in outcome.stored_events],
-        }
         args: list[str | bytes] = [
             str(outcome.game.seq - 1),
             pid,
             keys.channel(code),
             str(self.settings.race_ttl),
             str(self.settings.stream_max),
-            _pack(payload),
             self.settings.node,
             repr(self.clock()),
+            outcome.action,
+            outcome.ack_frame,
+            _entry_bytes(outcome.entry),
+            str(len(outcome.stored_events)),
         ]
+        for audience, data in outcome.stored_events:
+            args += (audience, data)
+        for name, value in _game_fields(outcome.game).items():
+            args += (name, value)
         try:
             reply = await self._run_action_script(key_list, args)
         except RedisError as e:

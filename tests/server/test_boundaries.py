@@ -88,6 +88,15 @@ def test_settings_from_environment() -> None:
         Settings.from_env({"SPIDER_RACE_PORT": "eighty"})
 
 
+def test_a_race_must_outlive_its_longest_time_limit() -> None:
+    """Keys are refreshed by race changes and every 64th action: a race that may run longer
+    than their TTL is refused as a setting."""
+    with pytest.raises(ConfigError, match="RACE_TTL"):
+        Settings.from_env({"SPIDER_RACE_RACE_TTL": "3600", "SPIDER_RACE_MAX_TIME_LIMIT": "3600"})
+    ok = Settings.from_env({"SPIDER_RACE_RACE_TTL": "3700", "SPIDER_RACE_MAX_TIME_LIMIT": "3600"})
+    assert ok.race_ttl == 3700
+
+
 def test_token_bucket() -> None:
     now = [0.0]
     bucket = TokenBucket(2.0, 3, clock=lambda: now[0])

@@ -147,3 +147,32 @@ async def test_an_event_that_does_not_come_is_read_from_the_stream(hub, redis_se
         await asyncio.sleep(GAP_WAIT / 2)
     assert [(f["version"], f["player"]["moves"]) for f in rec.frames] == [(5, 9), (6, 1), (7, 2)]
     assert hub.watches["ABCDE"].early == {}
+
+
+async def test_a_players_keys_get_their_ttl_on_the_first_action_and_every_64th(
+    redis_server, server_node
+) -> None:
+    """An action writes the player's game, actions and acks and the race's keys; their TTL is
+    set on the first action and refreshed on every 64th after it (a race change refreshes all)."""
+    node = await server_node(redis_server.url, race_ttl=5000, rate=1000.0, burst=1000)
+    code, (a, _b), _ = await start_race(node.url)
+    redis = connect(redis_server.url)
+    try:
+        player = a.welcome.player if a.welcome is not None else ""
+        written = [keys.actions(code, player), keys.acks(code, player), keys.game(code, player)]
+        assert await redis.ttl(keys.actions(code, player)) == -2  # no action yet: no list
+        pa = Player(a, code, (await a.join(code)).view, seed=3)
+        await pa.step()
+        for key in [*written, keys.meta(code), keys.events(code)]:
+            assert 4900 < await redis.ttl(key) <= 5000, key
+        # the TTL left is not refreshed by the next actions...
+        await redis.expire(keys.actions(code, player), 100)
+        while pa.seq < 64:
+            await pa.step()
+        assert await redis.ttl(keys.actions(code, player)) <= 100
+        # ... until the 65th (the first and every 64th after)
+        await pa.step()
+        assert pa.seq == 65
+        assert 4900 < await redis.ttl(keys.actions(code, player)) <= 5000
+    finally:
+        await redis.aclose()
