@@ -550,9 +550,7 @@ class Connection:
             self._progress_at = now
             self.send(event.frame, event.wire)
             return
-        info = event.fields.get("player")
-        player = info.get("player") if isinstance(info, dict) else None
-        self._held[(str(event.fields.get("race")), str(player))] = event
+        self._held[event.about] = event
         self.node.hold(self)
 
     def release_progress(self) -> None:
@@ -715,7 +713,9 @@ class Connection:
             return
         if self.identity is None:
             raise ProtocolViolation("say hello first")
-        if isinstance(message, CreateRace):
+        if isinstance(message, (MoveAction, Undo, Resign)):  # the most frequent first
+            await self.act(message)
+        elif isinstance(message, CreateRace):
             await self.create_race(message)
         elif isinstance(message, Join):
             await self.join(message)
@@ -723,8 +723,6 @@ class Connection:
             await self.leave(message)
         elif isinstance(message, Ready):
             await self.ready(message)
-        elif isinstance(message, (MoveAction, Undo, Resign)):
-            await self.act(message)
         elif isinstance(message, Hint):
             await self.hint(message)
         elif isinstance(message, DailyRace):

@@ -63,10 +63,16 @@ class EventFrame:
     """The event's type (read once)."""
     wire: bytes = field(init=False, repr=False)
     """The frame as a server's websocket frame, built once for every recipient."""
+    about: tuple[str, str] = field(init=False, repr=False)
+    """(race, player) of a ``progress`` event: a player is sent only the latest of each."""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "type", str(self.fields.get("type", "")))
+        kind = str(self.fields.get("type", ""))
+        object.__setattr__(self, "type", kind)
         object.__setattr__(self, "wire", wire_frame(self.frame))
+        info = self.fields.get("player") if kind == "progress" else None
+        player = info.get("player") if isinstance(info, dict) else None
+        object.__setattr__(self, "about", (str(self.fields.get("race")), str(player)))
 
 
 def wire_frame(payload: bytes) -> bytes:

@@ -348,9 +348,12 @@ def normalize_code(text: str) -> str | None:
     """The join code a person typed (any case, surrounding spaces), or None if it cannot
     be one."""
     code = text.strip().upper()
-    if len(code) != CODE_LENGTH or any(c not in CODE_ALPHABET for c in code):
+    if len(code) != CODE_LENGTH or not _CODE_CHARS.issuperset(code):
         return None
     return code
+
+
+_CODE_CHARS = frozenset(CODE_ALPHABET)
 
 
 # -- fairness -------------------------------------------------------------------------------

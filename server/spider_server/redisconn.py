@@ -47,7 +47,7 @@ class _FastPack:
 
     def pack_command(self, *args: Any) -> list[bytes]:
         head = args[0] if args else None
-        if type(head) is str and " " not in head and all(type(a) in _PACKABLE for a in args):
+        if type(head) is str and " " not in head and _PACKABLE.issuperset(map(type, args)):
             return [_hiredis_pack(args)]
         packed: list[bytes] = super().pack_command(*args)  # type: ignore[misc]
         return packed
