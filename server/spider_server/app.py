@@ -95,6 +95,11 @@ __all__ = ["Node", "Connection"]
 
 log = logging.getLogger(__name__)
 
+RELEASE_CHUNK = 64
+"""Connections whose held progress one turn of the event loop releases at most."""
+HOLD_SLACK = 0.002
+"""Seconds before its due time a hold may be released with others (fewer timer calls)."""
+
 WS_PATH = "/ws"
 MAX_NAME = 32
 CLOSE_RESTART = 1012
@@ -164,8 +169,9 @@ class Node:
         self._gc_started = 0.0
         self._unflushed: list[Connection] = []
         """Connections with frames to write at the end of this turn of the event loop."""
-        self._holding: set[Connection] = set()
-        """Connections holding progress (see :meth:`Connection.send_progress`)."""
+        self._holding: dict[Connection, float] = {}
+        """Connections holding progress (see :meth:`Connection.send_progress`), with the
+        loop time each started holding, oldest first."""
         self._release_timer: asyncio.TimerHandle | None = None
 
     # -- life -------------------------------------------------------------------------------
@@ -251,18 +257,39 @@ class Node:
         self._unflushed.append(conn)
 
     def hold(self, conn: Connection) -> None:
-        """``conn`` holds progress: release it within ``progress_interval``."""
-        self._holding.add(conn)
+        """``conn`` holds progress: release it ``progress_interval`` after it started
+        holding. Each connection is released on its own time, so the frames of many
+        connections do not all leave (and reach their clients) at the same moment."""
+        if conn in self._holding:
+            return
+        loop = asyncio.get_running_loop()
+        self._holding[conn] = loop.time()
         if self._release_timer is None and not self._closed:
-            self._release_timer = asyncio.get_running_loop().call_later(
+            self._release_timer = loop.call_later(
                 self.settings.progress_interval, self._release_held
             )
 
     def _release_held(self) -> None:
+        """Release the connections whose hold is due (the oldest first, at most
+        :data:`RELEASE_CHUNK` a turn of the event loop); then wait for the next one due."""
         self._release_timer = None
-        holding, self._holding = self._holding, set()
-        for conn in holding:
+        loop = asyncio.get_running_loop()
+        holding = self._holding
+        due = loop.time() - self.settings.progress_interval + HOLD_SLACK
+        released = 0
+        while holding:
+            conn, since = next(iter(holding.items()))
+            if since > due:
+                break
+            if released == RELEASE_CHUNK:
+                since = due - HOLD_SLACK  # more are due: go on in the next turn
+                break
+            del holding[conn]
             conn.release_progress()
+            released += 1
+        if holding and not self._closed:
+            delay = since + self.settings.progress_interval - loop.time()
+            self._release_timer = loop.call_later(max(0.0, delay), self._release_held)
 
     def flush_writes(self) -> None:
         unflushed, self._unflushed = self._unflushed, []
@@ -545,12 +572,16 @@ class Connection:
         player only, in version order. A client skips versions it does not get (as it
         skips the spectators' events): nothing it keeps is lost, it is brought up to date
         later."""
+        held = self._held
+        if held:  # the node releases it with what is held already
+            held[event.about] = event
+            return
         now = asyncio.get_running_loop().time()
-        if not self._held and now - self._progress_at >= self.node.settings.progress_interval:
+        if now - self._progress_at >= self.node.settings.progress_interval:
             self._progress_at = now
             self.send(event.frame, event.wire)
             return
-        self._held[event.about] = event
+        held[event.about] = event
         self.node.hold(self)
 
     def release_progress(self) -> None:

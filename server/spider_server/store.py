@@ -218,6 +218,8 @@ class Store:
         self.batch = batch
         """Whether players' actions committed at the same moment share one round trip."""
         self._pending: list[tuple[list[str], list[str | bytes], asyncio.Future[Any]]] = []
+        self._action_keys: dict[tuple[str, str], list[str]] = {}
+        """The keys an action of (race, player) touches (kept for the next action)."""
         self._flushes: set[asyncio.Task[None]] = set()
 
     def _run_action_script(self, key_list: list[str], args: list[str | bytes]) -> Awaitable[Any]:
@@ -427,15 +429,19 @@ class Store:
         race runs. Returns the race's new version; Conflict when the seq moved on,
         WrongState when the race is no longer running."""
         code, pid = race.code, outcome.game.player
-        key_list = [
-            keys.meta(code),
-            keys.players(code),
-            keys.events(code),
-            keys.game(code, pid),
-            keys.actions(code, pid),
-            keys.acks(code, pid),
-            keys.nodes(code),
-        ]
+        key_list = self._action_keys.get((code, pid))
+        if key_list is None:
+            if len(self._action_keys) >= 10_000:
+                self._action_keys.clear()
+            key_list = self._action_keys[(code, pid)] = [
+                keys.meta(code),
+                keys.players(code),
+                keys.events(code),
+                keys.game(code, pid),
+                keys.actions(code, pid),
+                keys.acks(code, pid),
+                keys.nodes(code),
+            ]
         args: list[str | bytes] = [
             str(outcome.game.seq - 1),
             pid,
