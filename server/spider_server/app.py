@@ -244,6 +244,7 @@ class Node:
                 await task
         self._loops = []
         await self.hub.close()
+        await self.store.aclose()
         for client in (self.redis, self._health):
             with contextlib.suppress(Exception):
                 await client.aclose()

@@ -12,6 +12,11 @@ the server bench's baseline uses it too, so that both measure the same client.
 
 from __future__ import annotations
 
+import asyncio
+import collections
+import contextlib
+import math
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -26,11 +31,17 @@ from redis.asyncio.connection import (
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from .errors import ConfigError
 
-__all__ = ["CLUSTER_SCHEME", "POOL_SIZE", "connect", "is_cluster"]
+try:  # the hiredis reader's "no whole reply yet", to take replies that came together
+    from redis._parsers.hiredis import NOT_ENOUGH_DATA as _NOT_ENOUGH_DATA
+except ImportError:  # pragma: no cover - another redis-py: one reply a read
+    _NOT_ENOUGH_DATA = None
+
+__all__ = ["CLUSTER_SCHEME", "POOL_SIZE", "CommandLink", "connect", "is_cluster"]
 
 CLUSTER_SCHEME = "redis+cluster"
 POOL_SIZE = 4096
@@ -122,3 +133,113 @@ def connect(url: str, *, health: bool = False) -> Any:
         password=parts.password,
         **options,
     )
+
+
+class CommandLink:
+    """A connection of its own on which commands are pipelined: each batch is written at
+    once, and one task reads every reply, in order. For the commits of a node's players:
+    no pool checkout and no pipeline object per batch, and the replies come back in the
+    order the commands ran. Any failure of the connection (or no reply within
+    ``timeout`` seconds) fails every command still waiting, with a connection or timeout
+    error, and the next batch connects again."""
+
+    def __init__(self, redis: Redis, timeout: float = 10.0) -> None:
+        self._pool = redis.connection_pool
+        self._timeout = timeout
+        self._conn: Any = None
+        self._reader: asyncio.Task[None] | None = None
+        self._waiting: collections.deque[asyncio.Future[Any]] = collections.deque()
+        self._connecting = asyncio.Lock()
+        self._closed = False
+
+    async def run(self, commands: Sequence[Sequence[Any]]) -> list[Any]:
+        """The replies to ``commands``, in order: an error reply, or the link's failure
+        before the reply came, as an exception in its place (not raised)."""
+        loop = asyncio.get_running_loop()
+        conn = self._conn if self._conn is not None else await self._connect()
+        futures = [loop.create_future() for _ in commands]
+        self._waiting.extend(futures)
+        try:
+            conn._writer.writelines(conn.pack_commands(commands))
+        except Exception as e:
+            self._fail(RedisConnectionError(f"writing to Redis failed: {e}"))
+        try:
+            async with asyncio.timeout(self._timeout):
+                return list(await asyncio.gather(*futures, return_exceptions=True))
+        except TimeoutError:
+            error = RedisTimeoutError(f"Redis did not reply within {self._timeout:g} s")
+            self._fail(error)
+            return [error for _ in futures]
+
+    async def _connect(self) -> Any:
+        async with self._connecting:
+            if self._closed:
+                raise RedisConnectionError("the link is closed")
+            if self._conn is None:
+                conn = self._pool.make_connection()
+                await conn.connect()
+                self._conn = conn
+                self._reader = asyncio.get_running_loop().create_task(self._read(conn))
+            return self._conn
+
+    async def _read(self, conn: Any) -> None:
+        reader = getattr(getattr(conn, "_parser", None), "_reader", None)
+        if _NOT_ENOUGH_DATA is None or not callable(getattr(reader, "gets", None)):
+            reader = None
+        try:
+            while self._conn is conn:
+                try:
+                    reply = await conn.read_response(timeout=math.inf, disconnect_on_error=False)
+                except ResponseError as e:
+                    reply = e
+                self._answer(conn, reply)
+                # the replies that came with it, straight from the reader
+                while reader is not None and self._conn is conn:
+                    more = reader.gets()
+                    if more is _NOT_ENOUGH_DATA:
+                        break
+                    self._answer(conn, more)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            if self._conn is conn:
+                self._fail(e if isinstance(e, RedisError) else RedisConnectionError(str(e)))
+
+    def _answer(self, conn: Any, reply: Any) -> None:
+        if self._conn is not conn:
+            return
+        if not self._waiting:  # a reply nobody asked for: the stream is not to be trusted
+            self._fail(RedisConnectionError("a reply came that no command waited for"))
+            return
+        future = self._waiting.popleft()
+        if not future.done():
+            if isinstance(reply, Exception):
+                future.set_exception(reply)
+            else:
+                future.set_result(reply)
+
+    def _fail(self, error: Exception) -> None:
+        """Drop the connection; every command waiting fails with ``error``."""
+        conn, self._conn = self._conn, None
+        reader, self._reader = self._reader, None
+        if reader is not None and reader is not asyncio.current_task():
+            reader.cancel()
+        if conn is not None:
+            task = asyncio.get_running_loop().create_task(conn.disconnect())
+            _disconnecting.add(task)
+            task.add_done_callback(_disconnecting.discard)
+        waiting, self._waiting = self._waiting, collections.deque()
+        for future in waiting:
+            if not future.done():
+                future.set_exception(error)
+
+    async def aclose(self) -> None:
+        self._closed = True
+        reader = self._reader
+        self._fail(RedisConnectionError("the link is closed"))
+        if reader is not None:
+            with contextlib.suppress(BaseException):
+                await reader
+
+
+_disconnecting: set[asyncio.Task[Any]] = set()

@@ -16,6 +16,7 @@ from typing import Any
 
 import msgpack
 from redis.asyncio import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, RedisError
 
 from spider_client.protocol import Ack, Result, as_map, pack
@@ -33,6 +34,7 @@ from .race import (
     RaceState,
     event_data,
 )
+from .redisconn import CommandLink
 from .scripts import COMMIT_ACTION, COMMIT_RACE
 from .settings import Settings
 
@@ -218,6 +220,8 @@ class Store:
         self.batch = batch
         """Whether players' actions committed at the same moment share one round trip."""
         self._pending: list[tuple[list[str], list[str | bytes], asyncio.Future[Any]]] = []
+        self._link = CommandLink(redis) if batch and isinstance(redis, Redis) else None
+        """The commits' own pipelined connection (one Redis; a cluster uses pipelines)."""
         self._action_keys: dict[tuple[str, str], list[str]] = {}
         """The keys an action of (race, player) touches (kept for the next action)."""
         self._flushes: set[asyncio.Task[None]] = set()
@@ -245,22 +249,31 @@ class Store:
         self, batch: list[tuple[list[str], list[str | bytes], asyncio.Future[Any]]]
     ) -> None:
         script = self._commit_action
+        replies: list[Any]
         try:
-            if len(batch) == 1:
+            if self._link is not None:
+                commands = [("EVALSHA", script.sha, len(k), *k, *a) for k, a, _ in batch]
+                replies = await self._link.run(commands)
+                lost = [i for i, r in enumerate(replies) if type(r) is RedisConnectionError]
+                if lost:  # once more on a new connection: each commit is a check-and-set
+                    again = await self._link.run([commands[i] for i in lost])
+                    for i, reply in zip(lost, again, strict=True):
+                        replies[i] = reply
+            elif len(batch) == 1:
                 key_list, args, _ = batch[0]
-                replies: list[Any] = [await script(keys=key_list, args=args)]
+                replies = [await script(keys=key_list, args=args)]
             else:
                 async with self.redis.pipeline(transaction=False) as pipe:
                     for key_list, args, _ in batch:
                         pipe.evalsha(script.sha, len(key_list), *key_list, *args)
                     replies = await pipe.execute(raise_on_error=False)
-                for i, reply in enumerate(replies):
-                    if isinstance(reply, NoScriptError):  # not run: Redis lost its scripts
-                        key_list, args, _ = batch[i]
-                        try:
-                            replies[i] = await script(keys=key_list, args=args)
-                        except RedisError as e:
-                            replies[i] = e
+            for i, reply in enumerate(replies):
+                if isinstance(reply, NoScriptError):  # not run: Redis lost its scripts
+                    key_list, args, _ = batch[i]
+                    try:
+                        replies[i] = await script(keys=key_list, args=args)
+                    except RedisError as e:
+                        replies[i] = e
         except BaseException as e:
             for _, _, future in batch:
                 if not future.done():
@@ -275,6 +288,11 @@ class Store:
                 future.set_exception(reply)
             else:
                 future.set_result(reply)
+
+    async def aclose(self) -> None:
+        """Close the commits' connection (the client is closed by its owner)."""
+        if self._link is not None:
+            await self._link.aclose()
 
     async def now(self) -> float:
         """Redis's clock, in seconds."""
