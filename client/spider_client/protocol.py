@@ -577,25 +577,6 @@ _SCALARS = frozenset({str, int, float, bool, bytes, type(None)})
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
 
-def as_map(value: Any) -> Any:
-    """A message (or anything in one) as plain maps and lists: what
-    :func:`dataclasses.asdict` gives, without its deep copies (the values are not kept)."""
-    cls = value.__class__
-    if cls in _SCALARS:
-        return value
-    names = _FIELD_NAMES.get(cls)
-    if names is not None:
-        return {name: as_map(getattr(value, name)) for name in names}
-    if isinstance(value, (list, tuple)):
-        return [as_map(v) for v in value]
-    if isinstance(value, dict):
-        return {k: as_map(v) for k, v in value.items()}
-    if is_dataclass(value):
-        _FIELD_NAMES[cls] = tuple(f.name for f in fields(value))
-        return as_map(value)
-    return value
-
-
 def _field_map(value: Any) -> dict[str, Any]:
     """A dataclass's fields as a map, one level deep, not to be changed: msgpack's
     ``default`` when packing messages (it packs the values, and calls this again for a
@@ -618,7 +599,8 @@ def fields_of(value: Any) -> dict[str, Any]:
 
 
 def pack(value: Any) -> bytes:
-    """``value`` as msgpack, dataclasses as maps of their fields (as :func:`as_map`)."""
+    """``value`` as msgpack, dataclasses as maps of their fields (what
+    :func:`dataclasses.asdict` gives, without its deep copies)."""
     data: bytes = msgpack.packb(value, default=_field_map, use_bin_type=True)
     return data
 

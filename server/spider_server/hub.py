@@ -377,10 +377,7 @@ class Hub:
                     return  # the sweep tries again
                 if fetched is None:  # trimmed: the subscriptions catch up as far as they can
                     return
-                for event in fetched:
-                    if watch.seen is None or event.version > watch.seen:
-                        self._emit(watch, event)
-                self._take_early(watch)
+                self._emit_fetched(watch, fetched)
                 if not fetched or watch.seen == seen:
                     return
         finally:
@@ -401,10 +398,21 @@ class Hub:
                     GAP_WAIT, self._gap_due, watch
                 )
             return
-        frame, fields = stamp(version, data)
-        self._emit(watch, EventFrame(version, audience, frame, fields))
+        self._emit_stored(watch, version, audience, data)
         if watch.early:
             self._take_early(watch)
+
+    def _emit_stored(self, watch: RaceWatch, version: int, audience: str, data: bytes) -> None:
+        frame, fields = stamp(version, data)
+        self._emit(watch, EventFrame(version, audience, frame, fields))
+
+    def _emit_fetched(self, watch: RaceWatch, fetched: list[EventFrame]) -> None:
+        """Dispatch the events read from the stream that were not yet, then those that
+        came early and now follow."""
+        for event in fetched:
+            if watch.seen is None or event.version > watch.seen:
+                self._emit(watch, event)
+        self._take_early(watch)
 
     def _take_early(self, watch: RaceWatch) -> None:
         """Dispatch the early events that now follow, and forget those passed."""
@@ -416,8 +424,7 @@ class Hub:
                 for v in [v for v in early if v <= watch.seen]:
                     del early[v]
                 break
-            frame, fields = stamp(version, item[1])
-            self._emit(watch, EventFrame(version, item[0], frame, fields))
+            self._emit_stored(watch, version, *item)
         if not early and watch.gap_timer is not None:
             watch.gap_timer.cancel()
             watch.gap_timer = None
@@ -548,7 +555,4 @@ class Hub:
                 watch.seen = int(version)
                 self._take_early(watch)
                 continue
-            for event in fetched:
-                if watch.seen is None or event.version > watch.seen:
-                    self._emit(watch, event)
-            self._take_early(watch)
+            self._emit_fetched(watch, fetched)

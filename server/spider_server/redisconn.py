@@ -154,7 +154,8 @@ class CommandLink:
 
     async def run(self, commands: Sequence[Sequence[Any]]) -> list[Any]:
         """The replies to ``commands``, in order: an error reply, or the link's failure
-        before the reply came, as an exception in its place (not raised)."""
+        before the reply came, as an exception in its place (not raised). Raises only
+        when it cannot connect (nothing was sent)."""
         loop = asyncio.get_running_loop()
         conn = self._conn if self._conn is not None else await self._connect()
         futures = [loop.create_future() for _ in commands]

@@ -10,6 +10,7 @@ again. Event data is msgpack of the event without its version; :func:`stamp` add
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
@@ -19,7 +20,7 @@ from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, RedisError
 
-from spider_client.protocol import Ack, Result, as_map, pack
+from spider_client.protocol import Ack, Result, pack
 
 from . import keys
 from .errors import Conflict, Unavailable, WrongState
@@ -116,10 +117,7 @@ def _meta_fields(race: Race) -> dict[str, str | bytes]:
     }
     if race.final is not None:
         f = race.final
-        fields["final"] = msgpack.packb(
-            {"results": [as_map(r) for r in f.results], "replays": f.replays, "boards": f.boards},
-            use_bin_type=True,
-        )
+        fields["final"] = pack({"results": f.results, "replays": f.replays, "boards": f.boards})
     return fields
 
 
@@ -256,9 +254,10 @@ class Store:
                 replies = await self._link.run(commands)
                 lost = [i for i, r in enumerate(replies) if type(r) is RedisConnectionError]
                 if lost:  # once more on a new connection: each commit is a check-and-set
-                    again = await self._link.run([commands[i] for i in lost])
-                    for i, reply in zip(lost, again, strict=True):
-                        replies[i] = reply
+                    with contextlib.suppress(RedisError):  # no connection: they stay lost
+                        again = await self._link.run([commands[i] for i in lost])
+                        for i, reply in zip(lost, again, strict=True):
+                            replies[i] = reply
             elif len(batch) == 1:
                 key_list, args, _ = batch[0]
                 replies = [await script(keys=key_list, args=args)]
@@ -352,13 +351,12 @@ class Store:
             ]
         index = {k: i + 1 for i, k in enumerate(key_list)}
         stored = [(str(audience), event_data(ev)) for audience, ev in change.events]
-        events = [[audience, data] for audience, data in stored]
         payload = {
             "m": _meta_fields(race) if change.meta or new else {},
             "ps": {e.player: _entry_bytes(e) for e in change.players},
             "pd": list(change.removed),
             "h": [[index[keys.game(race.code, g.player)], _game_fields(g)] for g in change.games],
-            "e": events,
+            "e": stored,
             "del": 1 if change.delete else 0,
         }
         ttl = self.settings.results_ttl if change.finished else self.settings.race_ttl
@@ -377,7 +375,7 @@ class Store:
             raise Unavailable(f"storage: {e}") from None
         if not ok:
             raise Conflict(f"race {race.code} is at version {version}, not {change.base}")
-        if events and not change.delete and self.on_commit is not None:
+        if stored and not change.delete and self.on_commit is not None:
             self.on_commit(race.code, int(version), stored)
         return int(version)
 

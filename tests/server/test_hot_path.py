@@ -17,8 +17,6 @@ import pytest
 from spider_server import keys
 from spider_server.hub import EventFrame, Hub, Subscription
 from spider_server.redisconn import connect
-from spider_server.settings import Settings
-from spider_server.store import Store
 
 
 class Recorder:
@@ -40,15 +38,6 @@ class Recorder:
 def _progress(moves: int) -> bytes:
     info = {"player": "p1", "name": "a", "status": "playing", "moves": moves}
     return msgpack.packb({"type": "progress", "race": "ABCDE", "player": info})
-
-
-@pytest.fixture
-async def hub(redis_server):
-    redis = connect(redis_server.url)
-    hub = Hub(redis, Store(redis, Settings()), node="t", on_event=lambda w, e: None)
-    yield hub
-    await hub.close()
-    await redis.aclose()
 
 
 async def _watched(hub: Hub, seen: int) -> tuple[Recorder, Subscription]:

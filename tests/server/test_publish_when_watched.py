@@ -12,15 +12,12 @@ import asyncio
 import time
 
 import msgpack
-import pytest
 from server_helpers import Player, start_race
 from test_hot_path import _progress, _watched
 
 from spider_server import keys
-from spider_server.hub import GAP_WAIT, Hub
+from spider_server.hub import GAP_WAIT
 from spider_server.redisconn import connect
-from spider_server.settings import Settings
-from spider_server.store import Store
 
 
 async def _heard(pubsub, seconds: float = 0.3) -> list[bytes]:
@@ -104,15 +101,6 @@ async def test_a_node_renews_its_claim_and_drops_it_when_no_one_watches(
         assert await redis.zscore(keys.nodes(code), "node1") is None
     finally:
         await redis.aclose()
-
-
-@pytest.fixture
-async def hub(redis_server):
-    redis = connect(redis_server.url)
-    hub = Hub(redis, Store(redis, Settings()), node="t", on_event=lambda w, e: None)
-    yield hub
-    await hub.close()
-    await redis.aclose()
 
 
 async def test_own_events_whose_replies_came_out_of_order_go_out_in_order(hub) -> None:
