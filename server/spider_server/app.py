@@ -340,7 +340,9 @@ class Node:
                 return connection.respond(200, "ok\n")
             return connection.respond(503, "redis is not answering\n")
         if path == "/metrics":
-            body = self.metrics.render(self.races_by_state(), self.subscriptions()).encode()
+            body = self.metrics.render(
+                self.races_by_state(), self.subscriptions(), self.backlog()
+            ).encode()
             headers = Headers(
                 [
                     ("Content-Type", "text/plain; version=0.0.4; charset=utf-8"),
@@ -371,6 +373,17 @@ class Node:
     def subscriptions(self) -> Counter[str]:
         """Connections following a race here, by role (player, spectator)."""
         return Counter(s.role for w in self.hub.watches.values() for s in w.subs)
+
+    def backlog(self) -> tuple[int, int]:
+        """Connections whose frames wait for their reader (the socket takes no more, or
+        frames are queued behind one that waits), and the frames waiting in all."""
+        waiting = frames = 0
+        for conn in self.connections:
+            queued = conn.waiting()
+            if queued or conn.ws.paused:
+                waiting += 1
+                frames += queued
+        return waiting, frames
 
     # -- connections ------------------------------------------------------------------------
 
@@ -559,6 +572,10 @@ class Connection:
             loop.call_later(self.node.settings.write_timeout, self._cut)
             return
         self.out.put_nowait(frame)
+
+    def waiting(self) -> int:
+        """Frames waiting for the socket: queued, and the one the writer task is sending."""
+        return self.out.qsize() + self._writing
 
     def send_event(self, event: EventFrame) -> None:
         """Send a race event (after any progress held, which comes before it)."""

@@ -60,7 +60,10 @@ class Metrics:
         """How late a timer of the event loop fires: how long work held the loop."""
 
     def render(
-        self, races_by_state: Mapping[str, int], subscriptions: Mapping[str, int] | None = None
+        self,
+        races_by_state: Mapping[str, int],
+        subscriptions: Mapping[str, int] | None = None,
+        backlog: tuple[int, int] = (0, 0),
     ) -> str:
         out = [
             "# HELP spider_connections Open websocket connections on this node.",
@@ -85,6 +88,13 @@ class Metrics:
         for role in ("player", "spectator"):
             out.append(f'spider_subscriptions{{role="{role}"}} {subs.get(role, 0)}')
         out += [
+            "# HELP spider_backlogged_connections Connections whose frames wait for their"
+            " reader (the socket takes no more).",
+            "# TYPE spider_backlogged_connections gauge",
+            f"spider_backlogged_connections {backlog[0]}",
+            "# HELP spider_backlog_frames Frames queued for those connections.",
+            "# TYPE spider_backlog_frames gauge",
+            f"spider_backlog_frames {backlog[1]}",
             "# HELP spider_races_created_total Races created through this node.",
             "# TYPE spider_races_created_total counter",
             f"spider_races_created_total {self.races_created_total}",

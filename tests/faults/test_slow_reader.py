@@ -51,3 +51,57 @@ async def test_a_spectator_that_never_reads_is_cut_and_slows_nobody(
         stalled.close()
         await watcher.close()
         await racer.client.close()
+
+
+async def test_metrics_count_a_reader_that_stopped_and_forget_it_once_gone(
+    redis_server, server_node
+) -> None:
+    from spider_race.bench_server import _backlog, _metrics_url
+
+    node = await server_node(redis_server.url, **FAST)
+    code, (racer,) = await start_racers(node.url, 1)
+    watcher = await Client.connect(node.url, name="watcher")
+    await watcher.join(code, "spectator")
+    stalled = await _stalled_spectator(node.url, code)
+    metrics = _metrics_url(node.url)
+    try:
+        assert await asyncio.to_thread(_backlog, metrics) == (0, 0)
+        for _ in range(100):
+            if len(node.node.connections) == 3:
+                break
+            await asyncio.sleep(0.02)
+        (conn,) = [c for c in node.node.connections if c.identity and c.identity.name == "stalled"]
+        conn.ws.transport.get_extra_info("socket").setsockopt(
+            socket.SOL_SOCKET, socket.SO_SNDBUF, 4096
+        )
+        # it asks for the race again and again and reads none of the replies: once the
+        # socket takes no more, the node queues them and says so
+        for _ in range(400):
+            await stalled.join(code, since=0)
+            if node.node.backlog()[1] >= 5:
+                break
+            await asyncio.sleep(0.005)
+        waiting, frames = await asyncio.to_thread(_backlog, metrics)
+        assert waiting == 1 and frames >= 5
+        # the reader that reads still gets every move at once
+        stop = asyncio.Event()
+        run = asyncio.create_task(racer.flat_out(stop, least=20))
+        await asyncio.sleep(0.05)
+        stop.set()
+        await asyncio.wait_for(run, 30)
+        moves = racer.client.me.moves if racer.client.me else 0
+        await watcher.wait_until(
+            lambda c: any(i.moves == moves for i in (c.race.players if c.race else [])),
+            timeout=10,
+        )
+        assert node.node.backlog()[1] > frames  # its moves were queued for the stalled one
+        stalled.close()
+        for _ in range(200):
+            if node.node.backlog() == (0, 0):
+                break
+            await asyncio.sleep(0.05)
+        assert await asyncio.to_thread(_backlog, metrics) == (0, 0)
+    finally:
+        stalled.close()
+        await watcher.close()
+        await racer.client.close()
