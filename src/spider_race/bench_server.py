@@ -42,8 +42,27 @@ On a machine whose cores are shared, rates depend on the neighbours, CPU time pe
 much less: ``cpu_ratio`` is what ``ratio`` would be if both runs had the cores to
 themselves and were CPU-bound.
 
-``--stalled K`` adds K spectators that join and then never read (their socket's receive
-buffer is small), to show that a reader that stops slows nobody.
+The spectators run in worker processes (``--spectator-procs P``; by default one per 250
+spectators, at most one per core), each through the client library, so that reading
+their frames does not queue behind one process's loop: the figure is the server's delivery
+more than the bench's own reading. Each worker notes when every ``progress`` reaches each
+of its spectators (on the system-wide monotonic clock, this process's loop time) and sends
+its notes back at the end.
+
+``--stalled K`` adds K spectators that never read (a raw socket with a small receive
+buffer). Before the measured time each asks for its race again and again, unread, until
+the server's ``/metrics`` counts it among the connections whose frames wait for their
+reader (``spider_backlogged_connections``): the server's socket takes no more and frames
+queue for it. Then the measured time is cut into eight slices, and the stalled spectators
+watch their races in the middle two of each four (away, watching, watching, away: a steady
+drift of the machine's speed weighs on both sides alike); each delivery to the others
+counts on the side of its move's slice. It prints ``event_p99_ms_stalled_away`` and
+``…_watching``, ``stalled_slowdown_pct`` (watching over away, minus one), and what the
+server held for them: ``stalled_backlogged_at_start``, ``stalled_backlogged_watching``
+(the fewest, read in the middle of each slice) and ``stalled_backlog_frames``. The
+bench's own server then pings every ``seconds`` + 60 s or more, so that it keeps the
+stalled spectators for the whole run (a reader that answers no ping is cut after two
+intervals); with ``--url`` the server's rate limit must let their requests through.
 
 **Idle** (``--idle N``): N connections that said hello and do nothing, held for
 ``--seconds``; prints ``connections``, ``connect_per_s`` and ``server_rss_mb``.
@@ -227,7 +246,9 @@ class Processes:
         self.children.append(child)
         return child
 
-    async def start_server(self, redis_url: str, *, max_players: int) -> tuple[str, int]:
+    async def start_server(
+        self, redis_url: str, *, max_players: int, ping_interval: float | None = None
+    ) -> tuple[str, int]:
         """A server node process; its websocket URL and pid."""
         port = _free_port()
         env = {
@@ -238,6 +259,8 @@ class Processes:
             "SPIDER_RACE_BURST": "100000",
             "SPIDER_RACE_MAX_PLAYERS": str(max(16, max_players)),
         }
+        if ping_interval is not None:
+            env["SPIDER_RACE_PING_INTERVAL"] = f"{ping_interval:g}"
         args = [sys.executable, "-m", "spider_server", "--port", str(port)]
         args += ["--redis", redis_url, "--data-dir", str(self.folder / "server")]
         child = self.spawn(args, env=env, log="server.log")
@@ -344,6 +367,11 @@ class CpuMeter:
         self.spent: dict[str, float | None] = {}
         self.redis_url = redis_url
         self.redis: Any = None
+        self.others: list[int] = []
+        """The bench's worker processes, counted with the bots."""
+
+    def also(self, pids: Sequence[int]) -> None:
+        self.others += pids
 
     async def __aenter__(self) -> CpuMeter:
         """Connect to Redis now, before the measured time: the first import and connection
@@ -378,10 +406,14 @@ class CpuMeter:
 
     async def _now(self) -> dict[str, float | None]:
         usage = resource.getrusage(resource.RUSAGE_SELF)
+        bots: float | None = usage.ru_utime + usage.ru_stime
+        for pid in self.others:
+            cpu = _process_cpu(pid)
+            bots = None if bots is None or cpu is None else bots + cpu
         return {
             "server": None if self.server_pid is None else _process_cpu(self.server_pid),
             "redis": await self._redis_cpu(),
-            "bots": usage.ru_utime + usage.ru_stime,
+            "bots": bots,
         }
 
     async def begin(self) -> None:
@@ -418,6 +450,15 @@ class Tally:
     """Moves acked during the warm-up (sent, committed, not measured)."""
     started: float = 0.0
     ended: float = 0.0
+    events_by_side: tuple[list[float], list[float]] = field(default_factory=lambda: ([], []))
+    """With stalled spectators: deliveries of moves sent while they were away from their
+    races, and while they watched."""
+    stalled_at_start: int | None = None
+    """Stalled spectators the server held frames for when the measured time began."""
+    stalled_watching: int | None = None
+    """The fewest stalled spectators the server held frames for while they watched."""
+    backlog_frames: int | None = None
+    """Frames the server held for them at the last look."""
 
     def error(self, what: str) -> None:
         self.errors += 1
@@ -442,6 +483,10 @@ def collector_paused() -> Iterator[None]:
     finally:
         gc.enable()
         gc.unfreeze()
+
+
+STALLED_SLICES = (0, 1, 1, 0, 0, 1, 1, 0)
+"""With stalled spectators, the measured time's slices: 1 where they watch their races."""
 
 
 def _schedule_start(index: int, count: int, rate: float | None, t0: float) -> float:
@@ -513,6 +558,7 @@ async def race_players(
     on_loaded: Callable[[], None] | None = None,
     meter: CpuMeter | None = None,
     warmup: float = 0.0,
+    spectator_procs: int | None = None,
 ) -> tuple[Tally, list[tuple[str, str]], PingPong, int]:
     """Set up the races, run the warm-up and the timed phase, close. Returns the tally,
     the (race code, player id) of every bot, the deal played, and the connections held."""
@@ -565,19 +611,9 @@ async def race_players(
     if len(codes) != len(groups):
         raise RuntimeError(f"could not set up the races: {codes_or!r}")
 
-    watchers_or = await bounded(
-        [f"watcher{i}" for i in range(spectators)], connect, concurrency=100
-    )
-    watchers = [w for w in watchers_or if isinstance(w, Client)]
-    if len(watchers) != spectators:
-        raise RuntimeError("could not connect every spectator")
-    await bounded(
-        list(enumerate(watchers)),
-        lambda iw: iw[1].join(codes[iw[0] % len(codes)], "spectator"),
-        concurrency=100,
-    )
-    quiet = [await _stalled_spectator(url, codes[i % len(codes)]) for i in range(stalled)]
-
+    crowd = await Crowd.start(url, codes, spectators, processes=spectator_procs)
+    if meter is not None:
+        meter.also(crowd.pids)
     await bounded(bots, lambda c: c.ready(), concurrency=100)
     await bounded(
         bots, lambda c: c.wait_until(lambda x: x.view is not None, timeout=120), concurrency=1000
@@ -588,45 +624,60 @@ async def race_players(
             await c.move(move)
 
     await bounded(bots, opening, concurrency=200)
-    with collector_paused():
-        tally = await _timed_phase(bots, watchers, line, rate, seconds, meter=meter, warmup=warmup)
-    if on_loaded is not None:
-        on_loaded()
-    connections = len(bots) + len(watchers) + len(quiet)
+    quiet = [await _stalled_spectator(url, codes[i % len(codes)]) for i in range(stalled)]
+    stalled_at_start = await stall(quiet, codes, _metrics_url(url)) if quiet else None
+    try:
+        with collector_paused():
+            tally = await _timed_phase(
+                bots, crowd, line, rate, seconds, meter=meter, warmup=warmup,
+                quiet=quiet, codes=codes, metrics_url=_metrics_url(url),
+            )  # fmt: skip
+        tally.stalled_at_start = stalled_at_start
+        if on_loaded is not None:
+            on_loaded()
+    finally:
+        await crowd.close()
+    connections = len(bots) + spectators + len(quiet)
     for w in quiet:
         w.close()
-    await bounded([*bots, *watchers], lambda c: c.close(), concurrency=500)
+    await bounded(bots, lambda c: c.close(), concurrency=500)
     bot_keys = [(c.code or "", c.player or "") for c in bots]
     return tally, bot_keys, line, connections
 
 
 async def _timed_phase(
     bots: list[Client],
-    watchers: list[Client],
+    crowd: Crowd,
     line: PingPong,
     rate: float | None,
     seconds: float,
     *,
     meter: CpuMeter | None,
     warmup: float,
+    quiet: Sequence[StalledSpectator] = (),
+    codes: Sequence[str] = (),
+    metrics_url: str = "",
 ) -> Tally:
     """The warm-up and the measured time: every bot sends on its schedule; the spectators'
-    deliveries of the progress of moves sent in the measured time are timed."""
+    deliveries of the progress of moves sent in the measured time are timed.
+
+    With stalled spectators (``quiet``, backlogged and away from their races), the
+    measured time is cut in eight slices; they watch their races in the middle two of each
+    four (away, watching, watching, away: a steady drift of the machine's speed weighs on
+    both sides alike), and each delivery is counted on the side of its move's slice."""
     tally = Tally()
     loop = asyncio.get_running_loop()
     sent: dict[tuple[str, int], float] = {}
     window = [float("inf"), float("inf")]
+    slice_s = seconds / len(STALLED_SLICES)
 
-    async def watch(w: Client) -> None:
-        async for event in w.events():
-            if isinstance(event, p.Progress):
-                t = sent.get((event.player.player, event.player.moves))
-                if t is not None and window[0] <= t < window[1]:
-                    tally.events.append(loop.time() - t)
-
-    readers = [loop.create_task(watch(w)) for w in watchers]
-    # events delivered before the window opens (the openings) are skipped: nothing is sent
-    await asyncio.sleep(0.5)
+    def took(player: str, moves: int, received: float) -> None:
+        t = sent.get((player, moves))
+        if t is not None and window[0] <= t < window[1]:
+            tally.events.append(received - t)
+            if quiet:
+                index = min(int((t - window[0]) / slice_s), len(STALLED_SLICES) - 1)
+                tally.events_by_side[STALLED_SLICES[index]].append(received - t)
 
     def sender(c: Client) -> Callable[[int], Awaitable[None]]:
         base = len(line.opening)
@@ -643,8 +694,40 @@ async def _timed_phase(
     t_end = t_measure + seconds
     window[:] = [t_measure, t_end]
     tally.started = tally.ended = t_measure
+
+    async def at(when: float) -> None:
+        await asyncio.sleep(max(0.0, when - loop.time()))
+
+    async def toggle() -> None:
+        """The stalled spectators join their races as each watching pair of slices starts
+        and leave just before it ends (what that costs the server falls on the watching
+        side); the server's backlog is read in the middle of every slice, on both sides."""
+        lead = min(0.05, slice_s / 4)
+        seen: list[int] = []
+        watching = False
+        for index, side in enumerate(STALLED_SLICES):
+            start = t_measure + index * slice_s
+            if side and not watching:
+                await at(start)
+                for i, w in enumerate(quiet):
+                    await w.join(codes[i % len(codes)])
+                watching = True
+            await at(start + slice_s / 2)
+            backlog = await asyncio.to_thread(_backlog, metrics_url)
+            if backlog is not None and side:
+                seen.append(backlog[0])
+                tally.backlog_frames = backlog[1]
+            last = index + 1 == len(STALLED_SLICES) or not STALLED_SLICES[index + 1]
+            if side and last:
+                await at(start + slice_s - lead)
+                for i, w in enumerate(quiet):
+                    await w.leave(codes[i % len(codes)])
+                watching = False
+        tally.stalled_watching = min(seen) if seen else None
+
     await asyncio.gather(
         _metered(meter, t_measure),
+        *([toggle()] if quiet else []),
         *(
             _send_loop(i, len(bots), rate, t0, t_end, sender(c), tally, t_measure)
             for i, c in enumerate(bots)
@@ -653,14 +736,163 @@ async def _timed_phase(
     if meter is not None:
         await meter.end()
     await asyncio.sleep(0.3)  # the last events reach the spectators
-    for task in readers:
-        task.cancel()
+    for player, moves, received in await crowd.deliveries():
+        took(player, moves, received)
     return tally
 
 
-async def _stalled_spectator(url: str, code: str) -> socket.socket:
-    """A spectator that joins and then never reads: a raw socket with a small receive
-    buffer, after a websocket handshake, ``hello`` and ``join`` (their replies unread)."""
+class StalledSpectator:
+    """A spectator that never reads: a raw socket with a small receive buffer, after a
+    websocket handshake and ``hello``. It still sends (``join``, ``leave``); the server's
+    replies and the race's events pile up unread, in the kernel's buffers and then in the
+    server's queue for it."""
+
+    def __init__(self, sock: socket.socket, proto: Any) -> None:
+        self.sock = sock
+        self.proto = proto
+        self.req = 0
+
+    async def send(self, *messages: object) -> None:
+        for message in messages:
+            self.proto.send_binary(p.encode(message))
+        loop = asyncio.get_running_loop()
+        for data in self.proto.data_to_send():
+            await loop.sock_sendall(self.sock, data)
+
+    async def join(self, code: str, *, since: int | None = None) -> None:
+        self.req += 1
+        await self.send(p.Join(req=self.req, code=code, role="spectator", since=since))
+
+    async def leave(self, code: str) -> None:
+        self.req += 1
+        await self.send(p.Leave(req=self.req, code=code))
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+class Crowd:
+    """The spectators, spread over worker processes (``python -m spider_race.bench_server
+    spectators …``) so that reading their frames does not wait on one process's loop:
+    each worker connects its share through the client library, joins the races in turn
+    and notes when each ``progress`` reaches each of its spectators (the system-wide
+    monotonic clock, the same as this process's loop time); :meth:`deliveries` collects
+    the notes at the end."""
+
+    PER_PROCESS = 250
+    """Spectators a worker takes by default."""
+
+    def __init__(self, workers: list[asyncio.subprocess.Process]) -> None:
+        self.workers = workers
+
+    @property
+    def pids(self) -> list[int]:
+        return [w.pid for w in self.workers]
+
+    @classmethod
+    async def start(
+        cls, url: str, codes: Sequence[str], count: int, *, processes: int | None = None
+    ) -> Crowd:
+        """Start the workers (``processes`` of them; by default one per 250 spectators,
+        at most one per core) and wait until every spectator watches its race."""
+        if count <= 0:
+            return cls([])
+        if processes is None:
+            processes = min(-(-count // cls.PER_PROCESS), os.cpu_count() or 1)
+        processes = max(1, min(processes, count))
+        shares = [
+            count // processes + (1 if i < count % processes else 0) for i in range(processes)
+        ]
+        crowd = cls([])
+        first = 0
+        try:
+            for share in shares:
+                worker = await asyncio.create_subprocess_exec(
+                    sys.executable, "-m", "spider_race.bench_server", "spectators",
+                    url, str(first), str(share), *codes,
+                    stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                )  # fmt: skip
+                crowd.workers.append(worker)
+                first += share
+            for worker in crowd.workers:
+                assert worker.stdout is not None
+                line = await worker.stdout.readline()
+                if line.strip() != b"ready":
+                    raise RuntimeError(f"a spectators' worker failed: {line!r}")
+        except BaseException:
+            await crowd.close()
+            raise
+        return crowd
+
+    async def deliveries(self) -> list[tuple[str, int, float]]:
+        """Every ``progress`` each spectator got: (player, moves, when); the workers
+        close their spectators and stop."""
+        out: list[tuple[str, int, float]] = []
+        for worker in self.workers:
+            assert worker.stdin is not None and worker.stdout is not None
+            worker.stdin.write(b"stop\n")
+            await worker.stdin.drain()
+        for worker in self.workers:
+            assert worker.stdout is not None
+            data = await worker.stdout.read()
+            if await worker.wait() != 0:
+                raise RuntimeError("a spectators' worker failed")
+            out += [(str(a), int(b), float(c)) for a, b, c in msgpack.unpackb(data)]
+        return out
+
+    async def close(self) -> None:
+        for worker in self.workers:
+            if worker.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    worker.kill()
+                await worker.wait()
+
+
+async def spectators_worker(url: str, first: int, count: int, codes: Sequence[str]) -> None:
+    """A :class:`Crowd` worker: ``count`` spectators (``watcher{first}``, …) join the
+    races in turn; "ready" on stdout; their ``progress`` deliveries noted until "stop"
+    on stdin; then the notes, packed with msgpack, on stdout."""
+    loop = asyncio.get_running_loop()
+
+    def connect(name: str) -> Awaitable[Client]:
+        return Client.connect(
+            url, name=name, reconnect_timeout=30.0, request_timeout=120.0, max_unread=10_000
+        )
+
+    made = await bounded([f"watcher{first + i}" for i in range(count)], connect, concurrency=100)
+    clients = [c for c in made if isinstance(c, Client)]
+    if len(clients) != count:
+        raise RuntimeError(f"could not connect every spectator: {made!r}")
+    joined = await bounded(
+        list(enumerate(clients)),
+        lambda ic: ic[1].join(codes[(first + ic[0]) % len(codes)], "spectator"),
+        concurrency=100,
+    )
+    failed = [e for e in joined if isinstance(e, Exception)]
+    if failed:
+        raise RuntimeError(f"{len(failed)} spectators could not join: {failed[0]!r}")
+    notes: list[tuple[str, int, float]] = []
+
+    async def watch(c: Client) -> None:
+        async for event in c.events():
+            if isinstance(event, p.Progress):
+                notes.append((event.player.player, event.player.moves, loop.time()))
+
+    readers = [loop.create_task(watch(c)) for c in clients]
+    out = sys.stdout.buffer
+    out.write(b"ready\n")
+    out.flush()
+    with collector_paused():
+        await asyncio.to_thread(sys.stdin.buffer.readline)
+    for task in readers:
+        task.cancel()
+    await bounded(clients, lambda c: c.close(), concurrency=500)
+    out.write(msgpack.packb(notes))
+    out.flush()
+
+
+async def _stalled_spectator(url: str, code: str) -> StalledSpectator:
+    """A :class:`StalledSpectator` that has said ``hello`` and joined ``code``."""
     from websockets.client import ClientProtocol
     from websockets.protocol import State
     from websockets.uri import parse_uri
@@ -682,11 +914,61 @@ async def _stalled_spectator(url: str, code: str) -> socket.socket:
         proto.receive_data(chunk)
     if proto.state is not State.OPEN:
         raise RuntimeError(f"handshake failed: {proto.handshake_exc}")
-    for message in (p.Hello(name="stalled"), p.Join(req=1, code=code, role="spectator")):
-        proto.send_binary(p.encode(message))
-    for data in proto.data_to_send():
-        await loop.sock_sendall(sock, data)
-    return sock
+    stalled = StalledSpectator(sock, proto)
+    await stalled.send(p.Hello(name="stalled"))
+    await stalled.join(code)
+    return stalled
+
+
+def _metrics_url(ws_url: str) -> str:
+    """The ``/metrics`` address of the server at a websocket URL."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(ws_url)
+    scheme = "https" if parts.scheme == "wss" else "http"
+    return f"{scheme}://{parts.netloc}/metrics"
+
+
+def _backlog(metrics_url: str) -> tuple[int, int] | None:
+    """The server's backlogged connections and the frames queued for them (its
+    ``/metrics``), None when it does not say."""
+    try:
+        with urllib.request.urlopen(metrics_url, timeout=5) as r:
+            text = r.read().decode()
+    except OSError:
+        return None
+    found: dict[str, int] = {}
+    for line in text.splitlines():
+        name, _, value = line.partition(" ")
+        if name in ("spider_backlogged_connections", "spider_backlog_frames"):
+            found[name] = int(float(value))
+    if len(found) != 2:
+        return None
+    return found["spider_backlogged_connections"], found["spider_backlog_frames"]
+
+
+async def stall(quiet: list[StalledSpectator], codes: list[str], metrics_url: str) -> int | None:
+    """Make the server hold frames for every stalled spectator: each asks for its race
+    again (with every event since the start) until the server's ``/metrics`` counts them
+    all as backlogged (or 200 rounds went by); then they leave their races. Returns the
+    backlogged connections (None when the server does not say)."""
+    before = await asyncio.to_thread(_backlog, metrics_url)
+    base = 0 if before is None else before[0]
+    seen: int | None = None
+    for _ in range(200):
+        for i, w in enumerate(quiet):
+            for _ in range(20):
+                await w.join(codes[i % len(codes)], since=0)  # noqa: B007
+        await asyncio.sleep(0.05)
+        now = await asyncio.to_thread(_backlog, metrics_url)
+        if now is None:
+            break
+        seen = now[0] - base
+        if seen >= len(quiet):
+            break
+    for i, w in enumerate(quiet):
+        await w.leave(codes[i % len(codes)])
+    return seen
 
 
 async def baseline(
@@ -766,12 +1048,33 @@ def _print(figures: list[tuple[str, object]]) -> None:
         print(f"{key}: {value}", flush=True)
 
 
+def _stalled_figures(tally: Tally) -> list[tuple[str, object]]:
+    """The stalled spectators' figures: the others' event p99 while they were away and
+    while they watched (slices of the same run), and what the server held for them."""
+    away, watching = (percentile(side, 99) for side in tally.events_by_side)
+    known = away == away and watching == watching  # not NaN
+    slower = f"{(watching / away - 1) * 100:+.1f}" if known else "n/a"
+
+    def count(value: int | None) -> object:
+        return "n/a" if value is None else value
+
+    return [
+        ("event_p99_ms_stalled_away", _ms(away)),
+        ("event_p99_ms_stalled_watching", _ms(watching)),
+        ("stalled_slowdown_pct", slower),
+        ("stalled_backlogged_at_start", count(tally.stalled_at_start)),
+        ("stalled_backlogged_watching", count(tally.stalled_watching)),
+        ("stalled_backlog_frames", count(tally.backlog_frames)),
+    ]
+
+
 async def bench_players(args: argparse.Namespace, procs: Processes) -> int:
     rate = None if args.rate == "max" else float(args.rate)
     if rate is not None and rate <= 0:
         raise SystemExit("spider-race bench server: --rate is a positive number or max")
     players, races = args.players, max(1, min(args.races, args.players))
     spectators, stalled = args.spectators, args.stalled
+    warmup = max(0.0, float(getattr(args, "warmup", 2.0)))
     raise_open_files(2 * (players + spectators + stalled) + 1024)
     redis_url = args.redis
     server_pid: int | None = None
@@ -779,9 +1082,14 @@ async def bench_players(args: argparse.Namespace, procs: Processes) -> int:
     if url is None:
         if redis_url is None:
             redis_url = procs.start_redis()
-        url, server_pid = await procs.start_server(redis_url, max_players=-(-players // races))
+        # a spectator that never reads never answers the server's pings either: with
+        # stalled spectators the server pings less often, so that it keeps them (and
+        # their backlog) for the whole run rather than cutting them after 40 seconds
+        ping = max(20.0, args.seconds + warmup + 60) if stalled else None
+        url, server_pid = await procs.start_server(
+            redis_url, max_players=-(-players // races), ping_interval=ping
+        )
     rss: list[float | None] = [None]
-    warmup = max(0.0, float(getattr(args, "warmup", 2.0)))
 
     def loaded() -> None:
         if server_pid is not None:
@@ -799,6 +1107,7 @@ async def bench_players(args: argparse.Namespace, procs: Processes) -> int:
             on_loaded=loaded,
             meter=meter,
             warmup=warmup,
+            spectator_procs=args.spectator_procs,
         )
     in_redis: int | str = "n/a"
     if redis_url is not None:
@@ -837,6 +1146,7 @@ async def bench_players(args: argparse.Namespace, procs: Processes) -> int:
             ("ack_p99_ms", _ms(percentile(tally.acks, 99))),
             ("event_p99_ms", _ms(percentile(tally.events, 99))),
             ("events_measured", len(tally.events)),
+            *(_stalled_figures(tally) if stalled else []),
             ("connections", connections),
             ("server_rss_mb", "n/a" if rss[0] is None else f"{rss[0]:.1f}"),
             ("server_cpu_ms_per_move", meter.per_move_ms("server", tally.moves)),
@@ -913,13 +1223,21 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m spider_race.bench_server echo PORT REDIS_URL``: the baseline's server."""
+    """``python -m spider_race.bench_server echo PORT REDIS_URL``: the baseline's server;
+    ``… spectators URL FIRST COUNT CODE…``: a worker of the bench's spectators."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if len(argv) == 3 and argv[0] == "echo":
         raise_open_files(65536)
         asyncio.run(echo_server(int(argv[1]), argv[2]))
         return 0
-    print("usage: python -m spider_race.bench_server echo PORT REDIS_URL", file=sys.stderr)
+    if len(argv) >= 5 and argv[0] == "spectators":
+        asyncio.run(spectators_worker(argv[1], int(argv[2]), int(argv[3]), argv[4:]))
+        return 0
+    print(
+        "usage: python -m spider_race.bench_server echo PORT REDIS_URL\n"
+        "       python -m spider_race.bench_server spectators URL FIRST COUNT CODE...",
+        file=sys.stderr,
+    )
     return 2
 
 

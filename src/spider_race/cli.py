@@ -98,6 +98,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--races", type=int, default=10, help="server: races they are spread over")
     p.add_argument("--spectators", type=int, default=0, help="server: spectators, over the races")
     p.add_argument("--stalled", type=int, default=0, help="server: spectators that never read")
+    p.add_argument(
+        "--spectator-procs",
+        type=int,
+        default=None,
+        metavar="P",
+        help="server: processes the spectators are spread over (default: one per 250, "
+        "at most one per core)",
+    )
     p.add_argument("--rate", default="1", help="server: moves a second per player, or max")
     p.add_argument(
         "--idle", type=int, default=0, metavar="N", help="server: hold N idle connections"

@@ -33,6 +33,16 @@ def test_bench_server_players() -> None:
     # every move acked, measured or in the warm-up, is in Redis once
     assert int(figures["moves_in_redis"]) == int(figures["moves"]) + int(figures["warmup_moves"])
     assert float(figures["baseline_per_s"]) > 0
+    # the spectators (in a worker process) got progress of moves of the measured time
+    assert int(figures["events_measured"]) > 0
+    # the stalled spectator was backlogged on the server when the measured time began and
+    # while it watched, and the others' deliveries were timed on both sides
+    assert figures["stalled_backlogged_at_start"] == "1"
+    assert figures["stalled_backlogged_watching"] == "1"
+    assert int(figures["stalled_backlog_frames"]) > 0
+    for key in ("event_p99_ms_stalled_away", "event_p99_ms_stalled_watching"):
+        assert float(figures[key]) > 0, (key, figures)
+    float(figures["stalled_slowdown_pct"])
     # the CPU meter read the server's, Redis's and its own time, and the echo's
     for key in (
         "server_cpu_ms_per_move", "redis_cpu_ms_per_move", "bots_cpu_ms_per_move",
