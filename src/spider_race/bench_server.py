@@ -46,23 +46,33 @@ The spectators run in worker processes (``--spectator-procs P``; by default one 
 spectators, at most one per core), each through the client library, so that reading
 their frames does not queue behind one process's loop: the figure is the server's delivery
 more than the bench's own reading. Each worker notes when every ``progress`` reaches each
-of its spectators (on the system-wide monotonic clock, this process's loop time) and sends
-its notes back at the end.
+of its spectators (on the system-wide monotonic clock, this process's loop time); after
+the measured time it waits (up to 10 s) until every spectator has seen every bot's last
+move, and sends its notes back. A spectator still behind then, a reconnect or an event
+dropped counts in ``errors``.
 
 ``--stalled K`` adds K spectators that never read (a raw socket with a small receive
 buffer). Before the measured time each asks for its race again and again, unread, until
 the server's ``/metrics`` counts it among the connections whose frames wait for their
 reader (``spider_backlogged_connections``): the server's socket takes no more and frames
-queue for it. Then the measured time is cut into eight slices, and the stalled spectators
-watch their races in the middle two of each four (away, watching, watching, away: a steady
-drift of the machine's speed weighs on both sides alike); each delivery to the others
-counts on the side of its move's slice. It prints ``event_p99_ms_stalled_away`` and
-``…_watching``, ``stalled_slowdown_pct`` (watching over away, minus one), and what the
-server held for them: ``stalled_backlogged_at_start``, ``stalled_backlogged_watching``
-(the fewest, read in the middle of each slice) and ``stalled_backlog_frames``. The
-bench's own server then pings every ``seconds`` + 60 s or more, so that it keeps the
-stalled spectators for the whole run (a reader that answers no ping is cut after two
-intervals); with ``--url`` the server's rate limit must let their requests through.
+queue for it. Then they leave their races, and the measured time is cut into eight
+slices: they join their races for the middle two of each four (away, watching, watching,
+away: a steady drift of the machine's speed weighs on both sides alike). The deliveries to
+the others in their races count on the side of their move's slice (a move sent within
+0.1 s of a join or leave counts on neither). It prints ``event_p99_ms_stalled_away`` and
+``…_watching`` (with ``events_stalled_…``), ``stalled_slowdown_pct`` (watching over away,
+minus one), the server's CPU time per move on each side (``server_cpu_ms_per_move_stalled_…``,
+with the bench's own server), and what the server showed in the middle of every slice:
+``stalled_backlogged_at_start`` and ``stalled_backlogged_watching`` (the fewest),
+``stalled_backlog_frames`` (frames queued at the last look) and
+``stalled_slices_as_planned`` (slices where its spectators subscribed were the others, plus
+the stalled ones while they watched); ``stalled_toggle_late_ms`` is how late a join or
+leave was sent. The slowdown is ``n/a`` unless every stalled spectator was backlogged and
+every slice was as planned. A reader that answers no ping is cut after the ping interval
+plus the ping timeout (40 s by default): the bench's own server pings every ``seconds`` +
+60 s or more when there are stalled spectators, so that it keeps them for the whole run;
+a server named with ``--url`` needs that too, and a rate limit that lets their requests
+through.
 
 **Idle** (``--idle N``): N connections that said hello and do nothing, held for
 ``--seconds``; prints ``connections``, ``connect_per_s`` and ``server_rss_mb``.
@@ -77,6 +87,7 @@ import argparse
 import asyncio
 import contextlib
 import gc
+import json
 import os
 import random
 import resource
@@ -85,7 +96,7 @@ import subprocess
 import sys
 import tempfile
 import urllib.request
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -453,12 +464,8 @@ class Tally:
     events_by_side: tuple[list[float], list[float]] = field(default_factory=lambda: ([], []))
     """With stalled spectators: deliveries of moves sent while they were away from their
     races, and while they watched."""
-    stalled_at_start: int | None = None
-    """Stalled spectators the server held frames for when the measured time began."""
-    stalled_watching: int | None = None
-    """The fewest stalled spectators the server held frames for while they watched."""
-    backlog_frames: int | None = None
-    """Frames the server held for them at the last look."""
+    stalled: StalledRun | None = None
+    """With stalled spectators: what their part of the run saw."""
 
     def error(self, what: str) -> None:
         self.errors += 1
@@ -487,6 +494,23 @@ def collector_paused() -> Iterator[None]:
 
 STALLED_SLICES = (0, 1, 1, 0, 0, 1, 1, 0)
 """With stalled spectators, the measured time's slices: 1 where they watch their races."""
+
+
+def stalled_side(t: float, start: float, slice_s: float, guard: float) -> int | None:
+    """The side of a move sent at ``t`` (1: the stalled spectators watch, 0: they are
+    away) in the measured time from ``start``, cut into slices of ``slice_s`` seconds
+    (:data:`STALLED_SLICES`); None outside it, and within ``guard`` seconds of a join or
+    a leave: such a move may reach the server on the other side of it."""
+    offset = t - start
+    if slice_s <= 0 or offset < 0:
+        return None
+    index = int(offset // slice_s)
+    if index >= len(STALLED_SLICES):
+        return None
+    for k in range(1, len(STALLED_SLICES)):
+        if STALLED_SLICES[k] != STALLED_SLICES[k - 1] and abs(offset - k * slice_s) < guard:
+            return None
+    return STALLED_SLICES[index]
 
 
 def _schedule_start(index: int, count: int, rate: float | None, t0: float) -> float:
@@ -612,34 +636,39 @@ async def race_players(
         raise RuntimeError(f"could not set up the races: {codes_or!r}")
 
     crowd = await Crowd.start(url, codes, spectators, processes=spectator_procs)
-    if meter is not None:
-        meter.also(crowd.pids)
-    await bounded(bots, lambda c: c.ready(), concurrency=100)
-    await bounded(
-        bots, lambda c: c.wait_until(lambda x: x.view is not None, timeout=120), concurrency=1000
-    )
-
-    async def opening(c: Client) -> None:
-        for move in line.opening:
-            await c.move(move)
-
-    await bounded(bots, opening, concurrency=200)
-    quiet = [await _stalled_spectator(url, codes[i % len(codes)]) for i in range(stalled)]
-    stalled_at_start = await stall(quiet, codes, _metrics_url(url)) if quiet else None
+    quiet: list[StalledSpectator] = []
     try:
+        if meter is not None:
+            meter.also(crowd.pids)
+        await bounded(bots, lambda c: c.ready(), concurrency=100)
+        await bounded(
+            bots,
+            lambda c: c.wait_until(lambda x: x.view is not None, timeout=120),
+            concurrency=1000,
+        )
+
+        async def opening(c: Client) -> None:
+            for move in line.opening:
+                await c.move(move)
+
+        await bounded(bots, opening, concurrency=200)
+        run: StalledRun | None = None
+        if stalled:
+            quiet = [await _stalled_spectator(url, codes[i % len(codes)]) for i in range(stalled)]
+            server = meter.server_pid if meter is not None else None
+            run = StalledRun(quiet, codes, _metrics_url(url), server)
+            await run.stall()
         with collector_paused():
             tally = await _timed_phase(
-                bots, crowd, line, rate, seconds, meter=meter, warmup=warmup,
-                quiet=quiet, codes=codes, metrics_url=_metrics_url(url),
-            )  # fmt: skip
-        tally.stalled_at_start = stalled_at_start
+                bots, crowd, line, rate, seconds, meter=meter, warmup=warmup, stalled=run
+            )
         if on_loaded is not None:
             on_loaded()
     finally:
         await crowd.close()
+        for w in quiet:
+            w.close()
     connections = len(bots) + spectators + len(quiet)
-    for w in quiet:
-        w.close()
     await bounded(bots, lambda c: c.close(), concurrency=500)
     bot_keys = [(c.code or "", c.player or "") for c in bots]
     return tally, bot_keys, line, connections
@@ -654,30 +683,22 @@ async def _timed_phase(
     *,
     meter: CpuMeter | None,
     warmup: float,
-    quiet: Sequence[StalledSpectator] = (),
-    codes: Sequence[str] = (),
-    metrics_url: str = "",
+    stalled: StalledRun | None = None,
 ) -> Tally:
     """The warm-up and the measured time: every bot sends on its schedule; the spectators'
-    deliveries of the progress of moves sent in the measured time are timed.
+    deliveries of the progress of moves sent in the measured time are timed (once every
+    spectator has seen every bot's last move).
 
-    With stalled spectators (``quiet``, backlogged and away from their races), the
-    measured time is cut in eight slices; they watch their races in the middle two of each
-    four (away, watching, watching, away: a steady drift of the machine's speed weighs on
-    both sides alike), and each delivery is counted on the side of its move's slice."""
-    tally = Tally()
+    With stalled spectators (backlogged, away from their races), the measured time is cut
+    into slices where they watch and where they are away (:class:`StalledRun`); the
+    deliveries of the moves of their races count on the side of the move's slice."""
+    tally = Tally(stalled=stalled)
     loop = asyncio.get_running_loop()
     sent: dict[tuple[str, int], float] = {}
-    window = [float("inf"), float("inf")]
-    slice_s = seconds / len(STALLED_SLICES)
-
-    def took(player: str, moves: int, received: float) -> None:
-        t = sent.get((player, moves))
-        if t is not None and window[0] <= t < window[1]:
-            tally.events.append(received - t)
-            if quiet:
-                index = min(int((t - window[0]) / slice_s), len(STALLED_SLICES) - 1)
-                tally.events_by_side[STALLED_SLICES[index]].append(received - t)
+    t0 = loop.time() + 0.2
+    t_measure = t0 + warmup
+    t_end = t_measure + seconds
+    tally.started = tally.ended = t_measure
 
     def sender(c: Client) -> Callable[[int], Awaitable[None]]:
         base = len(line.opening)
@@ -689,45 +710,9 @@ async def _timed_phase(
 
         return send
 
-    t0 = loop.time() + 0.2
-    t_measure = t0 + warmup
-    t_end = t_measure + seconds
-    window[:] = [t_measure, t_end]
-    tally.started = tally.ended = t_measure
-
-    async def at(when: float) -> None:
-        await asyncio.sleep(max(0.0, when - loop.time()))
-
-    async def toggle() -> None:
-        """The stalled spectators join their races as each watching pair of slices starts
-        and leave just before it ends (what that costs the server falls on the watching
-        side); the server's backlog is read in the middle of every slice, on both sides."""
-        lead = min(0.05, slice_s / 4)
-        seen: list[int] = []
-        watching = False
-        for index, side in enumerate(STALLED_SLICES):
-            start = t_measure + index * slice_s
-            if side and not watching:
-                await at(start)
-                for i, w in enumerate(quiet):
-                    await w.join(codes[i % len(codes)])
-                watching = True
-            await at(start + slice_s / 2)
-            backlog = await asyncio.to_thread(_backlog, metrics_url)
-            if backlog is not None and side:
-                seen.append(backlog[0])
-                tally.backlog_frames = backlog[1]
-            last = index + 1 == len(STALLED_SLICES) or not STALLED_SLICES[index + 1]
-            if side and last:
-                await at(start + slice_s - lead)
-                for i, w in enumerate(quiet):
-                    await w.leave(codes[i % len(codes)])
-                watching = False
-        tally.stalled_watching = min(seen) if seen else None
-
     await asyncio.gather(
         _metered(meter, t_measure),
-        *([toggle()] if quiet else []),
+        *([stalled.run(t_measure, seconds)] if stalled else []),
         *(
             _send_loop(i, len(bots), rate, t0, t_end, sender(c), tally, t_measure)
             for i, c in enumerate(bots)
@@ -735,10 +720,167 @@ async def _timed_phase(
     )
     if meter is not None:
         await meter.end()
-    await asyncio.sleep(0.3)  # the last events reach the spectators
-    for player, moves, received in await crowd.deliveries():
-        took(player, moves, received)
+    last = {c.player: c.me.moves for c in bots if c.player and c.me is not None}
+    watched = stalled.players(bots) if stalled else set()
+    notes, trouble = await crowd.deliveries(last)
+    for kind, count in trouble.items():
+        for _ in range(count):
+            tally.error(kind)
+    for player, moves, received in notes:
+        t = sent.get((player, moves))
+        if t is None or not t_measure <= t < t_end:
+            continue
+        tally.events.append(received - t)
+        if stalled and player in watched:
+            side = stalled.side(t)
+            if side is not None:
+                tally.events_by_side[side].append(received - t)
+    if stalled:
+        stalled.count_moves(t for t in sent.values() if t_measure <= t < t_end)
     return tally
+
+
+class StalledRun:
+    """The stalled spectators' part of a run.
+
+    :meth:`stall`: each asks for its race again and again (with every event since the
+    start), unread, until the server's ``/metrics`` counts them all among the connections
+    whose frames wait for their reader; then they leave their races. :meth:`run`: the
+    measured time is cut into the slices of :data:`STALLED_SLICES`; at each change they
+    join or leave their races; in the middle of every slice the server's gauges are read
+    (on both sides alike), to check that the server follows the plan (spectators
+    subscribed: the others, plus the stalled ones while they watch) and holds frames for
+    them; the server process's CPU time is read at every slice's edge (with the bench's
+    own server)."""
+
+    def __init__(
+        self,
+        quiet: Sequence[StalledSpectator],
+        codes: Sequence[str],
+        metrics_url: str,
+        server_pid: int | None,
+    ) -> None:
+        self.quiet = quiet
+        self.codes = codes
+        self.metrics_url = metrics_url
+        self.server_pid = server_pid
+        self.slice_s = 0.0
+        self.guard = 0.0
+        self.start = 0.0
+        self.base: dict[str, int] = {}
+        """The server's gauges before the stalled spectators were backlogged."""
+        self.away: int | None = None
+        """Spectators subscribed on the server once the stalled ones left their races."""
+        self.backlogged_at_start: int | None = None
+        self.backlogged_watching: int | None = None
+        self.backlog_frames: int | None = None
+        self.checks = [0, 0]
+        """Slices where the server's subscriptions were as planned, slices looked at."""
+        self.late = 0.0
+        """The latest a join or leave was sent after its time (seconds)."""
+        self.cpu = [0.0, 0.0]
+        """The server's CPU seconds in the slices of each side (away, watching)."""
+        self.cpu_known = server_pid is not None
+        self.moves = [0, 0]
+        """Moves sent in the slices of each side (every race)."""
+
+    def race(self, i: int) -> str:
+        return self.codes[i % len(self.codes)]
+
+    def players(self, bots: Sequence[Client]) -> set[str]:
+        """The bots of the races a stalled spectator joins."""
+        races = {self.race(i) for i in range(len(self.quiet))}
+        return {c.player for c in bots if c.player and c.code in races}
+
+    async def gauges(self) -> dict[str, int] | None:
+        return await asyncio.to_thread(_gauges, self.metrics_url)
+
+    async def stall(self) -> None:
+        self.base = await self.gauges() or {}
+        base = self.base.get("backlogged", 0)
+        now: dict[str, int] | None = None
+        for _ in range(200):
+            for i, w in enumerate(self.quiet):
+                for _ in range(20):
+                    await w.join(self.race(i), since=0)
+            await asyncio.sleep(0.05)
+            now = await self.gauges()
+            if now is None or now["backlogged"] - base >= len(self.quiet):
+                break
+        if now is not None:
+            self.backlogged_at_start = now["backlogged"] - base
+        await self._send_all(join=False)
+        await asyncio.sleep(0.2)
+        gauges = await self.gauges()
+        self.away = None if gauges is None else gauges["spectators"]
+
+    async def _send_all(self, join: bool) -> None:
+        for i, w in enumerate(self.quiet):
+            await (w.join(self.race(i)) if join else w.leave(self.race(i)))
+
+    def side(self, t: float) -> int | None:
+        return stalled_side(t, self.start, self.slice_s, self.guard)
+
+    def count_moves(self, times: Iterable[float]) -> None:
+        for t in times:
+            index = min(int((t - self.start) // self.slice_s), len(STALLED_SLICES) - 1)
+            self.moves[STALLED_SLICES[index]] += 1
+
+    async def run(self, start: float, seconds: float) -> None:
+        loop = asyncio.get_running_loop()
+        self.start, self.slice_s = start, seconds / len(STALLED_SLICES)
+        self.guard = min(0.1, self.slice_s / 5)
+
+        async def at(when: float) -> None:
+            await asyncio.sleep(max(0.0, when - loop.time()))
+
+        def cpu() -> float | None:
+            return None if self.server_pid is None else _process_cpu(self.server_pid)
+
+        seen: list[int] = []
+        base = self.base.get("backlogged", 0)
+        await at(start)
+        before = cpu()
+        for index, side in enumerate(STALLED_SLICES):
+            begins = start + index * self.slice_s
+            if index:
+                await at(begins)
+                now = cpu()
+                if before is None or now is None:
+                    self.cpu_known = False
+                else:
+                    self.cpu[STALLED_SLICES[index - 1]] += now - before
+                before = now
+                if side != STALLED_SLICES[index - 1]:
+                    self.late = max(self.late, loop.time() - begins)
+                    await self._send_all(join=bool(side))
+            await at(begins + self.slice_s / 2)
+            gauges = await self.gauges()
+            if gauges is not None:
+                self.checks[1] += 1
+                if self.away is not None:
+                    want = self.away + side * len(self.quiet)
+                    self.checks[0] += gauges["spectators"] == want
+                if side:
+                    seen.append(gauges["backlogged"] - base)
+                    self.backlog_frames = gauges["frames"]
+        await at(start + seconds)
+        now = cpu()
+        if before is None or now is None:
+            self.cpu_known = False
+        else:
+            self.cpu[STALLED_SLICES[-1]] += now - before
+        self.backlogged_watching = min(seen) if seen else None
+
+    def trustworthy(self) -> bool:
+        """Whether the server held frames for every stalled spectator and followed the
+        plan in every slice."""
+        k = len(self.quiet)
+        return (
+            (self.backlogged_at_start or 0) >= k
+            and (self.backlogged_watching or 0) >= k
+            and self.checks[0] == self.checks[1] == len(STALLED_SLICES)
+        )
 
 
 class StalledSpectator:
@@ -824,21 +966,31 @@ class Crowd:
             raise
         return crowd
 
-    async def deliveries(self) -> list[tuple[str, int, float]]:
-        """Every ``progress`` each spectator got: (player, moves, when); the workers
-        close their spectators and stop."""
-        out: list[tuple[str, int, float]] = []
+    async def deliveries(
+        self, last: Mapping[str, int], *, wait: float = 10.0
+    ) -> tuple[list[tuple[str, int, float]], dict[str, int]]:
+        """Every ``progress`` each spectator got, (player, moves, when), once each has
+        seen every player's last move (``last``: player -> moves), or after ``wait``
+        seconds; and what went wrong, by kind (spectators still behind then, reconnects,
+        events dropped). The workers close their spectators and stop."""
+        notes: list[tuple[str, int, float]] = []
+        trouble: dict[str, int] = {}
+        order = json.dumps({"last": dict(last), "wait": wait}).encode() + b"\n"
         for worker in self.workers:
-            assert worker.stdin is not None and worker.stdout is not None
-            worker.stdin.write(b"stop\n")
+            assert worker.stdin is not None
+            worker.stdin.write(order)
             await worker.stdin.drain()
         for worker in self.workers:
             assert worker.stdout is not None
             data = await worker.stdout.read()
             if await worker.wait() != 0:
                 raise RuntimeError("a spectators' worker failed")
-            out += [(str(a), int(b), float(c)) for a, b, c in msgpack.unpackb(data)]
-        return out
+            report = msgpack.unpackb(data)
+            notes += [(str(a), int(b), float(c)) for a, b, c in report["notes"]]
+            for kind, count in report["trouble"].items():
+                if count:
+                    trouble[kind] = trouble.get(kind, 0) + int(count)
+        return notes, trouble
 
     async def close(self) -> None:
         for worker in self.workers:
@@ -883,11 +1035,32 @@ async def spectators_worker(url: str, first: int, count: int, codes: Sequence[st
     out.write(b"ready\n")
     out.flush()
     with collector_paused():
-        await asyncio.to_thread(sys.stdin.buffer.readline)
+        line = await asyncio.to_thread(sys.stdin.buffer.readline)
+        order = json.loads(line or b'{"last": {}, "wait": 0}')
+        last: dict[str, int] = order["last"]
+
+        def caught_up(c: Client) -> bool:
+            players = c.race.players if c.race is not None else []
+            return all(i.moves >= last[i.player] for i in players if i.player in last)
+
+        async def wait(c: Client) -> bool:
+            try:
+                await c.wait_until(caught_up, timeout=order["wait"])
+            except (TimeoutError, SpiderClientError):
+                return False
+            return True
+
+        done = await asyncio.gather(*(wait(c) for c in clients))
+        await asyncio.sleep(0.05)  # the last events reach the readers
     for task in readers:
         task.cancel()
+    trouble = {
+        "spectators_behind": sum(1 for ok in done if not ok),
+        "spectator_reconnects": sum(c.reconnects for c in clients),
+        "spectator_events_dropped": sum(c.dropped_events for c in clients),
+    }
     await bounded(clients, lambda c: c.close(), concurrency=500)
-    out.write(msgpack.packb(notes))
+    out.write(msgpack.packb({"notes": notes, "trouble": trouble}))
     out.flush()
 
 
@@ -929,46 +1102,25 @@ def _metrics_url(ws_url: str) -> str:
     return f"{scheme}://{parts.netloc}/metrics"
 
 
-def _backlog(metrics_url: str) -> tuple[int, int] | None:
-    """The server's backlogged connections and the frames queued for them (its
-    ``/metrics``), None when it does not say."""
+def _gauges(metrics_url: str) -> dict[str, int] | None:
+    """From the server's ``/metrics``: ``backlogged`` connections, the ``frames`` queued
+    for them and the ``spectators`` subscribed; None when it does not say."""
     try:
         with urllib.request.urlopen(metrics_url, timeout=5) as r:
             text = r.read().decode()
     except OSError:
         return None
+    names = {
+        "spider_backlogged_connections": "backlogged",
+        "spider_backlog_frames": "frames",
+        'spider_subscriptions{role="spectator"}': "spectators",
+    }
     found: dict[str, int] = {}
     for line in text.splitlines():
-        name, _, value = line.partition(" ")
-        if name in ("spider_backlogged_connections", "spider_backlog_frames"):
-            found[name] = int(float(value))
-    if len(found) != 2:
-        return None
-    return found["spider_backlogged_connections"], found["spider_backlog_frames"]
-
-
-async def stall(quiet: list[StalledSpectator], codes: list[str], metrics_url: str) -> int | None:
-    """Make the server hold frames for every stalled spectator: each asks for its race
-    again (with every event since the start) until the server's ``/metrics`` counts them
-    all as backlogged (or 200 rounds went by); then they leave their races. Returns the
-    backlogged connections (None when the server does not say)."""
-    before = await asyncio.to_thread(_backlog, metrics_url)
-    base = 0 if before is None else before[0]
-    seen: int | None = None
-    for _ in range(200):
-        for i, w in enumerate(quiet):
-            for _ in range(20):
-                await w.join(codes[i % len(codes)], since=0)  # noqa: B007
-        await asyncio.sleep(0.05)
-        now = await asyncio.to_thread(_backlog, metrics_url)
-        if now is None:
-            break
-        seen = now[0] - base
-        if seen >= len(quiet):
-            break
-    for i, w in enumerate(quiet):
-        await w.leave(codes[i % len(codes)])
-    return seen
+        name, _, value = line.rpartition(" ")
+        if name in names:
+            found[names[name]] = int(float(value))
+    return found if len(found) == len(names) else None
 
 
 async def baseline(
@@ -1049,22 +1201,38 @@ def _print(figures: list[tuple[str, object]]) -> None:
 
 
 def _stalled_figures(tally: Tally) -> list[tuple[str, object]]:
-    """The stalled spectators' figures: the others' event p99 while they were away and
-    while they watched (slices of the same run), and what the server held for them."""
+    """The stalled spectators' figures: the event p99 of the others in their races while
+    they were away and while they watched (slices of the same run), the server's CPU time
+    per move on each side, and what the server held for them. The slowdown is ``n/a``
+    unless the server held frames for every stalled spectator and followed the plan."""
+    run = tally.stalled
+    if run is None:
+        return []
     away, watching = (percentile(side, 99) for side in tally.events_by_side)
-    known = away == away and watching == watching  # not NaN
+    known = away == away and watching == watching and run.trustworthy()  # not NaN
     slower = f"{(watching / away - 1) * 100:+.1f}" if known else "n/a"
 
-    def count(value: int | None) -> object:
-        return "n/a" if value is None else value
+    def value(v: object) -> object:
+        return "n/a" if v is None else v
+
+    def cpu(side: int) -> str:
+        if not run.cpu_known or not run.moves[side]:
+            return "n/a"
+        return f"{run.cpu[side] * 1000 / run.moves[side]:.3f}"
 
     return [
         ("event_p99_ms_stalled_away", _ms(away)),
         ("event_p99_ms_stalled_watching", _ms(watching)),
+        ("events_stalled_away", len(tally.events_by_side[0])),
+        ("events_stalled_watching", len(tally.events_by_side[1])),
         ("stalled_slowdown_pct", slower),
-        ("stalled_backlogged_at_start", count(tally.stalled_at_start)),
-        ("stalled_backlogged_watching", count(tally.stalled_watching)),
-        ("stalled_backlog_frames", count(tally.backlog_frames)),
+        ("server_cpu_ms_per_move_stalled_away", cpu(0)),
+        ("server_cpu_ms_per_move_stalled_watching", cpu(1)),
+        ("stalled_backlogged_at_start", value(run.backlogged_at_start)),
+        ("stalled_backlogged_watching", value(run.backlogged_watching)),
+        ("stalled_backlog_frames", value(run.backlog_frames)),
+        ("stalled_slices_as_planned", f"{run.checks[0]}/{len(STALLED_SLICES)}"),
+        ("stalled_toggle_late_ms", f"{run.late * 1000:.1f}"),
     ]
 
 
@@ -1212,12 +1380,24 @@ async def bench_idle(args: argparse.Namespace, procs: Processes) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    """``spider-race bench server`` (the options are the ``bench`` command's)."""
+    """``spider-race bench server`` (the options are the ``bench`` command's). Stopped
+    with SIGTERM or Ctrl-C, it stops its processes too."""
+    import signal
+
+    async def bench() -> int:
+        task = asyncio.current_task()
+        assert task is not None
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
+        if args.idle:
+            return await bench_idle(args, procs)
+        return await bench_players(args, procs)
+
     procs = Processes()
     try:
-        if args.idle:
-            return asyncio.run(bench_idle(args, procs))
-        return asyncio.run(bench_players(args, procs))
+        return asyncio.run(bench())
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        print("spider-race bench server: stopped", file=sys.stderr)
+        return 130
     finally:
         procs.close()
 

@@ -36,21 +36,19 @@ def test_bench_server_players() -> None:
     # the spectators (in a worker process) got progress of moves of the measured time
     assert int(figures["events_measured"]) > 0
     # the stalled spectator was backlogged on the server when the measured time began and
-    # while it watched, and the others' deliveries were timed on both sides
+    # while it watched, the server's subscriptions followed the plan in every slice, and
+    # the others' deliveries in its race were timed on both sides
     assert figures["stalled_backlogged_at_start"] == "1"
     assert figures["stalled_backlogged_watching"] == "1"
     assert int(figures["stalled_backlog_frames"]) > 0
+    assert figures["stalled_slices_as_planned"] == "8/8"
     for key in ("event_p99_ms_stalled_away", "event_p99_ms_stalled_watching"):
         assert float(figures[key]) > 0, (key, figures)
-    float(figures["stalled_slowdown_pct"])
-    # the CPU meter read the server's, Redis's and its own time, and the echo's
-    for key in (
-        "server_cpu_ms_per_move", "redis_cpu_ms_per_move", "bots_cpu_ms_per_move",
-        "baseline_server_cpu_ms_per_message", "baseline_redis_cpu_ms_per_message",
-        "cpu_ratio",
-    ):  # fmt: skip
+    for key in ("events_stalled_away", "events_stalled_watching"):
+        assert int(figures[key]) > 0, (key, figures)
+    float(figures["stalled_slowdown_pct"])  # a number: the run is trusted
+    for key in ("server_cpu_ms_per_move_stalled_away", "server_cpu_ms_per_move_stalled_watching"):
         assert float(figures[key]) > 0, (key, figures)
-
 
 def test_bench_server_idle() -> None:
     figures = _figures("--idle", "30", "--seconds", "0.5")

@@ -10,7 +10,8 @@ from client_helpers import FAST
 from fault_helpers import start_racers
 
 from spider_client import Client
-from spider_race.bench_server import _stalled_spectator
+from spider_client import protocol as p
+from spider_race.bench_server import STALLED_SLICES, _stalled_spectator, stalled_side
 
 
 async def test_a_spectator_that_never_reads_is_cut_and_slows_nobody(
@@ -56,7 +57,12 @@ async def test_a_spectator_that_never_reads_is_cut_and_slows_nobody(
 async def test_metrics_count_a_reader_that_stopped_and_forget_it_once_gone(
     redis_server, server_node
 ) -> None:
-    from spider_race.bench_server import _backlog, _metrics_url
+    from spider_race.bench_server import _gauges, _metrics_url
+
+    def backlog() -> tuple[int, int]:
+        gauges = _gauges(metrics)
+        assert gauges is not None
+        return gauges["backlogged"], gauges["frames"]
 
     node = await server_node(redis_server.url, **FAST)
     code, (racer,) = await start_racers(node.url, 1)
@@ -65,7 +71,7 @@ async def test_metrics_count_a_reader_that_stopped_and_forget_it_once_gone(
     stalled = await _stalled_spectator(node.url, code)
     metrics = _metrics_url(node.url)
     try:
-        assert await asyncio.to_thread(_backlog, metrics) == (0, 0)
+        assert await asyncio.to_thread(backlog) == (0, 0)
         for _ in range(100):
             if len(node.node.connections) == 3:
                 break
@@ -81,27 +87,58 @@ async def test_metrics_count_a_reader_that_stopped_and_forget_it_once_gone(
             if node.node.backlog()[1] >= 5:
                 break
             await asyncio.sleep(0.005)
-        waiting, frames = await asyncio.to_thread(_backlog, metrics)
+        waiting, frames = await asyncio.to_thread(backlog)
         assert waiting == 1 and frames >= 5
-        # the reader that reads still gets every move at once
+        # the reader that reads still gets every move, each in its own progress event
+        first = racer.client.me.moves if racer.client.me else 0
+        seen: set[int] = set()
+
+        async def watch() -> None:
+            async for event in watcher.events():
+                if isinstance(event, p.Progress) and event.player.player == racer.client.player:
+                    seen.add(event.player.moves)
+
+        reading = asyncio.create_task(watch())
         stop = asyncio.Event()
         run = asyncio.create_task(racer.flat_out(stop, least=20))
         await asyncio.sleep(0.05)
         stop.set()
         await asyncio.wait_for(run, 30)
         moves = racer.client.me.moves if racer.client.me else 0
+        assert moves >= first + 20
         await watcher.wait_until(
             lambda c: any(i.moves == moves for i in (c.race.players if c.race else [])),
             timeout=10,
         )
+        await asyncio.sleep(0.05)
+        reading.cancel()
+        assert set(range(first + 1, moves + 1)) <= seen
         assert node.node.backlog()[1] > frames  # its moves were queued for the stalled one
         stalled.close()
         for _ in range(200):
             if node.node.backlog() == (0, 0):
                 break
             await asyncio.sleep(0.05)
-        assert await asyncio.to_thread(_backlog, metrics) == (0, 0)
+        assert await asyncio.to_thread(backlog) == (0, 0)
     finally:
         stalled.close()
         await watcher.close()
         await racer.client.close()
+
+
+def test_a_move_counts_on_the_side_of_its_slice_and_near_a_toggle_on_neither() -> None:
+    start, slice_s, guard = 100.0, 2.0, 0.1
+    for index, side in enumerate(STALLED_SLICES):
+        middle = start + (index + 0.5) * slice_s
+        assert stalled_side(middle, start, slice_s, guard) == side
+    # the stalled spectators join as slice 1 starts and leave as slice 3 starts
+    assert stalled_side(start + 2.0 - 0.05, start, slice_s, guard) is None
+    assert stalled_side(start + 2.0 + 0.05, start, slice_s, guard) is None
+    assert stalled_side(start + 2.0 + 0.15, start, slice_s, guard) == 1
+    assert stalled_side(start + 6.0 + 0.05, start, slice_s, guard) is None
+    # between two watching slices, and between two away ones, nothing changes
+    assert stalled_side(start + 4.0, start, slice_s, guard) == 1
+    assert stalled_side(start + 8.0, start, slice_s, guard) == 0
+    # outside the measured time
+    assert stalled_side(start - 0.01, start, slice_s, guard) is None
+    assert stalled_side(start + 16.0, start, slice_s, guard) is None
