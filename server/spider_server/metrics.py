@@ -88,8 +88,8 @@ class Metrics:
         for role in ("player", "spectator"):
             out.append(f'spider_subscriptions{{role="{role}"}} {subs.get(role, 0)}')
         out += [
-            "# HELP spider_backlogged_connections Connections whose frames wait for their"
-            " reader (the socket takes no more).",
+            "# HELP spider_backlogged_connections Connections with frames waiting for their"
+            " reader now (the socket takes no more; a reader that stopped stays in it).",
             "# TYPE spider_backlogged_connections gauge",
             f"spider_backlogged_connections {backlog[0]}",
             "# HELP spider_backlog_frames Frames queued for those connections.",

@@ -55,9 +55,10 @@ dropped counts in ``errors``.
 buffer). Before the measured time each asks for its race again and again, unread, until
 the server's ``/metrics`` counts it among the connections whose frames wait for their
 reader (``spider_backlogged_connections``): the server's socket takes no more and frames
-queue for it. Then they leave their races, and the measured time is cut into eight
-slices: they join their races for the middle two of each four (away, watching, watching,
-away: a steady drift of the machine's speed weighs on both sides alike). The deliveries to
+queue for it. Then they leave their races, and the measured time is cut into slices of
+about 2 s (eight at least, by fours): they join their races for the middle two of each
+four (away, watching, watching, away: a steady drift of the machine's speed, and its
+spells of a few seconds, weigh on both sides alike). The deliveries to
 the others in their races count on the side of their move's slice (a move sent within
 0.1 s of a join or leave counts on neither). It prints ``event_p99_ms_stalled_away`` and
 ``…_watching`` (with ``events_stalled_…``), ``stalled_slowdown_pct`` (watching over away,
@@ -492,25 +493,38 @@ def collector_paused() -> Iterator[None]:
         gc.unfreeze()
 
 
-STALLED_SLICES = (0, 1, 1, 0, 0, 1, 1, 0)
-"""With stalled spectators, the measured time's slices: 1 where they watch their races."""
+STALLED_SLICE_S = 2.0
+"""With stalled spectators, about how long a slice of the measured time lasts."""
 
 
-def stalled_side(t: float, start: float, slice_s: float, guard: float) -> int | None:
+def stalled_plan(seconds: float) -> tuple[int, ...]:
+    """The slices of a measured time of ``seconds``: 1 where the stalled spectators watch
+    their races, 0 where they are away; away, watching, watching, away, again and again
+    (a multiple of four slices, eight at least, of about :data:`STALLED_SLICE_S`): the
+    machine's speed, which drifts and comes in spells of a few seconds, weighs on both
+    sides alike."""
+    fours = max(2, round(seconds / (4 * STALLED_SLICE_S)))
+    return (0, 1, 1, 0) * fours
+
+
+def stalled_side(
+    t: float, start: float, slice_s: float, guard: float, plan: Sequence[int]
+) -> int | None:
     """The side of a move sent at ``t`` (1: the stalled spectators watch, 0: they are
     away) in the measured time from ``start``, cut into slices of ``slice_s`` seconds
-    (:data:`STALLED_SLICES`); None outside it, and within ``guard`` seconds of a join or
-    a leave: such a move may reach the server on the other side of it."""
+    (``plan``); None outside it, and within ``guard`` seconds of a join or a leave: such
+    a move may reach the server on the other side of it."""
     offset = t - start
     if slice_s <= 0 or offset < 0:
         return None
     index = int(offset // slice_s)
-    if index >= len(STALLED_SLICES):
+    if index >= len(plan):
         return None
-    for k in range(1, len(STALLED_SLICES)):
-        if STALLED_SLICES[k] != STALLED_SLICES[k - 1] and abs(offset - k * slice_s) < guard:
-            return None
-    return STALLED_SLICES[index]
+    edge = round(offset / slice_s)  # the slice edge nearest to the move
+    toggled = 0 < edge < len(plan) and plan[edge] != plan[edge - 1]
+    if toggled and abs(offset - edge * slice_s) < guard:
+        return None
+    return plan[index]
 
 
 def _schedule_start(index: int, count: int, rate: float | None, t0: float) -> float:
@@ -746,7 +760,7 @@ class StalledRun:
     :meth:`stall`: each asks for its race again and again (with every event since the
     start), unread, until the server's ``/metrics`` counts them all among the connections
     whose frames wait for their reader; then they leave their races. :meth:`run`: the
-    measured time is cut into the slices of :data:`STALLED_SLICES`; at each change they
+    measured time is cut into the slices of :func:`stalled_plan`; at each change they
     join or leave their races; in the middle of every slice the server's gauges are read
     (on both sides alike), to check that the server follows the plan (spectators
     subscribed: the others, plus the stalled ones while they watch) and holds frames for
@@ -764,6 +778,7 @@ class StalledRun:
         self.codes = codes
         self.metrics_url = metrics_url
         self.server_pid = server_pid
+        self.plan: tuple[int, ...] = ()
         self.slice_s = 0.0
         self.guard = 0.0
         self.start = 0.0
@@ -819,16 +834,17 @@ class StalledRun:
             await (w.join(self.race(i)) if join else w.leave(self.race(i)))
 
     def side(self, t: float) -> int | None:
-        return stalled_side(t, self.start, self.slice_s, self.guard)
+        return stalled_side(t, self.start, self.slice_s, self.guard, self.plan)
 
     def count_moves(self, times: Iterable[float]) -> None:
         for t in times:
-            index = min(int((t - self.start) // self.slice_s), len(STALLED_SLICES) - 1)
-            self.moves[STALLED_SLICES[index]] += 1
+            index = min(int((t - self.start) // self.slice_s), len(self.plan) - 1)
+            self.moves[self.plan[index]] += 1
 
     async def run(self, start: float, seconds: float) -> None:
         loop = asyncio.get_running_loop()
-        self.start, self.slice_s = start, seconds / len(STALLED_SLICES)
+        self.plan = plan = stalled_plan(seconds)
+        self.start, self.slice_s = start, seconds / len(plan)
         self.guard = min(0.1, self.slice_s / 5)
 
         async def at(when: float) -> None:
@@ -841,7 +857,7 @@ class StalledRun:
         base = self.base.get("backlogged", 0)
         await at(start)
         before = cpu()
-        for index, side in enumerate(STALLED_SLICES):
+        for index, side in enumerate(plan):
             begins = start + index * self.slice_s
             if index:
                 await at(begins)
@@ -849,9 +865,9 @@ class StalledRun:
                 if before is None or now is None:
                     self.cpu_known = False
                 else:
-                    self.cpu[STALLED_SLICES[index - 1]] += now - before
+                    self.cpu[plan[index - 1]] += now - before
                 before = now
-                if side != STALLED_SLICES[index - 1]:
+                if side != plan[index - 1]:
                     self.late = max(self.late, loop.time() - begins)
                     await self._send_all(join=bool(side))
             await at(begins + self.slice_s / 2)
@@ -869,7 +885,7 @@ class StalledRun:
         if before is None or now is None:
             self.cpu_known = False
         else:
-            self.cpu[STALLED_SLICES[-1]] += now - before
+            self.cpu[plan[-1]] += now - before
         self.backlogged_watching = min(seen) if seen else None
 
     def trustworthy(self) -> bool:
@@ -879,7 +895,7 @@ class StalledRun:
         return (
             (self.backlogged_at_start or 0) >= k
             and (self.backlogged_watching or 0) >= k
-            and self.checks[0] == self.checks[1] == len(STALLED_SLICES)
+            and self.checks[0] == self.checks[1] == len(self.plan)
         )
 
 
@@ -1231,7 +1247,7 @@ def _stalled_figures(tally: Tally) -> list[tuple[str, object]]:
         ("stalled_backlogged_at_start", value(run.backlogged_at_start)),
         ("stalled_backlogged_watching", value(run.backlogged_watching)),
         ("stalled_backlog_frames", value(run.backlog_frames)),
-        ("stalled_slices_as_planned", f"{run.checks[0]}/{len(STALLED_SLICES)}"),
+        ("stalled_slices_as_planned", f"{run.checks[0]}/{len(run.plan)}"),
         ("stalled_toggle_late_ms", f"{run.late * 1000:.1f}"),
     ]
 

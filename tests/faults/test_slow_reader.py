@@ -11,7 +11,7 @@ from fault_helpers import start_racers
 
 from spider_client import Client
 from spider_client import protocol as p
-from spider_race.bench_server import STALLED_SLICES, _stalled_spectator, stalled_side
+from spider_race.bench_server import _stalled_spectator, stalled_plan, stalled_side
 
 
 async def test_a_spectator_that_never_reads_is_cut_and_slows_nobody(
@@ -127,18 +127,22 @@ async def test_metrics_count_a_reader_that_stopped_and_forget_it_once_gone(
 
 
 def test_a_move_counts_on_the_side_of_its_slice_and_near_a_toggle_on_neither() -> None:
+    plan = stalled_plan(16)
+    assert plan == (0, 1, 1, 0, 0, 1, 1, 0)
+    assert stalled_plan(60) == (0, 1, 1, 0) * 8 and stalled_plan(1) == plan
     start, slice_s, guard = 100.0, 2.0, 0.1
-    for index, side in enumerate(STALLED_SLICES):
+    for index, side in enumerate(plan):
         middle = start + (index + 0.5) * slice_s
-        assert stalled_side(middle, start, slice_s, guard) == side
+        assert stalled_side(middle, start, slice_s, guard, plan) == side
     # the stalled spectators join as slice 1 starts and leave as slice 3 starts
-    assert stalled_side(start + 2.0 - 0.05, start, slice_s, guard) is None
-    assert stalled_side(start + 2.0 + 0.05, start, slice_s, guard) is None
-    assert stalled_side(start + 2.0 + 0.15, start, slice_s, guard) == 1
-    assert stalled_side(start + 6.0 + 0.05, start, slice_s, guard) is None
+    assert stalled_side(start + 2.0 - 0.05, start, slice_s, guard, plan) is None
+    assert stalled_side(start + 2.0 + 0.05, start, slice_s, guard, plan) is None
+    assert stalled_side(start + 2.0 + 0.15, start, slice_s, guard, plan) == 1
+    assert stalled_side(start + 6.0 + 0.05, start, slice_s, guard, plan) is None
+    assert stalled_side(start + 6.0 - 0.15, start, slice_s, guard, plan) == 1
     # between two watching slices, and between two away ones, nothing changes
-    assert stalled_side(start + 4.0, start, slice_s, guard) == 1
-    assert stalled_side(start + 8.0, start, slice_s, guard) == 0
+    assert stalled_side(start + 4.0, start, slice_s, guard, plan) == 1
+    assert stalled_side(start + 8.0, start, slice_s, guard, plan) == 0
     # outside the measured time
-    assert stalled_side(start - 0.01, start, slice_s, guard) is None
-    assert stalled_side(start + 16.0, start, slice_s, guard) is None
+    assert stalled_side(start - 0.01, start, slice_s, guard, plan) is None
+    assert stalled_side(start + 16.0, start, slice_s, guard, plan) is None
