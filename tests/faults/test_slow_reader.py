@@ -14,6 +14,28 @@ from spider_client import protocol as p
 from spider_race.bench_server import _stalled_spectator, stalled_plan, stalled_side
 
 
+def _slow_network(node) -> None:
+    """The node's side of the stalled spectator's connection buffers little in the kernel."""
+    (conn,) = [c for c in node.node.connections if c.identity and c.identity.name == "stalled"]
+    conn.ws.transport.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+
+
+async def _race_watched(racer, watcher, *, least: int, seconds: float) -> int:
+    """The racer moves flat out for ``seconds`` (and ``least`` moves); returns its moves
+    once the watcher has seen the last one."""
+    stop = asyncio.Event()
+    run = asyncio.create_task(racer.flat_out(stop, least=least))
+    await asyncio.sleep(seconds)
+    stop.set()
+    await asyncio.wait_for(run, 30)
+    moves: int = racer.client.me.moves if racer.client.me else 0
+    await watcher.wait_until(
+        lambda c: any(i.moves == moves for i in (c.race.players if c.race else [])),
+        timeout=10,
+    )
+    return moves
+
+
 async def test_a_spectator_that_never_reads_is_cut_and_slows_nobody(
     redis_server, server_node
 ) -> None:
@@ -25,22 +47,9 @@ async def test_a_spectator_that_never_reads_is_cut_and_slows_nobody(
     try:
         await asyncio.sleep(0.2)
         assert len(node.node.connections) == 3
-        # a slow network: the node's side of that connection buffers little in the kernel
-        (conn,) = [c for c in node.node.connections if c.identity and c.identity.name == "stalled"]
-        conn.ws.transport.get_extra_info("socket").setsockopt(
-            socket.SOL_SOCKET, socket.SO_SNDBUF, 4096
-        )
-        stop = asyncio.Event()
-        run = asyncio.create_task(racer.flat_out(stop, least=1000))
-        await asyncio.sleep(0.1)
-        stop.set()
-        await asyncio.wait_for(run, 30)
-        moves = racer.client.me.moves if racer.client.me else 0
+        _slow_network(node)
         # the reader went on getting every event
-        await watcher.wait_until(
-            lambda c: any(i.moves == moves for i in (c.race.players if c.race else [])),
-            timeout=10,
-        )
+        assert await _race_watched(racer, watcher, least=1000, seconds=0.1) >= 1000
         # the one that never read was closed for it (1008), and then cut
         assert node.node.metrics.closed_total[1008] == 1
         for _ in range(100):
@@ -76,10 +85,7 @@ async def test_metrics_count_a_reader_that_stopped_and_forget_it_once_gone(
             if len(node.node.connections) == 3:
                 break
             await asyncio.sleep(0.02)
-        (conn,) = [c for c in node.node.connections if c.identity and c.identity.name == "stalled"]
-        conn.ws.transport.get_extra_info("socket").setsockopt(
-            socket.SOL_SOCKET, socket.SO_SNDBUF, 4096
-        )
+        _slow_network(node)
         # it asks for the race again and again and reads none of the replies: once the
         # socket takes no more, the node queues them and says so
         for _ in range(400):
@@ -99,17 +105,8 @@ async def test_metrics_count_a_reader_that_stopped_and_forget_it_once_gone(
                     seen.add(event.player.moves)
 
         reading = asyncio.create_task(watch())
-        stop = asyncio.Event()
-        run = asyncio.create_task(racer.flat_out(stop, least=20))
-        await asyncio.sleep(0.05)
-        stop.set()
-        await asyncio.wait_for(run, 30)
-        moves = racer.client.me.moves if racer.client.me else 0
+        moves = await _race_watched(racer, watcher, least=20, seconds=0.05)
         assert moves >= first + 20
-        await watcher.wait_until(
-            lambda c: any(i.moves == moves for i in (c.race.players if c.race else [])),
-            timeout=10,
-        )
         await asyncio.sleep(0.05)
         reading.cancel()
         assert set(range(first + 1, moves + 1)) <= seen
