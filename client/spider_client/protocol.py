@@ -573,7 +573,6 @@ SERVER_TYPES: dict[str, type] = {
 }
 
 
-_SCALARS = frozenset({str, int, float, bool, bytes, type(None)})
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
 

@@ -523,31 +523,26 @@ class Store:
         for code, member, spectator in items:
             key = keys.spectators(code) if spectator else keys.online(code)
             members.setdefault(key, {})[member] = expiry
-        # one ZADD a race, in pipelines of a few dozen races: a node with thousands of
-        # connections never holds the event loop for long building or reading one
-        todo = list(members.items())
-        try:
-            for start in range(0, len(todo), PRESENCE_CHUNK):
-                async with self.redis.pipeline(transaction=False) as pipe:
-                    for key, claims in todo[start : start + PRESENCE_CHUNK]:
-                        pipe.zremrangebyscore(key, "-inf", now)  # claims of nodes that died
-                        pipe.zadd(key, claims)
-                        pipe.expire(key, self.settings.race_ttl)
-                    await pipe.execute()
-        except RedisError as e:
-            raise Unavailable(f"storage: {e}") from None
+        await self._claim(members, now)
 
     async def claim_watch(self, codes: Sequence[str], now: float) -> None:
         """Claim, until ``now + presence_ttl``, that this node watches these races: their
-        events are then published for it. One pipeline per few dozen races."""
-        node, expiry = self.settings.node, now + self.settings.presence_ttl
+        events are then published for it."""
+        expiry = now + self.settings.presence_ttl
+        await self._claim({keys.nodes(code): {self.settings.node: expiry} for code in codes}, now)
+
+    async def _claim(self, claims: dict[str, dict[str, float]], now: float) -> None:
+        """Add each key's claims (member -> expiry) to its sorted set, dropping the claims
+        that expired by ``now`` (of nodes that died). One ZADD a key, in pipelines of a few
+        dozen keys: a node with thousands of connections never holds the event loop for
+        long building or reading one."""
+        todo = list(claims.items())
         try:
-            for start in range(0, len(codes), PRESENCE_CHUNK):
+            for start in range(0, len(todo), PRESENCE_CHUNK):
                 async with self.redis.pipeline(transaction=False) as pipe:
-                    for code in codes[start : start + PRESENCE_CHUNK]:
-                        key = keys.nodes(code)
-                        pipe.zremrangebyscore(key, "-inf", now)  # claims of nodes that died
-                        pipe.zadd(key, {node: expiry})
+                    for key, members in todo[start : start + PRESENCE_CHUNK]:
+                        pipe.zremrangebyscore(key, "-inf", now)
+                        pipe.zadd(key, members)
                         pipe.expire(key, self.settings.race_ttl)
                     await pipe.execute()
         except RedisError as e:

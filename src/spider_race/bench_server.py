@@ -782,8 +782,8 @@ class StalledRun:
         self.slice_s = 0.0
         self.guard = 0.0
         self.start = 0.0
-        self.base: dict[str, int] = {}
-        """The server's gauges before the stalled spectators were backlogged."""
+        self.others_backlogged = 0
+        """Connections backlogged on the server before the stalled spectators were."""
         self.away: int | None = None
         """Spectators subscribed on the server once the stalled ones left their races."""
         self.backlogged_at_start: int | None = None
@@ -811,19 +811,19 @@ class StalledRun:
         return await asyncio.to_thread(_gauges, self.metrics_url)
 
     async def stall(self) -> None:
-        self.base = await self.gauges() or {}
-        base = self.base.get("backlogged", 0)
-        now: dict[str, int] | None = None
+        before = await self.gauges()
+        self.others_backlogged = 0 if before is None else before["backlogged"]
         for _ in range(200):
             for i, w in enumerate(self.quiet):
                 for _ in range(20):
                     await w.join(self.race(i), since=0)
             await asyncio.sleep(0.05)
             now = await self.gauges()
-            if now is None or now["backlogged"] - base >= len(self.quiet):
+            if now is None:
                 break
-        if now is not None:
-            self.backlogged_at_start = now["backlogged"] - base
+            self.backlogged_at_start = now["backlogged"] - self.others_backlogged
+            if self.backlogged_at_start >= len(self.quiet):
+                break
         await self._send_all(join=False)
         await asyncio.sleep(0.2)
         gauges = await self.gauges()
@@ -838,8 +838,9 @@ class StalledRun:
 
     def count_moves(self, times: Iterable[float]) -> None:
         for t in times:
-            index = min(int((t - self.start) // self.slice_s), len(self.plan) - 1)
-            self.moves[self.plan[index]] += 1
+            side = stalled_side(t, self.start, self.slice_s, 0.0, self.plan)
+            if side is not None:
+                self.moves[side] += 1
 
     async def run(self, start: float, seconds: float) -> None:
         loop = asyncio.get_running_loop()
@@ -854,23 +855,24 @@ class StalledRun:
             return None if self.server_pid is None else _process_cpu(self.server_pid)
 
         seen: list[int] = []
-        base = self.base.get("backlogged", 0)
-        await at(start)
-        before = cpu()
-        for index, side in enumerate(plan):
-            begins = start + index * self.slice_s
+        before: float | None = None
+        for index in range(len(plan) + 1):  # every slice's edge, the last one's end too
+            edge = start + index * self.slice_s
+            await at(edge)
+            now = cpu()
             if index:
-                await at(begins)
-                now = cpu()
                 if before is None or now is None:
                     self.cpu_known = False
                 else:
                     self.cpu[plan[index - 1]] += now - before
-                before = now
-                if side != plan[index - 1]:
-                    self.late = max(self.late, loop.time() - begins)
-                    await self._send_all(join=bool(side))
-            await at(begins + self.slice_s / 2)
+            before = now
+            if index == len(plan):
+                break
+            side = plan[index]
+            if index and side != plan[index - 1]:
+                self.late = max(self.late, loop.time() - edge)
+                await self._send_all(join=bool(side))
+            await at(edge + self.slice_s / 2)
             gauges = await self.gauges()
             if gauges is not None:
                 self.checks[1] += 1
@@ -878,14 +880,8 @@ class StalledRun:
                     want = self.away + side * len(self.quiet)
                     self.checks[0] += gauges["spectators"] == want
                 if side:
-                    seen.append(gauges["backlogged"] - base)
+                    seen.append(gauges["backlogged"] - self.others_backlogged)
                     self.backlog_frames = gauges["frames"]
-        await at(start + seconds)
-        now = cpu()
-        if before is None or now is None:
-            self.cpu_known = False
-        else:
-            self.cpu[plan[-1]] += now - before
         self.backlogged_watching = min(seen) if seen else None
 
     def trustworthy(self) -> bool:

@@ -46,7 +46,8 @@ def test_bench_server_players() -> None:
         assert float(figures[key]) > 0, (key, figures)
     for key in ("events_stalled_away", "events_stalled_watching"):
         assert int(figures[key]) > 0, (key, figures)
-    float(figures["stalled_slowdown_pct"])  # a number: the run is trusted
+    assert figures["stalled_slowdown_pct"] != "n/a", figures  # the run is trusted
+    float(figures["stalled_slowdown_pct"])
     for key in ("server_cpu_ms_per_move_stalled_away", "server_cpu_ms_per_move_stalled_watching"):
         assert float(figures[key]) > 0, (key, figures)
 
