@@ -11,7 +11,7 @@ from fault_helpers import start_racers
 
 from spider_client import Client
 from spider_client import protocol as p
-from spider_race.bench_server import _stalled_spectator, stalled_plan, stalled_side
+from spider_race.bench_server.stalled import stalled_plan, stalled_side, stalled_spectator
 
 
 def _slow_network(node) -> None:
@@ -43,7 +43,7 @@ async def test_a_spectator_that_never_reads_is_cut_and_slows_nobody(
     code, (racer,) = await start_racers(node.url, 1)
     watcher = await Client.connect(node.url, name="watcher")
     await watcher.join(code, "spectator")
-    stalled = await _stalled_spectator(node.url, code)
+    stalled = await stalled_spectator(node.url, code)
     try:
         await asyncio.sleep(0.2)
         assert len(node.node.connections) == 3
@@ -66,19 +66,19 @@ async def test_a_spectator_that_never_reads_is_cut_and_slows_nobody(
 async def test_metrics_count_a_reader_that_stopped_and_forget_it_once_gone(
     redis_server, server_node
 ) -> None:
-    from spider_race.bench_server import _gauges, _metrics_url
+    from spider_race.bench_server.stalled import gauges, metrics_url
 
     def backlog() -> tuple[int, int]:
-        gauges = _gauges(metrics)
-        assert gauges is not None
-        return gauges["backlogged"], gauges["frames"]
+        shown = gauges(metrics)
+        assert shown is not None
+        return shown["backlogged"], shown["frames"]
 
     node = await server_node(redis_server.url, **FAST)
     code, (racer,) = await start_racers(node.url, 1)
     watcher = await Client.connect(node.url, name="watcher")
     await watcher.join(code, "spectator")
-    stalled = await _stalled_spectator(node.url, code)
-    metrics = _metrics_url(node.url)
+    stalled = await stalled_spectator(node.url, code)
+    metrics = metrics_url(node.url)
     try:
         assert await asyncio.to_thread(backlog) == (0, 0)
         for _ in range(100):
