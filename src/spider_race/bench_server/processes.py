@@ -1,5 +1,6 @@
-"""The bench's own processes: an embedded Redis, the server node, the baseline's echo
-server and the spectators' workers are started as ``python -m spider_race.bench_server``."""
+"""The bench's own processes: an embedded Redis, the server node and the baseline's echo
+server, started and stopped; the echo server and the spectators' workers are
+``python -m spider_race.bench_server`` (:data:`WORKER_MODULE`)."""
 
 from __future__ import annotations
 
