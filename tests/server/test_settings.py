@@ -129,3 +129,15 @@ def test_a_bad_setting_at_start_is_one_line_and_exit_2(
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("spider-race serve: " + expected)
     assert not (tmp_path / "redis").exists()  # nothing was started
+
+
+def test_the_server_guide_gives_every_range() -> None:
+    guide = (Path(__file__).parents[2] / "docs" / "server.md").read_text()
+    rows = [line for line in guide.splitlines() if line.startswith("| `SPIDER_RACE_")]
+    for setting, bound in RANGES.items():
+        name = env_name(setting)
+        row = next(r for r in rows if f"`{name}`" in r or f"`_{name[len('SPIDER_RACE_') :]}`" in r)
+        words = bound.describe(_kind(setting)).split(" ")
+        low, high = words[words.index("above" if bound.above else "from") + 1], words[-1]
+        expected = f"above {low}, at most {high}" if bound.above else f"{low} to {high}"
+        assert expected in row, (name, row)
