@@ -79,18 +79,6 @@ class Histogram:
         buckets.append(("+Inf", self.count))
         return HistogramMetricFamily(name, documentation, buckets=buckets, sum_value=self.sum)
 
-    def render(self, name: str) -> list[str]:
-        """The histogram's sample lines in the text format."""
-        lines = []
-        total = 0
-        for bound, n in zip(self.bounds, self.counts, strict=False):
-            total += n
-            lines.append(f'{name}_bucket{{le="{floatToGoString(bound)}"}} {total}')
-        lines.append(f'{name}_bucket{{le="+Inf"}} {self.count}')
-        lines.append(f"{name}_sum {floatToGoString(self.sum)}")
-        lines.append(f"{name}_count {self.count}")
-        return lines
-
 
 @dataclass(frozen=True)
 class Gauges:
