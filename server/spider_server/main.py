@@ -3,6 +3,9 @@
 Without a Redis URL the node starts an embedded redis-server (AOF in the data folder) and
 stops it on exit. SIGTERM or SIGINT: stop accepting, close every connection with 1012
 (clients reconnect, to this node once it is back or to another), finish, exit 0.
+
+Exit status: 0 after SIGTERM or SIGINT, 2 for a bad setting (one line on standard error
+naming it, its value and its range), 1 for another error the server names.
 """
 
 from __future__ import annotations
@@ -18,7 +21,9 @@ from pathlib import Path
 
 from .app import Node
 from .embedded import RedisProcess
-from .errors import ServerError
+from .errors import ConfigError, ServerError
+from .logs import FORMATS, LEVELS
+from .logs import configure as configure_logs
 from .settings import Settings
 from .tokens import load_secret
 
@@ -48,7 +53,9 @@ async def run(settings: Settings, *, ready: asyncio.Event | None = None) -> None
         redis_url = embedded.url
         log.info("embedded redis-server on port %d, data in %s", embedded.port, embedded.data_dir)
     try:
-        secret = load_secret(settings.secret, settings.data_dir)
+        secret = load_secret(
+            settings.secret, settings.data_dir, max_age=settings.token_max_age or None
+        )
         node = Node(settings, redis_url=redis_url, secret=secret)
         await node.start()
         quiet_garbage_collector()
@@ -73,22 +80,45 @@ async def run(settings: Settings, *, ready: asyncio.Event | None = None) -> None
 
 
 def _settings(
-    host: str | None, port: int | None, redis: str | None, data_dir: str | None
+    host: str | None,
+    port: int | None,
+    redis: str | None,
+    data_dir: str | None,
+    log_level: str | None = None,
+    log_format: str | None = None,
 ) -> Settings:
-    return Settings.from_env().replace(
-        host=host, port=port, redis_url=redis, data_dir=Path(data_dir) if data_dir else None
+    return (
+        Settings.from_env()
+        .replace(
+            host=host,
+            port=port,
+            redis_url=redis,
+            data_dir=Path(data_dir) if data_dir else None,
+            log_level=log_level,
+            log_format=log_format,
+        )
+        .check()
     )
 
 
 def serve_command(args: argparse.Namespace) -> int:
-    """``spider-race serve``: ``args.host``, ``args.port``, ``args.redis``, ``args.data_dir``
-    (each None when not given). Returns the exit status."""
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    """``spider-race serve``: ``args.host``, ``args.port``, ``args.redis``, ``args.data_dir``,
+    ``args.log_level``, ``args.log_format`` (each None when not given). Returns the exit
+    status."""
     try:
-        settings = _settings(args.host, args.port, args.redis, args.data_dir)
+        settings = _settings(
+            args.host,
+            args.port,
+            args.redis,
+            args.data_dir,
+            getattr(args, "log_level", None),
+            getattr(args, "log_format", None),
+        )
+        configure_logs(settings.log_level, settings.log_format)
         asyncio.run(run(settings))
+    except ConfigError as e:
+        print(f"spider-race serve: {e}", file=sys.stderr)
+        return 2
     except ServerError as e:
         print(f"spider-race serve: {e}", file=sys.stderr)
         return 1
@@ -101,8 +131,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m spider_server", description="Run a spider-race server node."
     )
-    parser.add_argument("--host", default=None)
-    parser.add_argument("--port", type=int, default=None)
-    parser.add_argument("--redis", default=None, metavar="URL")
-    parser.add_argument("--data-dir", default=None, metavar="DIR")
+    _add_arguments(parser)
     return serve_command(parser.parse_args(argv))
+
+
+def _add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``spider-race serve`` and ``python -m spider_server``; each wins over
+    its environment variable (see :mod:`spider_server.settings`)."""
+    parser.add_argument("--host", default=None, help="address to listen on (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=None, help="port (default 8765)")
+    parser.add_argument(
+        "--redis", default=None, metavar="URL", help="use this Redis instead of an embedded one"
+    )
+    parser.add_argument(
+        "--data-dir",
+        default=None,
+        metavar="DIR",
+        help="data folder of the embedded Redis and the generated token secret (default data)",
+    )
+    parser.add_argument(
+        "--log-level",
+        default=None,
+        choices=LEVELS,
+        type=str.lower,
+        help="least severe log records written (default info)",
+    )
+    parser.add_argument(
+        "--log-format",
+        default=None,
+        choices=FORMATS,
+        type=str.lower,
+        help="text lines, or one JSON object per line (default text)",
+    )

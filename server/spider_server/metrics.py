@@ -1,20 +1,62 @@
-"""The node's metrics, rendered in the Prometheus text format for ``GET /metrics``.
+"""The node's metrics for ``GET /metrics``, exposed through ``prometheus_client``.
 
 Counters and gauges are this node's own (a deployment sums them over its nodes); races by
-state are the races this node's connections watch.
+state are the races this node's connections watch. Beside them the scrape carries the
+process's CPU time, memory, open and allowed file descriptors and start time
+(``process_*``, where the system has ``/proc``), the garbage collector's counts
+(``python_gc_*``) and the interpreter (``python_info``).
+
+The hot path pays nothing for this: what a move counts is a plain ``int`` attribute or a
+:class:`collections.Counter` entry incremented in place, and a :class:`Histogram` is a list
+of ints, as before. A collector reads them only when ``/metrics`` is scraped. Each
+:class:`Metrics` has its own :class:`prometheus_client.CollectorRegistry` (never the
+library's global one), so several nodes in one process keep apart.
+
+The text is Prometheus's text format 0.0.4 unless the scrape's ``Accept`` header asks for
+OpenMetrics (``application/openmetrics-text``; see :meth:`Metrics.exposition`). In
+OpenMetrics the counter ``spider_connections_total`` is typed ``unknown``: as a counter
+its family would be named ``spider_connections``, which is the open-connections gauge.
+The series and their names are the same in both formats.
 """
 
 from __future__ import annotations
 
 import bisect
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 
-__all__ = ["Histogram", "Metrics"]
+from prometheus_client import (
+    CollectorRegistry,
+    GCCollector,
+    PlatformCollector,
+    ProcessCollector,
+)
+from prometheus_client.exposition import choose_encoder
+from prometheus_client.metrics_core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+    UnknownMetricFamily,
+)
+from prometheus_client.registry import Collector
+from prometheus_client.utils import floatToGoString
+
+__all__ = ["Gauges", "Histogram", "Metrics", "TEXT_CONTENT_TYPE"]
+
+TEXT_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+"""The content type of :meth:`Metrics.render`'s text (what a scrape gets by default)."""
+
+RACE_STATES = ("open", "countdown", "running", "finished")
+ROLES = ("player", "spectator")
+TRANSITIONS = ("start", "finish")
+ACTIONS = ("move", "undo", "resign", "duplicate")
 
 
 class Histogram:
-    """A cumulative histogram with fixed bucket bounds (seconds)."""
+    """A cumulative histogram with fixed bucket bounds (seconds). ``observe`` is a bisect
+    and three additions; the buckets are summed only when scraped."""
 
     def __init__(self, bounds: tuple[float, ...]) -> None:
         self.bounds = bounds
@@ -27,22 +69,36 @@ class Histogram:
         self.sum += value
         self.count += 1
 
-    def render(self, name: str) -> list[str]:
-        lines = []
+    def family(self, name: str, documentation: str) -> HistogramMetricFamily:
+        """The histogram now, as ``prometheus_client`` exposes it."""
+        buckets: list[tuple[str, float]] = []
         total = 0
         for bound, n in zip(self.bounds, self.counts, strict=False):
             total += n
-            lines.append(f'{name}_bucket{{le="{bound}"}} {total}')
-        lines.append(f'{name}_bucket{{le="+Inf"}} {self.count}')
-        lines.append(f"{name}_sum {self.sum:.6f}")
-        lines.append(f"{name}_count {self.count}")
-        return lines
+            buckets.append((floatToGoString(bound), total))
+        buckets.append(("+Inf", self.count))
+        return HistogramMetricFamily(name, documentation, buckets=buckets, sum_value=self.sum)
+
+
+@dataclass(frozen=True)
+class Gauges:
+    """What a node reads at scrape time: races its connections watch by state, connections
+    following a race by role, and (connections backlogged, frames queued for them)."""
+
+    races_by_state: Mapping[str, int] = field(default_factory=dict)
+    subscriptions: Mapping[str, int] = field(default_factory=dict)
+    backlog: tuple[int, int] = (0, 0)
 
 
 class Metrics:
-    """What one node counts."""
+    """What one node counts, and its registry of collectors.
 
-    def __init__(self) -> None:
+    ``gauges``, when given, is called at every scrape that does not pass the gauges'
+    values itself (see :meth:`exposition`). ``process=False`` leaves out the process,
+    garbage collector and platform collectors.
+    """
+
+    def __init__(self, *, gauges: Callable[[], Gauges] | None = None, process: bool = True) -> None:
         self.connections = 0
         self.connections_total = 0
         self.frames_total = 0
@@ -58,78 +114,185 @@ class Metrics:
         """Pauses of Python's cyclic garbage collector (while they last, nothing else runs)."""
         self.loop_lag = Histogram((0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5))
         """How late a timer of the event loop fires: how long work held the loop."""
+        self.gauges = gauges
+        self.registry = CollectorRegistry(auto_describe=False)
+        """This node's registry: the node's own collector, then the process's."""
+        self._collector = _NodeCollector(self)
+        self.registry.register(self._collector)
+        if process:
+            ProcessCollector(registry=self.registry)
+            GCCollector(registry=self.registry)
+            PlatformCollector(registry=self.registry)
 
     def render(
         self,
-        races_by_state: Mapping[str, int],
+        races_by_state: Mapping[str, int] | None = None,
         subscriptions: Mapping[str, int] | None = None,
-        backlog: tuple[int, int] = (0, 0),
+        backlog: tuple[int, int] | None = None,
     ) -> str:
-        out = [
-            "# HELP spider_connections Open websocket connections on this node.",
-            "# TYPE spider_connections gauge",
-            f"spider_connections {self.connections}",
-            "# HELP spider_connections_total Websocket connections accepted by this node.",
-            "# TYPE spider_connections_total counter",
-            f"spider_connections_total {self.connections_total}",
-            "# HELP spider_frames_total Frames received from clients.",
-            "# TYPE spider_frames_total counter",
-            f"spider_frames_total {self.frames_total}",
-            "# HELP spider_races Races watched by this node's connections, by state.",
-            "# TYPE spider_races gauge",
-        ]
-        for state in ("open", "countdown", "running", "finished"):
-            out.append(f'spider_races{{state="{state}"}} {races_by_state.get(state, 0)}')
-        subs = subscriptions or {}
-        out += [
-            "# HELP spider_subscriptions Connections following a race on this node, by role.",
-            "# TYPE spider_subscriptions gauge",
-        ]
-        for role in ("player", "spectator"):
-            out.append(f'spider_subscriptions{{role="{role}"}} {subs.get(role, 0)}')
-        out += [
-            "# HELP spider_backlogged_connections Connections with frames waiting for their"
-            " reader now (the socket takes no more; a reader that stopped stays in it).",
-            "# TYPE spider_backlogged_connections gauge",
-            f"spider_backlogged_connections {backlog[0]}",
-            "# HELP spider_backlog_frames Frames queued for those connections.",
-            "# TYPE spider_backlog_frames gauge",
-            f"spider_backlog_frames {backlog[1]}",
-            "# HELP spider_races_created_total Races created through this node.",
-            "# TYPE spider_races_created_total counter",
-            f"spider_races_created_total {self.races_created_total}",
-            "# HELP spider_transitions_total Race starts and finishes this node performed.",
-            "# TYPE spider_transitions_total counter",
-        ]
-        for kind in ("start", "finish"):
-            out.append(f'spider_transitions_total{{kind="{kind}"}} {self.transitions_total[kind]}')
-        out += [
-            "# HELP spider_actions_total Player actions applied (moves, deals, undos, resigns).",
-            "# TYPE spider_actions_total counter",
-        ]
-        for kind in ("move", "undo", "resign", "duplicate"):
-            out.append(f'spider_actions_total{{kind="{kind}"}} {self.actions_total[kind]}')
-        out += [
-            "# HELP spider_errors_total Error replies sent, by code.",
-            "# TYPE spider_errors_total counter",
-        ]
-        for code, n in sorted(self.errors_total.items()):
-            out.append(f'spider_errors_total{{code="{code}"}} {n}')
-        out += [
-            "# HELP spider_closed_total Connections this node closed, by close code.",
-            "# TYPE spider_closed_total counter",
-        ]
-        for close_code, count in sorted(self.closed_total.items()):
-            out.append(f'spider_closed_total{{code="{close_code}"}} {count}')
-        out += [
-            "# HELP spider_action_seconds Time from receiving an action to sending its ack.",
-            "# TYPE spider_action_seconds histogram",
-            *self.action_seconds.render("spider_action_seconds"),
-            "# HELP spider_gc_pause_seconds Pauses of the garbage collector in this process.",
-            "# TYPE spider_gc_pause_seconds histogram",
-            *self.gc_seconds.render("spider_gc_pause_seconds"),
-            "# HELP spider_loop_lag_seconds How late a 100 ms timer of the event loop fires.",
-            "# TYPE spider_loop_lag_seconds histogram",
-            *self.loop_lag.render("spider_loop_lag_seconds"),
-        ]
-        return "\n".join(out) + "\n"
+        """Every metric in the text format 0.0.4 (:data:`TEXT_CONTENT_TYPE`)."""
+        body, _ = self.exposition(None, races_by_state, subscriptions, backlog)
+        return body.decode("utf-8")
+
+    def exposition(
+        self,
+        accept: str | None,
+        races_by_state: Mapping[str, int] | None = None,
+        subscriptions: Mapping[str, int] | None = None,
+        backlog: tuple[int, int] | None = None,
+    ) -> tuple[bytes, str]:
+        """The scrape's body and its content type, in the format the ``Accept`` header
+        asks for: OpenMetrics 1.0.0 for ``application/openmetrics-text``, else the text
+        format 0.0.4 (:data:`TEXT_CONTENT_TYPE`). The gauges are the values given; when none is
+        given, those of the ``gauges`` callback (or zeros without one)."""
+        if races_by_state is None and subscriptions is None and backlog is None:
+            gauges = self.gauges() if self.gauges is not None else Gauges()
+        else:
+            gauges = Gauges(races_by_state or {}, subscriptions or {}, backlog or (0, 0))
+        encoder, content_type = choose_encoder(accept or "")
+        openmetrics = content_type.startswith("application/openmetrics-text")
+        if not openmetrics:
+            encoder, content_type = _text, TEXT_CONTENT_TYPE
+        self._collector.scrape = gauges
+        self._collector.openmetrics = openmetrics
+        try:
+            body = encoder(self.registry)
+        finally:
+            self._collector.scrape = Gauges()
+            self._collector.openmetrics = False
+        return body, content_type
+
+
+class _NodeCollector(Collector):
+    """The node's own metrics, read from :class:`Metrics` at scrape time."""
+
+    def __init__(self, metrics: Metrics) -> None:
+        self.metrics = metrics
+        self.scrape = Gauges()
+        self.openmetrics = False
+
+    def collect(self) -> Iterator[Metric]:
+        m, g = self.metrics, self.scrape
+        yield GaugeMetricFamily(
+            "spider_connections", "Open websocket connections on this node.", m.connections
+        )
+        doc = "Websocket connections accepted by this node."
+        if self.openmetrics:  # a counter family here would clash with the gauge above
+            yield UnknownMetricFamily("spider_connections_total", doc, m.connections_total)
+        else:
+            yield CounterMetricFamily("spider_connections_total", doc, m.connections_total)
+        yield CounterMetricFamily(
+            "spider_frames_total", "Frames received from clients.", m.frames_total
+        )
+        yield _labelled(
+            GaugeMetricFamily,
+            "spider_races",
+            "Races watched by this node's connections, by state.",
+            "state",
+            ((state, g.races_by_state.get(state, 0)) for state in RACE_STATES),
+        )
+        yield _labelled(
+            GaugeMetricFamily,
+            "spider_subscriptions",
+            "Connections following a race on this node, by role.",
+            "role",
+            ((role, g.subscriptions.get(role, 0)) for role in ROLES),
+        )
+        yield GaugeMetricFamily(
+            "spider_backlogged_connections",
+            "Connections with frames waiting for their reader now (the socket takes no"
+            " more; a reader that stopped stays in it).",
+            g.backlog[0],
+        )
+        yield GaugeMetricFamily(
+            "spider_backlog_frames", "Frames queued for those connections.", g.backlog[1]
+        )
+        yield CounterMetricFamily(
+            "spider_races_created_total", "Races created through this node.", m.races_created_total
+        )
+        yield _labelled(
+            CounterMetricFamily,
+            "spider_transitions_total",
+            "Race starts and finishes this node performed.",
+            "kind",
+            ((kind, m.transitions_total[kind]) for kind in TRANSITIONS),
+        )
+        yield _labelled(
+            CounterMetricFamily,
+            "spider_actions_total",
+            "Player actions applied (moves, deals, undos, resigns).",
+            "kind",
+            ((kind, m.actions_total[kind]) for kind in ACTIONS),
+        )
+        yield _labelled(
+            CounterMetricFamily,
+            "spider_errors_total",
+            "Error replies sent, by code.",
+            "code",
+            sorted(m.errors_total.items()),
+        )
+        yield _labelled(
+            CounterMetricFamily,
+            "spider_closed_total",
+            "Connections this node closed, by close code.",
+            "code",
+            ((str(code), n) for code, n in sorted(m.closed_total.items())),
+        )
+        yield m.action_seconds.family(
+            "spider_action_seconds", "Time from receiving an action to sending its ack."
+        )
+        yield m.gc_seconds.family(
+            "spider_gc_pause_seconds", "Pauses of the garbage collector in this process."
+        )
+        yield m.loop_lag.family(
+            "spider_loop_lag_seconds", "How late a 100 ms timer of the event loop fires."
+        )
+
+
+def _labelled(
+    kind: type[CounterMetricFamily] | type[GaugeMetricFamily],
+    name: str,
+    documentation: str,
+    label: str,
+    values: Iterator[tuple[str, int]] | list[tuple[str, int]],
+) -> Metric:
+    family = kind(name, documentation, labels=[label])
+    for value, n in values:
+        family.add_metric([value], n)
+    return family
+
+
+def _text(registry: Collector) -> bytes:
+    """The text format 0.0.4 of every metric ``registry`` collects. As
+    :func:`prometheus_client.generate_latest`, except that an integer sample is written as
+    an integer (``spider_connections 3``, as the node always wrote it, not ``3.0``)."""
+    out: list[str] = []
+    for metric in registry.collect():
+        name, kind = metric.name, metric.type
+        if kind == "counter":
+            name += "_total"
+        elif kind == "info":
+            name, kind = name + "_info", "gauge"
+        elif kind == "stateset":
+            kind = "gauge"
+        elif kind == "gaugehistogram":
+            kind = "histogram"
+        elif kind == "unknown":
+            kind = "untyped"
+        doc = metric.documentation.replace("\\", r"\\").replace("\n", r"\n")
+        out.append(f"# HELP {name} {doc}\n# TYPE {name} {kind}\n")
+        for sample in metric.samples:
+            value = sample.value
+            text = str(value) if type(value) is int else floatToGoString(value)
+            if sample.labels:
+                labels = ",".join(
+                    f'{key}="{_escape(label)}"' for key, label in sorted(sample.labels.items())
+                )
+                out.append(f"{sample.name}{{{labels}}} {text}\n")
+            else:
+                out.append(f"{sample.name} {text}\n")
+    return "".join(out).encode("utf-8")
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", r"\\").replace("\n", r"\n").replace('"', r"\"")

@@ -1,12 +1,22 @@
 """Session tokens: who a connection speaks for, signed with the deployment's secret.
 
 A token is ``v1.<payload>.<signature>``: the payload is URL-safe base64 (no padding) of
-JSON ``{"p": player id, "n": display name, "t": issue time}``, the signature URL-safe base64
-of HMAC-SHA256(secret, ``"v1." + payload``). Every node of one deployment shares the secret,
-so any node accepts any node's tokens; without the secret no one can make or alter one.
+JSON ``{"p": player id, "n": display name, "t": issue time}`` (``t`` in whole seconds of
+the Unix epoch), the signature URL-safe base64 of HMAC-SHA256(secret, ``"v1." +
+payload``). Every node of one deployment shares the secret, so any node accepts any
+node's tokens; without the secret no one can make or alter one.
 
-The secret comes from the environment (``SPIDER_RACE_SECRET``) or, when none is given, is
-generated once and kept in ``<data dir>/token-secret`` (mode 0600).
+The secret is a list (a :class:`Keyring`): tokens are signed with the first secret and
+verified with each in turn, so a deployment rotates its secret by putting a new one first
+(tokens already given out still verify) and later dropping the old one (they no longer
+do). With a maximum age, a token issued longer ago than that is refused, and so is a
+token without an issue time (every token issued has one; without a maximum age such a
+token is accepted). Every ``welcome`` carries a freshly issued token, so the age counts from a player's last
+connection, not from their first.
+
+The secrets come from the environment (``SPIDER_RACE_SECRET``, several separated by
+commas) or, when none is given, from ``<data dir>/token-secret`` (one a line, the first
+signing; the file is created with one generated secret, mode 0600, on first use).
 """
 
 from __future__ import annotations
@@ -18,23 +28,52 @@ import json
 import os
 import secrets
 import time
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import BadToken
+from .errors import BadToken, ConfigError
 
-__all__ = ["Identity", "issue", "verify", "load_secret", "new_player_id"]
+__all__ = ["Identity", "Keyring", "issue", "verify", "load_secret", "new_player_id"]
 
 _VERSION = "v1"
 SECRET_FILE = "token-secret"
+CLOCK_SKEW = 300.0
+"""Seconds a token's issue time may lie in the future (clocks of nodes differ) before a
+maximum age refuses it."""
+MAX_TOKEN = 2048
+"""The longest token looked at; a longer one is malformed."""
 
 
 @dataclass(frozen=True)
 class Identity:
-    """A player as a token names them."""
+    """A player as a token names them; ``issued`` (left out of comparisons) is the
+    token's issue time, None for a token without one or an identity not read from one."""
 
     player: str
     name: str
+    issued: float | None = field(default=None, compare=False)
+
+
+class Keyring(bytes):
+    """The deployment's token secrets, newest first. As ``bytes`` it is the first, the one
+    tokens are signed with (and what anything else derived from the secret uses);
+    ``secrets`` are all of them, each accepted; ``max_age`` is the seconds a token is
+    accepted after it was issued (None: any age)."""
+
+    secrets: tuple[bytes, ...]
+    max_age: float | None
+
+    def __new__(cls, secrets: Sequence[bytes], *, max_age: float | None = None) -> Keyring:
+        if not secrets or not all(secrets):
+            raise ValueError("a keyring needs at least one secret, and no empty one")
+        keyring = super().__new__(cls, secrets[0])
+        keyring.secrets = tuple(bytes(s) for s in secrets)
+        keyring.max_age = max_age
+        return keyring
+
+    def __repr__(self) -> str:  # never the secrets themselves
+        return f"Keyring(<{len(self.secrets)} secrets>, max_age={self.max_age})"
 
 
 def new_player_id() -> str:
@@ -54,48 +93,94 @@ def _sign(secret: bytes, signed: str) -> str:
     return _b64(hmac.new(secret, signed.encode("ascii"), hashlib.sha256).digest())
 
 
-def issue(secret: bytes, identity: Identity, *, now: float | None = None) -> str:
-    """A token for ``identity``."""
+def _keys(secret: bytes | Sequence[bytes]) -> tuple[bytes, ...]:
+    if isinstance(secret, Keyring):
+        return secret.secrets
+    if isinstance(secret, bytes):
+        return (secret,)
+    return tuple(secret)
+
+
+def issue(secret: bytes | Sequence[bytes], identity: Identity, *, now: float | None = None) -> str:
+    """A token for ``identity``, issued ``now`` (default: this machine's clock), signed with
+    the first secret of ``secret`` (bytes, a :class:`Keyring` or a list of bytes)."""
     body = {"p": identity.player, "n": identity.name, "t": int(time.time() if now is None else now)}
     payload = _b64(json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
     signed = f"{_VERSION}.{payload}"
-    return f"{signed}.{_sign(secret, signed)}"
+    return f"{signed}.{_sign(_keys(secret)[0], signed)}"
 
 
-def verify(secret: bytes, token: str) -> Identity:
-    """The identity a token names; :class:`BadToken` when it is malformed, altered, or
-    signed with another secret. Constant-time comparison of the signature."""
-    parts = token.split(".") if isinstance(token, str) else []
+def verify(
+    secret: bytes | Sequence[bytes],
+    token: str,
+    *,
+    max_age: float | None = None,
+    now: float | None = None,
+) -> Identity:
+    """The identity a token names; :class:`BadToken` (and no other error) when it is not a
+    string, malformed, altered, signed with none of the secrets, or too old.
+
+    ``secret`` is bytes, a :class:`Keyring` or a list of bytes; any of them may have
+    signed the token (constant-time comparisons). ``max_age`` (default: the keyring's):
+    seconds since the token's issue time beyond which it is refused, as is a token without
+    an issue time or issued more than :data:`CLOCK_SKEW` seconds after ``now``."""
+    if max_age is None and isinstance(secret, Keyring):
+        max_age = secret.max_age
+    if not isinstance(token, str) or not token.isascii() or len(token) > MAX_TOKEN:
+        raise BadToken("malformed session token")
+    parts = token.split(".")
     if len(parts) != 3 or parts[0] != _VERSION:
         raise BadToken("malformed session token")
     signed = f"{parts[0]}.{parts[1]}"
-    if not hmac.compare_digest(_sign(secret, signed), parts[2]):
+    signature = parts[2]
+    # every key is tried, so the time taken does not tell which one matched
+    matched = False
+    for key in _keys(secret):
+        matched |= hmac.compare_digest(_sign(key, signed), signature)
+    if not matched:
         raise BadToken("the session token's signature does not match")
     try:
         body = json.loads(_unb64(parts[1]))
         player, name = body["p"], body["n"]
-    except (ValueError, KeyError, TypeError):
+        issued = body.get("t")
+    except (ValueError, KeyError, TypeError, AttributeError):
         raise BadToken("malformed session token") from None
     if not isinstance(player, str) or not isinstance(name, str):
         raise BadToken("malformed session token")
-    return Identity(player, name)
+    if issued is not None and (isinstance(issued, bool) or not isinstance(issued, int | float)):
+        raise BadToken("malformed session token")
+    if max_age is not None:
+        if issued is None:
+            raise BadToken("the session token has no issue time; say hello without it")
+        clock = time.time() if now is None else now
+        if clock - issued > max_age:
+            raise BadToken("the session token has expired")
+        if issued - clock > CLOCK_SKEW:
+            raise BadToken("the session token's issue time is in the future")
+    return Identity(player, name, None if issued is None else float(issued))
 
 
-def load_secret(configured: str | None, data_dir: Path) -> bytes:
-    """The token secret: ``configured`` when given, else the one kept in ``data_dir``
-    (created with 32 random bytes on first use; every later call returns the same)."""
+def load_secret(configured: str | None, data_dir: Path, *, max_age: float | None = None) -> Keyring:
+    """The token secrets: ``configured`` when given (comma-separated, the first signing;
+    spaces around each are dropped), else those kept in ``data_dir`` (one a line; the file
+    is created with 32 random bytes in hex on first use, and every later call returns the
+    same). :class:`ConfigError` for an empty secret in the list or an empty file."""
     if configured:
-        return configured.encode("utf-8")
+        items = [item.strip() for item in configured.split(",")]
+        if not all(items):
+            raise ConfigError("SPIDER_RACE_SECRET: an empty secret in the list")
+        return Keyring([item.encode("utf-8") for item in items], max_age=max_age)
     data_dir.mkdir(parents=True, exist_ok=True)
     path = data_dir / SECRET_FILE
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
-        text = path.read_text("ascii").strip()
-        if text:
-            return text.encode("ascii")
-        raise
+        lines = [line.strip() for line in path.read_text("utf-8").splitlines()]
+        kept = [line.encode("utf-8") for line in lines if line]
+        if kept:
+            return Keyring(kept, max_age=max_age)
+        raise ConfigError(f"{path} holds no secret") from None
     with os.fdopen(fd, "w") as f:
         text = secrets.token_hex(32)
         f.write(text + "\n")
-    return text.encode("ascii")
+    return Keyring([text.encode("ascii")], max_age=max_age)

@@ -1,7 +1,8 @@
 """``spider-race``: one command for every job.
 
 Engine commands (``deal``, ``moves``, ``apply``, ``solve``) print one line per answer;
-bad input prints one line on standard error and exits with status 2.
+bad input prints one line on standard error and exits with status 2. ``--version`` prints
+the installed version; ``python -m spider_race`` is the same command.
 """
 
 from __future__ import annotations
@@ -9,10 +10,36 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from importlib import metadata
+from typing import Any
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "version"]
 
 DEFAULT_URL = "ws://127.0.0.1:8765/ws"
+DISTRIBUTION = "spider-race"
+URL_HELP = f"the server's websocket URL (default {DEFAULT_URL})"
+
+
+def version() -> str:
+    """The installed version of the ``spider-race`` distribution; ``unknown`` when it is
+    not installed (the package imported from a source tree)."""
+    try:
+        return metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+class _Version(argparse.Action):
+    """``--version``: print ``spider-race VERSION`` and exit 0 (the version is looked up
+    only when asked for)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        kwargs.setdefault("help", "print the version and exit")
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        print(f"{parser.prog} {version()}")
+        parser.exit()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -20,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="spider-race",
         description="Race friends and bots at Spider solitaire on the same seeded deal.",
     )
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("deal", help="print the full position of a seeded deal")
@@ -30,8 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("position", nargs="?", help="a position; without it, one per line on stdin")
 
     p = sub.add_parser("apply", help="apply moves to a position and print the result")
-    p.add_argument("position")
-    p.add_argument("moves", nargs="*", metavar="MOVE")
+    p.add_argument("position", help="a full position (as printed by deal)")
+    p.add_argument(
+        "moves", nargs="*", metavar="MOVE", help="moves in the spec's notation, in order"
+    )
 
     p = sub.add_parser("solve", help="solve a deal or a position with full knowledge")
     p.add_argument("variant", nargs="?", help="variant id of a seeded deal")
@@ -48,35 +78,63 @@ def build_parser() -> argparse.ArgumentParser:
         "--redis", default=None, metavar="URL", help="use this Redis instead of an embedded one"
     )
     p.add_argument(
-        "--data-dir", default=None, metavar="DIR", help="data folder of the embedded Redis"
+        "--data-dir",
+        default=None,
+        metavar="DIR",
+        help="data folder of the embedded Redis and the generated token secret (default data)",
+    )
+    p.add_argument(
+        "--log-level",
+        default=None,
+        choices=("debug", "info", "warning", "error", "critical"),
+        type=str.lower,
+        help="least severe log records written (default info)",
+    )
+    p.add_argument(
+        "--log-format",
+        default=None,
+        choices=("text", "json"),
+        type=str.lower,
+        help="text lines, or one JSON object per line (default text)",
     )
 
     p = sub.add_parser("bot", help="join a race by code and play it with a bot")
-    p.add_argument("code")
-    p.add_argument("--url", default=DEFAULT_URL)
-    p.add_argument("--strategy", choices=["greedy", "random"], default="greedy")
-    p.add_argument("--name", default=None)
+    p.add_argument("code", help="the race's code")
+    p.add_argument("--url", default=DEFAULT_URL, help=URL_HELP)
+    p.add_argument(
+        "--strategy",
+        choices=["greedy", "random"],
+        default="greedy",
+        help="how the bot plays (default greedy)",
+    )
+    p.add_argument("--name", default=None, help="the bot's name (default: STRATEGY bot)")
 
     p = sub.add_parser("play", help="play in the terminal: create a race, or join one by code")
-    p.add_argument("code", nargs="?")
-    p.add_argument("--url", default=DEFAULT_URL)
-    p.add_argument("--name", default=None)
+    p.add_argument("code", nargs="?", help="join this race; without it, create one")
+    p.add_argument("--url", default=DEFAULT_URL, help=URL_HELP)
+    p.add_argument("--name", default=None, help="your name in the race (default: your login)")
 
     p = sub.add_parser("watch", help="watch a race in the terminal as a spectator")
-    p.add_argument("code")
-    p.add_argument("--url", default=DEFAULT_URL)
+    p.add_argument("code", help="the race's code")
+    p.add_argument("--url", default=DEFAULT_URL, help=URL_HELP)
 
     p = sub.add_parser("demo", help="a race of bots, shown live")
-    p.add_argument("--bots", type=int, default=3)
-    p.add_argument("--variant", default="spider1")
+    p.add_argument("--bots", type=int, default=3, help="bots in the race (default 3)")
+    p.add_argument(
+        "--variant", default="spider1", help="variant id, e.g. spider4 (default spider1)"
+    )
     p.add_argument("--url", default=None, help="use this server instead of starting one")
     p.add_argument(
         "--headless", action="store_true", help="print events as text and exit at the end"
     )
-    p.add_argument("--seed", default=None)
+    p.add_argument("--seed", default=None, help="deal this seed (default: a random one)")
 
     p = sub.add_parser("bench", help="benchmarks that print figures")
-    p.add_argument("what", choices=["engine", "server", "solver"])
+    p.add_argument(
+        "what",
+        choices=["engine", "server", "solver"],
+        help="what to measure: engine, server or solver",
+    )
     p.add_argument("--deals", type=int, default=100, help="engine, solver: seeded deals")
     p.add_argument(
         "--variant",
