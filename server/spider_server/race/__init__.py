@@ -35,6 +35,7 @@ from .codes import CODE_ALPHABET, CODE_LENGTH, new_code, normalize_code
 from .fairness import commitment, day_end, new_salt, new_seed, revealed
 from .model import (
     ALL,
+    FORFEIT,
     SPECTATORS,
     TERMINAL,
     ActionKind,
@@ -51,8 +52,8 @@ from .model import (
     event_data,
 )
 from .options import Limits, RaceOptions
-from .progress import runs_completed, status_after
-from .results import rank
+from .progress import progress_of, runs_completed, status_after
+from .results import Standing, rank, shared_ranks, standing
 from .snapshots import race_info
 from .transitions import (
     create_race,
@@ -77,6 +78,7 @@ __all__ = [
     "CODE_ALPHABET",
     "CODE_LENGTH",
     "Entry",
+    "FORFEIT",
     "Final",
     "Game",
     "Limits",
@@ -84,6 +86,7 @@ __all__ = [
     "RaceChange",
     "RaceOptions",
     "RaceState",
+    "Standing",
     "Status",
     "TERMINAL",
     "apply_action",
@@ -102,12 +105,15 @@ __all__ = [
     "normalize_code",
     "new_seed",
     "prepare",
+    "progress_of",
     "revealed",
     "race_info",
     "rank",
     "replay",
     "runs_completed",
     "set_ready",
+    "shared_ranks",
+    "standing",
     "start",
     "status_after",
 ]

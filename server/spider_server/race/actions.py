@@ -23,7 +23,7 @@ from .model import (
     entry_of,
     event_data,
 )
-from .progress import runs_completed, status_after
+from .progress import progress_of, status_after
 
 __all__ = ["apply_action", "effective_moves", "replay"]
 
@@ -68,7 +68,9 @@ def apply_action(
     player's actions so far), ``resign``, or ``leave`` (a resign that marks the player
     ``left``). Raises GameOver when the race or the player's game is over or the time is
     up, WrongState before the start, MalformedMove, IllegalMove, UndoNotAllowed; nothing
-    changes then. ``board``, when given, is ``game.position`` already parsed (a ``move``
+    changes then. The new game's progress (rules.md §7a: sets completed, cards turned up,
+    suited score) is the position's; ``raised_at`` becomes the action's race time when the
+    action raised it (compared as a tuple), and stays otherwise. ``board``, when given, is ``game.position`` already parsed (a ``move``
     is pushed onto it, so it must not be used again unless the action is committed); the
     outcome's ``board`` is the position after the action.
     """
@@ -115,18 +117,22 @@ def apply_action(
     seq = game.seq + 1
     elapsed = round(now - (race.started_at or now), 3)
     position, view = board.texts()
+    progress = progress_of(board, game.down0)
+    runs, turned_up, suited = progress
     new = Game(
         player=game.player,
         seq=seq,
         position=position,
         status=status,
         moves=moves,
-        turned_up=game.down0 - sum(board.down),
-        runs=runs_completed(board),
+        turned_up=turned_up,
+        runs=runs,
         deals_left=board.deals_left(),
         score=board.classic_score(moves),
         time=elapsed if status in TERMINAL else None,
         down0=game.down0,
+        suited=suited,
+        raised_at=elapsed if progress > game.progress else game.raised_at,
     )
     entry = entry_of(race.players[game.player], new)
     ack = Ack(

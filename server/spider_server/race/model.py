@@ -23,6 +23,7 @@ __all__ = [
     "ActionOutcome",
     "Audience",
     "Entry",
+    "FORFEIT",
     "Final",
     "Game",
     "Race",
@@ -65,9 +66,14 @@ class Status:
     TIMEOUT = "timeout"
     LEFT = "left"
     """Left a running race: counts as resigned."""
+    ABANDONED = "abandoned"
+    """Away from a running race past the grace period: counts as resigned."""
 
 
-TERMINAL = frozenset({Status.WON, Status.STUCK, Status.RESIGNED, Status.TIMEOUT, Status.LEFT})
+FORFEIT = frozenset({Status.RESIGNED, Status.LEFT, Status.ABANDONED})
+"""Statuses of a game given up (rules.md §7a): ranked below every player who played on."""
+
+TERMINAL = frozenset({Status.WON, Status.STUCK, Status.TIMEOUT}) | FORFEIT
 """Statuses of a game that is over."""
 
 
@@ -83,10 +89,22 @@ class Entry:
     moves: int = 0
     turned_up: int = 0
     runs: int = 0
+    """Sets completed (rules.md §7a): runs for the Spider family, each deck's sets for
+    the others."""
     deals_left: int = 0
     score: int = 500
     time: float | None = None
     hints: int = 0
+    suited: int = 0
+    """The ``suited`` score of the position now (0 for a variant without one)."""
+    raised_at: float = 0.0
+    """Race time (seconds from the start) of the action that last raised the player's
+    progress (sets completed, cards turned up, suited score); 0 before any did."""
+
+    @property
+    def progress(self) -> tuple[int, int, int]:
+        """The progress of rules.md §7a: (sets completed, cards turned up, suited score)."""
+        return (self.runs, self.turned_up, self.suited)
 
     def info(self, *, connected: bool = True) -> PlayerInfo:
         return PlayerInfo(
@@ -118,11 +136,23 @@ class Game:
     moves: int = 0
     turned_up: int = 0
     runs: int = 0
+    """Sets completed (rules.md §7a): runs for the Spider family, each deck's sets for
+    the others."""
     deals_left: int = 0
     score: int = 500
     time: float | None = None
     down0: int = 0
     """Face-down cards at the deal (``turned_up`` counts from it)."""
+    suited: int = 0
+    """The ``suited`` score of the position (0 for a variant without one)."""
+    raised_at: float = 0.0
+    """Race time of the action that last raised the progress (``runs``, ``turned_up``,
+    ``suited``, compared as a tuple); 0 before any did."""
+
+    @property
+    def progress(self) -> tuple[int, int, int]:
+        """The progress of rules.md §7a: (sets completed, cards turned up, suited score)."""
+        return (self.runs, self.turned_up, self.suited)
 
 
 @dataclass(kw_only=True)
@@ -220,4 +250,6 @@ def entry_of(entry: Entry, game: Game) -> Entry:
         deals_left=game.deals_left,
         score=game.score,
         time=game.time,
+        suited=game.suited,
+        raised_at=game.raised_at,
     )

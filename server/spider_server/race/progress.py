@@ -7,17 +7,20 @@ from spider_engine import Board
 from .model import Status
 from .options import RaceOptions
 
-__all__ = ["runs_completed", "status_after"]
+__all__ = ["progress_of", "runs_completed", "status_after"]
 
 
 def runs_completed(board: Board) -> int:
-    """Runs completed: those in the foundation, and with ``keep`` the complete runs at
-    column ends (as the classic score counts them)."""
-    runs = len(board.foundation)
-    complete = getattr(board.variant, "complete_runs_at_ends", None)
-    if board.variant.keep and complete is not None:
-        runs += int(complete(board))
-    return runs
+    """Sets completed (rules.md §7a): runs in the foundation for the Spider family (with
+    ``keep``, the complete runs at column ends too, as the classic score counts them); each
+    deck's sets for the others."""
+    return board.variant.sets_completed(board)
+
+
+def progress_of(board: Board, down0: int) -> tuple[int, int, int]:
+    """The position's progress (rules.md §7a), compared larger first: sets completed, cards
+    turned up of the ``down0`` dealt face down, suited score."""
+    return board.variant.progress(board, down0)
 
 
 def status_after(board: Board, options: RaceOptions, status: str) -> str:

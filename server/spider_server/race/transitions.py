@@ -34,7 +34,7 @@ from .model import (
     entry_of,
 )
 from .options import RaceOptions
-from .progress import runs_completed, status_after
+from .progress import progress_of, status_after
 from .results import rank
 
 __all__ = [
@@ -207,14 +207,18 @@ def start(race: Race, now: float) -> RaceChange:
     ends_at = round(started_at + race.options.time_limit, 3)
     players: dict[str, Entry] = {}
     games: list[Game] = []
+    down0 = sum(board.down)
+    runs, turned_up, suited = progress_of(board, down0)
     for pid, entry in race.players.items():
         game = Game(
             player=pid,
             position=position,
             deals_left=board.deals_left(),
-            runs=runs_completed(board),
+            runs=runs,
+            turned_up=turned_up,
+            suited=suited,
             score=board.classic_score(0),
-            down0=sum(board.down),
+            down0=down0,
         )
         game.status = status_after(board, race.options, game.status)
         games.append(game)
