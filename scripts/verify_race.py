@@ -19,8 +19,12 @@ Checks, each printed as ``ok`` or ``FAIL``:
 3. each player's result follows from their replay: runs completed, actions counted, classic
    score, won exactly when the final board is won, a resign where the status says so, the
    final board the one published;
-4. the ranking: won first by time, then more runs, then higher score; equal keys share a
-   rank.
+4. the ranking (rules.md §7a): winners first, by time, then fewer actions; then the
+   players who did not forfeit, then those who resigned, left or were abandoned, each by
+   progress (sets completed, cards turned up, suited score; larger first, from the
+   replayed final board); equal keys share a rank (1, 2, 2, 4). Among players of equal
+   progress the one who reached it first ranks first; the results do not say when that
+   was, so their order among themselves is not checked (a shared rank or the next one).
 
 Exit status 0 when every check passes, 1 when one fails, 2 for unreadable input. Needs only
 the standard library and the engine (``spider_engine``).
@@ -47,14 +51,17 @@ def commitment_of(seed: str, salt: str) -> str:
     return hashlib.sha256(bytes.fromhex(salt) + seed.encode("utf-8")).hexdigest()
 
 
-def rank_key(result: dict[str, Any]) -> tuple[int, float, int, int]:
-    won = result["status"] == "won"
-    return (
-        0 if won else 1,
-        float(result["time"] or 0.0) if won else 0.0,
-        -result["runs"],
-        -result["score"],
-    )
+FORFEIT = frozenset({"resigned", "left", "abandoned"})
+"""Statuses of a game given up: ranked after every player who played on."""
+
+
+def rank_key(result: dict[str, Any], progress: tuple[int, int, int]) -> tuple[object, ...]:
+    """The ranking's key as far as the results show it (smaller first): everything but the
+    time a non-winner's progress was last raised."""
+    if result["status"] == "won":
+        return (0, float(result["time"] or 0.0), result["moves"])
+    sets, turned_up, suited = progress
+    return (2 if result["status"] in FORFEIT else 1, -sets, -turned_up, -suited)
 
 
 class Report:
@@ -69,12 +76,9 @@ class Report:
 
 
 def runs_completed(board: Board) -> int:
-    """Runs in the foundation, and with the ``keep`` option complete runs at column ends."""
-    runs = len(board.foundation)
-    complete = getattr(board.variant, "complete_runs_at_ends", None)
-    if board.variant.keep and complete is not None:
-        runs += int(complete(board))
-    return runs
+    """Sets completed: runs in the foundation (with the ``keep`` option, complete runs at
+    column ends too); each deck's sets for the others."""
+    return board.variant.sets_completed(board)
 
 
 def replay(variant: str, seed: str, actions: list[str]) -> tuple[Board, int, str | None]:
@@ -123,6 +127,8 @@ def verify(
     results: list[dict[str, Any]] = data["results"]
     replays: dict[str, list[str]] = data["replays"]
     report.check({r["player"] for r in results} == set(replays), "every ranked player has a replay")
+    down0 = sum(Board.deal(variant, seed).down)
+    progress: dict[str, tuple[int, int, int]] = {}
     for result in results:
         pid, name = result["player"], result.get("name", "")
         who = f"{name} ({pid})"
@@ -132,6 +138,7 @@ def verify(
             f"{who}: the actions replay from the deal" + (f": {error}" if error else ""),
         ):
             continue
+        progress[pid] = board.variant.progress(board, down0)
         report.check(
             runs_completed(board) == result["runs"], f"{who}: {result['runs']} runs completed"
         )
@@ -144,24 +151,30 @@ def verify(
         )
         if result["status"] == "stuck":
             report.check(board.is_stuck(), f"{who}: stuck at the end")
-        if result["status"] in ("resigned", "left"):
+        if result["status"] in FORFEIT:
             report.check(replays[pid][-1:] == ["resign"], f"{who}: resigned")
         if pid in boards:
             report.check(
                 board.text() == boards[pid], f"{who}: the final board is the one published"
             )
     ordered = sorted(results, key=lambda r: r["rank"])
-    ok = True
+    ok = all(r["player"] in progress for r in ordered)
     for i, r in enumerate(ordered):
+        if not ok:
+            break
         if i == 0:
-            ok = ok and r["rank"] == 1
+            ok = r["rank"] == 1
             continue
         prev = ordered[i - 1]
-        if rank_key(r) == rank_key(prev):
-            ok = ok and r["rank"] == prev["rank"]
+        key, prev_key = rank_key(r, progress[r["player"]]), rank_key(prev, progress[prev["player"]])
+        if key == prev_key:
+            # a shared rank, or the next one when the other reached it first (or won sooner)
+            ok = r["rank"] == prev["rank"] or (r["status"] != "won" and r["rank"] == i + 1)
         else:
-            ok = ok and rank_key(prev) < rank_key(r) and r["rank"] == i + 1
-    report.check(ok, "the ranking: won first by time, then runs, then score")
+            ok = prev_key < key and r["rank"] == i + 1
+    report.check(
+        ok, "the ranking: winners by time, then fewer actions; then by progress, forfeits last"
+    )
     print("all checks passed" if not report.failures else f"{report.failures} check(s) failed")
     return report.failures
 

@@ -15,6 +15,10 @@ and overrides the hooks whose rules differ; the board calls only these hooks:
 - :meth:`Variant.completed` — a set at a column's end that leaves at once;
 - :meth:`Variant.is_won`, :meth:`Variant.may_deal` — the end of the game and the stock's rule.
 
+A race's results (rules.md §7a) read a position's progress from
+:meth:`Variant.progress`: :meth:`Variant.sets_completed` (by default the foundation's
+tokens), :meth:`Variant.cards_turned_up` and the ``suited`` score.
+
 Variants whose rules go beyond Spider's add, through hooks the board calls only when the
 variant's class flag says so (so Spider's hot path is untouched):
 
@@ -249,6 +253,31 @@ class Variant:
         """How many sets leave in a won game (for progress)."""
         return 0
 
+    # -- progress (rules.md §7a) ------------------------------------------------------------
+
+    def sets_completed(self, board: Board) -> int:
+        """Sets completed (rules.md §7a): one per token in the foundation, which holds one
+        token per set that has left (alt-decks.md §0: a Myrmex group, a Sparrow set, a run
+        or each single trump of Wizard's Tower)."""
+        return len(board.foundation)
+
+    def cards_turned_up(self, board: Board, down_at_deal: int) -> int:
+        """Cards turned up (rules.md §7a): of the ``down_at_deal`` cards that lay face down
+        in the tableau at the deal, those face up now or gone to the foundation. No rule
+        turns a card face down (only an undo of a turn, which takes its count back), so it
+        is ``down_at_deal`` less the cards face down now; 0 when the deal is face up."""
+        return down_at_deal - sum(board.down)
+
+    def progress(self, board: Board, down_at_deal: int) -> tuple[int, int, int]:
+        """A position's progress (rules.md §7a), compared as a tuple, larger first: sets
+        completed, cards turned up (``down_at_deal`` as in :meth:`cards_turned_up`) and the
+        ``suited`` score (0 for a variant without one)."""
+        return (
+            self.sets_completed(board),
+            self.cards_turned_up(board, down_at_deal),
+            board.suited_score() if self.suited_score else 0,
+        )
+
     def may_deal(self, board: Board) -> bool:
         """Whether the stock may deal now (rule 5)."""
         return board.stock_left() > 0 and (self.relaxed or all(board.cols))
@@ -366,6 +395,12 @@ class SpiderFamily(Variant):
 
     def set_count(self) -> int:
         return len(self.canonical_deck()) // self.run_length
+
+    def sets_completed(self, board: Board) -> int:
+        """The runs in the foundation; with ``keep``, the complete runs at column ends."""
+        if self.keep:
+            return len(board.foundation) + self.complete_runs_at_ends(board)
+        return len(board.foundation)
 
     def complete_runs_at_ends(self, board: Board) -> int:
         """With ``keep``: how many columns end in a complete run."""

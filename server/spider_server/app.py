@@ -918,7 +918,8 @@ class Connection:
         return race
 
     async def leaderboard(self, msg: Leaderboard) -> None:
-        """The leaderboard of a variant's daily deal on a day (by default today)."""
+        """The leaderboard of a variant's daily deal on a day (by default today): its winners
+        by time, then fewer actions (rules.md §7a); equal keys share a rank."""
         try:
             variant = find_variant(msg.variant).id
         except VariantError as e:
@@ -929,9 +930,10 @@ class Connection:
         except ValueError:
             raise InvalidMessage("day: YYYY-MM-DD") from None
         rows = await proven.leaderboard(self.node.redis, variant, day)
+        ranks = rules.shared_ranks([(t, moves) for _, _, t, moves in rows])
         entries = [
             LeaderboardEntry(rank=i, player=player, name=name, time=t, moves=moves)
-            for i, (player, name, t, moves) in enumerate(rows, start=1)
+            for i, (player, name, t, moves) in zip(ranks, rows, strict=True)
         ]
         self.send_msg(LeaderboardReply(req=msg.req, variant=variant, day=day, entries=entries))
 

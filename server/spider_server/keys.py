@@ -13,7 +13,8 @@ Keys of one race share the hash tag ``{race:<code>}`` so that its scripts touch 
                                           v (version), a (audience: ``all`` or ``spectators``),
                                           d (msgpack of the event without its version)
     {race:<code>}:game:<player>   hash    the player's game: seq, position (full text), status,
-                                          moves, turned_up, runs, deals_left, score, time, down0
+                                          moves, turned_up, runs, deals_left, score, time, down0,
+                                          suited, raised_at (both absent from older games: 0)
     {race:<code>}:actions:<player> list   the player's actions in order: moves, undo, resign
     {race:<code>}:acks:<player>   hash    seq -> msgpack of the ack sent for that action (a
                                           resend gets the same ack again)

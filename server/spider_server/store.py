@@ -173,6 +173,8 @@ def _game_fields(game: Game) -> dict[str, str]:
         "score": str(game.score),
         "time": _num(game.time),
         "down0": str(game.down0),
+        "suited": str(game.suited),
+        "raised_at": repr(game.raised_at),
     }
 
 
@@ -190,6 +192,8 @@ def _game_from(h: dict[Any, Any]) -> Game:
         score=int(m["score"]),
         time=_opt_float(m.get("time")),
         down0=int(m["down0"]),
+        suited=int(m.get("suited") or 0),
+        raised_at=float(m.get("raised_at") or 0.0),
     )
 
 

@@ -10,6 +10,7 @@ import urllib.request
 from server_helpers import Client, Player, start_race
 
 from spider_client import protocol as p
+from spider_engine import Board
 
 
 def _get(url: str) -> tuple[int, str, str]:
@@ -100,14 +101,22 @@ async def test_time_limit_ends_the_race(redis_server, server_node) -> None:
         started = await c.expect("started")
         assert started.started_at == countdown.starts_at
         assert started.ends_at == started.started_at + 1
-    pa = Player(a, code, (await a.expect("ack", lambda m: m.seq == 0)).view, seed=3)
+    dealt = (await a.expect("ack", lambda m: m.seq == 0)).view
+    pa = Player(a, code, dealt, seed=3)
     await pa.step()
     finished = [await c.expect("finished") for c in (a, b)]
     assert finished[0].version == finished[1].version
     statuses = {r.player: r.status for r in finished[0].results}
     assert statuses == {a.player: "timeout", b.player: "timeout"}
-    # no runs either way: b, who made no move, has the higher score and ranks first
-    assert [r.player for r in finished[0].results] == [b.player, a.player]
+    # rules.md §7a: by progress, not by the classic score. a's action raised a's progress
+    # (a ranks above b, who made no move) unless it was a deal that laid no card on the next
+    # one (then they tie, in join order)
+    deal, now = Board.from_text(dealt), Board.from_text(pa.view)
+    raised = now.variant.progress(now, 0) > deal.variant.progress(deal, 0)
+    assert [(r.player, r.rank) for r in finished[0].results] == [
+        (a.player, 1),
+        (b.player, 2 if raised else 1),
+    ]
     err = await a.move(code, 2, pa.pick() or "+")
     assert err.type == "error" and err.error == "finished"
     # exactly one node performed each transition

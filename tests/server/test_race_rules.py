@@ -247,8 +247,9 @@ def test_ranking() -> None:
         e("tie", 4, "left", 3, 700),
         e("stuck", 5, "stuck", 4, 400),
     ])  # fmt: skip
-    assert [x.player for x in results] == ["fast", "slow", "stuck", "resigned", "tie", "timeout"]
-    assert [x.rank for x in results] == [1, 2, 3, 4, 4, 6]
+    # rules.md §7a: winners, then those who played on by progress, then forfeits
+    assert [x.player for x in results] == ["fast", "slow", "stuck", "timeout", "resigned", "tie"]
+    assert [x.rank for x in results] == [1, 2, 3, 4, 5, 5]
     assert results[0].time == 100.0 and results[2].time is None
 
 

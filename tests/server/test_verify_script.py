@@ -10,6 +10,8 @@ from pathlib import Path
 import msgpack
 from server_helpers import Client, Player, start_race
 
+from spider_engine import Board
+
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "verify_race.py"
 
 
@@ -17,6 +19,12 @@ def _run(path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, str(SCRIPT), str(path), *args], capture_output=True, text=True, timeout=60
     )
+
+
+def _progress(view: str) -> tuple[int, int, int]:
+    """A view's progress (rules.md §7a), turned-up cards counted from 0 face down."""
+    board = Board.from_text(view)
+    return board.variant.progress(board, 0)
 
 
 async def test_verify_race_script(redis_server, server_node, tmp_path: Path) -> None:
@@ -30,6 +38,13 @@ async def test_verify_race_script(redis_server, server_node, tmp_path: Path) -> 
         await pb.step()
     await pa.undo()
     await pa.resign()
+    # b plays on until its progress differs from a's, so that the two ranks are apart
+    # by what the results show (a tampered order is then caught)
+    for _ in range(100):
+        if _progress(pb.view) != _progress(pa.view):
+            break
+        await pb.step()
+    assert _progress(pb.view) != _progress(pa.view)
     await pb.resign()
     await w.expect("finished")
     frame = next(f for f in w.frames if msgpack.unpackb(f)["type"] == "finished")

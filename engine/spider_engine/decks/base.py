@@ -1,5 +1,9 @@
 """What the four games of alt-decks.md share (§0): the whole tableau dealt face up unless
-the option ``blind``, the stock dealing while columns are empty, no ``suited`` score."""
+the option ``blind``, the stock dealing while columns are empty, no ``suited`` score.
+
+Their sets completed (rules.md §7a) are :meth:`Variant.sets_completed`'s default, the
+foundation's tokens: one per set that has left (a Myrmex group, a Sparrow set, a run, or
+each single trump of Wizard's Tower)."""
 
 from __future__ import annotations
 

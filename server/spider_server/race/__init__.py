@@ -1,0 +1,119 @@
+"""The race's rules, without I/O: state in, decisions and events out.
+
+A race goes through four states, in order (:class:`RaceState`)::
+
+    open ──(every player ready)──> countdown ──(starts_at)──> running ──> finished
+                                                         (everyone done, or the time limit)
+
+Each operation takes the race (and a player's :class:`Game` where it acts on one) as read
+from storage, checks that the state allows it (a named :class:`~.errors.RequestError`
+otherwise, and nothing changes), and returns a decision: a :class:`RaceChange` (what to
+write and which events to append, for a check-and-set on the race's version) or an
+:class:`ActionOutcome` (the player's new game, the ack and the events, for a check-and-set
+on the player's ``seq``). The caller commits; if the check-and-set loses, it reloads and
+asks again. Nothing here reads a clock or a socket: ``now`` is always an argument.
+
+Events are protocol dataclasses whose ``version`` is 0 here; storage numbers them when it
+appends them. Every event goes to everyone in the race (audience ``all``) except ``board``
+events, which go to spectators only (audience ``spectators``).
+
+No event carries a card while the race runs, except ``board`` events of a race created with
+live boards; an :class:`~spider_client.protocol.Ack` carries the mover's own view.
+
+The package, by layer: :mod:`.model` (the race, its players' entries and games, the
+decisions), :mod:`.options` (limits and a race's options), :mod:`.codes` (join codes),
+:mod:`.fairness` (seed, salt, commitment and when they are revealed), :mod:`.progress`
+(a player's counts from their position), :mod:`.transitions` (open, countdown, start,
+finish), :mod:`.actions` (moves, undos, resigns), :mod:`.results` (the ranking) and
+:mod:`.snapshots` (the race as everyone sees it). Every name is importable from here.
+"""
+
+from __future__ import annotations
+
+from .actions import apply_action, effective_moves, replay
+from .codes import CODE_ALPHABET, CODE_LENGTH, new_code, normalize_code
+from .fairness import commitment, day_end, new_salt, new_seed, revealed
+from .model import (
+    ALL,
+    FORFEIT,
+    SPECTATORS,
+    TERMINAL,
+    ActionKind,
+    ActionOutcome,
+    Audience,
+    Entry,
+    Final,
+    Game,
+    Race,
+    RaceChange,
+    RaceState,
+    Status,
+    entry_of,
+    event_data,
+)
+from .options import Limits, RaceOptions
+from .progress import progress_of, runs_completed, status_after
+from .results import Standing, rank, shared_ranks, standing
+from .snapshots import race_info
+from .transitions import (
+    create_race,
+    due_transition,
+    finish,
+    join,
+    leave,
+    prepare,
+    set_ready,
+    start,
+)
+
+_entry_of = entry_of
+"""The name :func:`entry_of` had when the rules were one module."""
+
+__all__ = [
+    "ALL",
+    "ActionKind",
+    "SPECTATORS",
+    "ActionOutcome",
+    "Audience",
+    "CODE_ALPHABET",
+    "CODE_LENGTH",
+    "Entry",
+    "FORFEIT",
+    "Final",
+    "Game",
+    "Limits",
+    "Race",
+    "RaceChange",
+    "RaceOptions",
+    "RaceState",
+    "Standing",
+    "Status",
+    "TERMINAL",
+    "apply_action",
+    "commitment",
+    "create_race",
+    "day_end",
+    "due_transition",
+    "effective_moves",
+    "entry_of",
+    "event_data",
+    "finish",
+    "join",
+    "leave",
+    "new_code",
+    "new_salt",
+    "normalize_code",
+    "new_seed",
+    "prepare",
+    "progress_of",
+    "revealed",
+    "race_info",
+    "rank",
+    "replay",
+    "runs_completed",
+    "set_ready",
+    "shared_ranks",
+    "standing",
+    "start",
+    "status_after",
+]

@@ -1,0 +1,69 @@
+"""What a race may be created with, and what it was created with."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from spider_client.protocol import CreateRace
+from spider_engine import VariantError, find_variant
+
+from ..errors import InvalidMessage
+
+__all__ = ["Limits", "RaceOptions"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Limits:
+    """What a race may be created with."""
+
+    max_players: int = 16
+    max_time_limit: int = 4 * 3600
+    max_countdown: int = 60
+    max_seed_length: int = 200
+
+
+@dataclass(frozen=True, kw_only=True)
+class RaceOptions:
+    """The options a race was created with (fixed for its life)."""
+
+    variant: str
+    max_players: int
+    time_limit: int
+    undo: bool
+    live_boards: bool
+    countdown: int
+    winnable: bool = False
+    hints: bool = False
+    daily: str = ""
+    """The UTC day (``YYYY-MM-DD``) of a daily race, else empty."""
+
+    @classmethod
+    def from_request(cls, msg: CreateRace, limits: Limits) -> RaceOptions:
+        """The options of a ``create_race``; :class:`InvalidMessage` when one is out of range
+        or the variant is unknown."""
+        try:
+            variant = find_variant(msg.variant)
+        except VariantError as e:
+            raise InvalidMessage(f"variant: {e}") from None
+        if not variant.listed:
+            raise InvalidMessage(f"variant: {msg.variant!r} is not offered")
+        if not 1 <= msg.max_players <= limits.max_players:
+            raise InvalidMessage(f"max_players: between 1 and {limits.max_players}")
+        if not 1 <= msg.time_limit <= limits.max_time_limit:
+            raise InvalidMessage(f"time_limit: between 1 and {limits.max_time_limit} seconds")
+        if not 0 <= msg.countdown <= limits.max_countdown:
+            raise InvalidMessage(f"countdown: between 0 and {limits.max_countdown} seconds")
+        if msg.seed is not None and not 1 <= len(msg.seed) <= limits.max_seed_length:
+            raise InvalidMessage(f"seed: 1 to {limits.max_seed_length} characters")
+        if msg.winnable and msg.seed is not None:
+            raise InvalidMessage("seed: a winnable race is dealt from a proven seed")
+        return cls(
+            variant=variant.id,
+            max_players=msg.max_players,
+            time_limit=msg.time_limit,
+            undo=msg.undo,
+            live_boards=msg.live_boards,
+            countdown=msg.countdown,
+            winnable=msg.winnable,
+            hints=msg.hints,
+        )
