@@ -1,6 +1,6 @@
 // The page's frame: the screen shown and its parts redrawn, the header, the message line
 // above the board, the clock. Each screen's module provides its drawing by name (screens:
-// lobby, room, game, watch, end; parts: board, players, replay), so that what changes the
+// lobby, room, game, watch, end; the game's parts: board, players), so that what changes the
 // state redraws without knowing the screens.
 
 import { $, fill, fmtTime, h } from "./dom.js";
@@ -24,7 +24,7 @@ export function show(screen) {
   render();
 }
 
-/** Draw the current screen again (after a drag, when one is held). */
+/** Draw the current screen again; while a drag is on, when the drag ends. */
 export function render() {
   if (app.drag) {
     app.deferred = true;
