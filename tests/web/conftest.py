@@ -2,17 +2,23 @@
 
 ``browser`` launches ``/usr/bin/chromium`` headless (never a browser that Playwright would
 download). Without Chromium or Playwright these tests fail when ``CI=true`` (``.ci/run``
-installs both) and are skipped, with the reason, elsewhere.
+installs both) and are skipped, with the reason, elsewhere. ``static_url`` serves the page's
+static folder over plain HTTP, for tests that import its modules in a blank page
+(``web_helpers.blank_page``).
 """
 
 from __future__ import annotations
 
+import http.server
 import os
-from collections.abc import AsyncIterator
+import threading
+from collections.abc import AsyncIterator, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
+from web_helpers import STATIC
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -54,3 +60,22 @@ async def browser() -> AsyncIterator[Any]:
             yield chromium
         finally:
             await chromium.close()
+
+
+@pytest.fixture
+def static_url() -> Iterator[str]:
+    """The static folder over plain HTTP (the module imports need an origin)."""
+    handler = partial(_Quiet, directory=str(STATIC))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args: Any) -> None:
+        pass

@@ -1,5 +1,5 @@
 """Two Chromium pages race each other to the end of a small deal while a third watches,
-against a real server node with a real Redis.
+against two real server nodes sharing a real Redis.
 
 The deal is ``spiderette+open`` with a seed whose winning line the solver found (kept
 below, and checked to win by the engine first). Alice plays it with the mouse: a click
@@ -144,9 +144,15 @@ CLICK_THEN_RELOAD = """(el) => {
 
 async def test_two_pages_race_while_a_third_watches(browser, redis_server, server_node) -> None:
     boards = expected_boards()
-    # a player's page gets the others' progress held for up to half a second and sent
-    # together (several events in one frame) whenever it comes faster than that
-    node = await server_node(redis_server.url, progress_interval=0.5)
+    # A player's page gets progress that comes within `progress_interval` of the last one
+    # held, and sent together (several events in one frame) when the interval is over or
+    # before the next other event. Alice and the spectator are on a node whose interval
+    # outlasts the race: there, every progress after the first on a connection is held
+    # until `finished`, which makes one frame of Alice's last progress and Bob's certain,
+    # whatever the machine's pace. Bob is on a second node, which holds progress for half a
+    # second: his page sees Alice's progress live.
+    node = await server_node(redis_server.url, progress_interval=3600)
+    other_node = await server_node(redis_server.url, progress_interval=0.5)
     url = node.http_url
 
     # -- the lobby: Alice creates the race -------------------------------------------------
@@ -166,7 +172,8 @@ async def test_two_pages_race_while_a_third_watches(browser, redis_server, serve
     assert link == f"{url}/r/{code}"
 
     # -- Bob follows the link on a phone-sized screen, by keyboard alone ---------------------
-    bob = await open_page(browser, "bob", "player", link, width=375, height=667)
+    bob_link = link.replace(url, other_node.http_url)
+    bob = await open_page(browser, "bob", "player", bob_link, width=375, height=667)
     await bob.page.wait_for_selector("#join-form")
     await bob.page.keyboard.press("Control+A")
     await bob.page.keyboard.type("Bob")
@@ -252,12 +259,23 @@ async def test_two_pages_race_while_a_third_watches(browser, redis_server, serve
     for player in (alice, bob, watcher):
         types = {m["type"] for f in player.frames for m in messages(f)}
         assert "finished" in types
-    # the players' pages took progress sent together in one frame; the spectator's never
+    # Alice's page took her last progress and Bob's in one frame, in version order, just
+    # before `finished` (see the nodes' intervals above); the spectator's page never gets
+    # events together
     together = {
-        p.name: [f for f in p.frames if isinstance(msgpack.unpackb(f), list)]
+        p.name: [msgpack.unpackb(f) for f in p.frames if isinstance(msgpack.unpackb(f), list)]
         for p in (alice, bob, watcher)
     }
-    assert together["alice"] or together["bob"], "no page got several events in one frame"
+    ids = {r.player for r in race.results}
+    both = [
+        events
+        for events in together["alice"]
+        if {e["player"]["player"] for e in events if e["type"] == "progress"} == ids
+    ]
+    assert both, "Alice's page got no frame with both players' progress"
+    for events in both:
+        versions = [e["version"] for e in events]
+        assert versions == sorted(versions) and len(set(versions)) == len(versions), versions
     assert not together["watcher"]
     for player in (alice, bob, watcher):
         assert player.errors == [], (player.name, player.errors)

@@ -36,12 +36,13 @@ async def test_every_file_the_page_loads(redis_server, server_node) -> None:
     wanted = set(re.findall(r'(?:href|src)="(/[^"]+)"', html))
     for script in STATIC.rglob("*.js"):
         for target in re.findall(
-            r'^(?:import|export)\b[^;]*?from "(\./[^"]+)"', script.read_text(), re.M
+            r'^(?:import|export)\b[^;]*?"(\.\.?/[^"]+)"', script.read_text(), re.M
         ):
             resolved = (script.parent / target).resolve()
             assert resolved.is_file(), f"{script.name} imports a missing {target}"
             wanted.add("/" + resolved.relative_to(STATIC).as_posix())
     assert {"/app.js", "/style.css", "/vendor/msgpack.js", "/rules.js", "/net.js"} <= wanted
+    assert {"/mirror.js", "/lobby.js", "/rules/board.js", "/sha256.js"} <= wanted
     for path in sorted(wanted):
         status, kind, body = await asyncio.to_thread(_get, node.http_url + path)
         assert status == 200 and body == (STATIC / path[1:]).read_bytes(), path

@@ -19,6 +19,7 @@ __all__ = [
     "Player",
     "assert_no_leaks",
     "best_destination",
+    "blank_page",
     "open_page",
 ]
 
@@ -32,6 +33,20 @@ DOM_TABLEAU = """() => [...document.querySelectorAll('#board .column')].map((c) 
   return (down ? '*' + down : '') + '|' + cards.filter((x) => x.classList.contains('up')).map((x) => x.dataset.card).join('');
 }).join('/')"""
 """The tableau field of the position the page shows, read from its cards."""
+
+
+BLANK = "<!doctype html><meta charset=utf-8><title>modules</title>"
+
+
+async def blank_page(browser: Any, url: str) -> Any:
+    """A page of ``url``'s origin (the ``static_url`` fixture's) with nothing in it: the
+    static folder's modules are imported from it by ``page.evaluate``."""
+    page = await browser.new_page()
+    await page.route(
+        "**/blank.html", lambda route: route.fulfill(body=BLANK, content_type="text/html")
+    )
+    await page.goto(url + "/blank.html")
+    return page
 
 
 def best_destination(board: Board, src: int, count: int) -> int | None:

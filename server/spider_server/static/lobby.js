@@ -1,0 +1,168 @@
+// The lobby: the name, a race created (variant, options, time limit, …) or joined by its
+// code, the daily deal's panel, and the races this browser is in.
+
+import { store } from "./net.js";
+import { BASES } from "./rules.js";
+import { dailyPanel } from "./daily.js";
+import { $, fill, h } from "./dom.js";
+import { join, takeJoined, takeName } from "./race.js";
+import { app, membership, routeCode, session } from "./state.js";
+import { provide, renderHeader } from "./ui.js";
+
+function variantOptions(base) {
+  return BASES[base] || [];
+}
+
+function renderLobby() {
+  app.screen = "lobby";
+  document.body.dataset.screen = "lobby";
+  renderHeader();
+  const root = $("#screen");
+  root.className = "screen-lobby";
+  const code = routeCode();
+  const saved = store.get("lobby", {});
+  const base = saved.base || "spider4";
+  const optionBoxes = h("span", { id: "options" });
+  const fillOptions = (b) => {
+    fill(optionBoxes,
+      ...variantOptions(b).map((o) =>
+        h("label", { class: "check" }, h("input", { type: "checkbox", name: "option", value: o, checked: (saved.options || []).includes(o) }), o),
+      ),
+    );
+  };
+  fillOptions(base);
+  const baseSelect = h(
+    "select",
+    { id: "variant", name: "variant", onchange: (e) => fillOptions(e.target.value) },
+    Object.keys(BASES).map((b) => h("option", { value: b, selected: b === base }, b)),
+  );
+  const nameInput = h("input", {
+    id: "name",
+    name: "name",
+    maxlength: 32,
+    autocomplete: "nickname",
+    value: session.name,
+    placeholder: "your name",
+    required: true,
+    // Enter in the name field does what the page offers first: join the linked race, or create
+    onkeydown: (e) => {
+      if (e.key !== "Enter") return;
+      e.preventDefault();
+      if (code) $("#join-form").requestSubmit($("#join"));
+      else $("#create-form").requestSubmit($("#create"));
+    },
+  });
+  const error = app.lobbyError ? h("p", { class: "error", id: "lobby-error", role: "alert" }, app.lobbyError) : null;
+  app.lobbyError = null;
+
+  const create = h(
+    "form",
+    { id: "create-form", class: "card-panel", onsubmit: (e) => (e.preventDefault(), createRace(e.target)) },
+    h("h2", {}, "Create a race"),
+    h("div", { class: "row" }, h("label", { for: "variant" }, "Variant"), baseSelect, optionBoxes),
+    h(
+      "div",
+      { class: "row" },
+      h("label", { for: "time-limit" }, "Time limit"),
+      h("input", { id: "time-limit", name: "time_limit", type: "number", min: 1, max: 240, value: saved.minutes || 30 }),
+      "minutes",
+    ),
+    h(
+      "div",
+      { class: "row checks" },
+      h("label", { class: "check" }, h("input", { type: "checkbox", id: "undo", name: "undo", checked: saved.undo ?? true }), "undo"),
+      h("label", { class: "check" }, h("input", { type: "checkbox", id: "live-boards", name: "live_boards", checked: saved.live_boards ?? false }), "live boards for spectators"),
+      h("label", { class: "check", title: "a solver may suggest a move (if the server offers it)" }, h("input", { type: "checkbox", id: "hints", name: "hints", checked: saved.hints ?? false }), "hints"),
+      h("label", { class: "check", title: "deal only a seed that a solver has proved winnable (if the server offers it)" }, h("input", { type: "checkbox", id: "winnable", name: "winnable", checked: saved.winnable ?? false }), "winnable deal"),
+    ),
+    h(
+      "details",
+      { class: "more" },
+      h("summary", {}, "More"),
+      h("div", { class: "row" }, h("label", { for: "max-players" }, "Players"), h("input", { id: "max-players", name: "max_players", type: "number", min: 1, max: 16, value: saved.max_players || 8 })),
+      h("div", { class: "row" }, h("label", { for: "countdown" }, "Countdown"), h("input", { id: "countdown", name: "countdown", type: "number", min: 0, max: 60, value: saved.countdown ?? 3 }), "seconds"),
+      h("div", { class: "row" }, h("label", { for: "seed" }, "Seed"), h("input", { id: "seed", name: "seed", maxlength: 200, placeholder: "random (secret until the end)" })),
+    ),
+    h("button", { id: "create", type: "submit", class: "primary" }, "Create race"),
+  );
+  const joinForm = h(
+    "form",
+    { id: "join-form", class: "card-panel", onsubmit: (e) => (e.preventDefault(), joinFromLobby(e.submitter?.value || "player")) },
+    h("h2", {}, "Join a race"),
+    h(
+      "div",
+      { class: "row" },
+      h("label", { for: "join-code" }, "Code"),
+      h("input", { id: "join-code", name: "code", value: code || "", placeholder: "K7QX2", maxlength: 5, autocomplete: "off", autocapitalize: "characters", spellcheck: "false" }),
+    ),
+    h("div", { class: "row" }, h("button", { id: "join", type: "submit", value: "player", class: "primary" }, "Join"), h("button", { id: "watch", type: "submit", value: "spectator" }, "Watch")),
+  );
+  const daily = dailyPanel();
+  const races = Object.entries(membership());
+  const mine = races.length
+    ? h(
+        "div",
+        { class: "card-panel", id: "my-races" },
+        h("h2", {}, "Your races"),
+        h("ul", {}, races.map(([c, role]) => h("li", {}, h("a", { href: `/r/${c}`, onclick: (e) => (e.preventDefault(), join(c, role)) }, c), ` (${role})`))),
+      )
+    : null;
+  fill(root,
+    h(
+      "div",
+      { class: "lobby" },
+      h("div", { class: "card-panel intro" }, h("h1", {}, "Race your friends at Spider"), h("div", { class: "row" }, h("label", { for: "name" }, "Your name"), nameInput)),
+      error,
+      code ? joinForm : create,
+      code ? create : joinForm,
+      daily,
+      mine,
+      h("p", { class: "hint" }, "Everyone in a race plays the same deal. Keys on the board: ", h("kbd", {}, "?"), " shows them."),
+    ),
+  );
+  (!nameInput.value ? nameInput : code ? $("#join") : $("#create")).focus();
+}
+
+async function createRace(form) {
+  const data = new FormData(form);
+  if (!(await takeName())) return;
+  const options = data.getAll("option").sort();
+  const base = data.get("variant");
+  const minutes = Math.max(1, Math.min(240, parseInt(data.get("time_limit"), 10) || 30));
+  const msg = {
+    type: "create_race",
+    variant: [base, ...options].join("+"),
+    seed: data.get("seed")?.trim() || null,
+    max_players: parseInt(data.get("max_players"), 10) || 8,
+    time_limit: minutes * 60,
+    undo: data.get("undo") === "on",
+    live_boards: data.get("live_boards") === "on",
+    countdown: parseInt(data.get("countdown"), 10) || 0,
+  };
+  // newer race options: sent only when asked for (a server that does not know them yet
+  // ignores them, and the room then says so)
+  const wanted = ["hints", "winnable"].filter((o) => data.get(o) === "on");
+  for (const o of wanted) msg[o] = true;
+  store.set("lobby", { base, options, minutes, undo: msg.undo, live_boards: msg.live_boards, hints: wanted.includes("hints"), winnable: wanted.includes("winnable"), max_players: msg.max_players, countdown: msg.countdown });
+  try {
+    const joined = await session.request(msg);
+    app.unsupported = wanted.filter((o) => !(o in joined.race));
+    takeJoined(joined);
+  } catch (e) {
+    app.lobbyError = e.message;
+    renderLobby();
+  }
+}
+
+async function joinFromLobby(role) {
+  const code = $("#join-code").value.trim().toUpperCase();
+  if (!(await takeName())) return;
+  if (!/^[A-Z0-9]{5}$/.test(code)) {
+    app.lobbyError = "A race code has five letters and digits, such as K7QX2.";
+    renderLobby();
+    return;
+  }
+  join(code, role);
+}
+
+provide("lobby", renderLobby);

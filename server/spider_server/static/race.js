@@ -1,0 +1,151 @@
+// Following a race: joining it (again after a reconnect or a reload), the player's view,
+// and every message from the server, taken into the mirror (mirror.js) and shown.
+
+import { Board } from "./rules.js";
+import { takeEvent, takeJoined as mirrorJoined } from "./mirror.js";
+import { $ } from "./dom.js";
+import { app, me, membership, remember, routeCode, screenFor, session } from "./state.js";
+import { clearMessage, redraw, render, say, show } from "./ui.js";
+
+/** The server welcomed this page: back to its race, or to a race its link names. */
+export function onWelcome() {
+  if (app.code && app.role) {
+    rejoin();
+    return;
+  }
+  const code = routeCode();
+  const role = code && membership()[code];
+  if (code && role) {
+    join(code, role);
+    return;
+  }
+  const name = $("#name");
+  if (app.screen === "lobby" && name && !name.value) name.value = session.name;
+}
+
+/** Join race `code` as `role` (player or spectator); since the last version seen when it
+ * is the race this page follows. */
+export async function join(code, role) {
+  app.unsupported = [];
+  const since = app.code === code && app.role === role ? app.version : null;
+  try {
+    const joined = await session.request({ type: "join", code, role, since });
+    takeJoined(joined);
+  } catch (e) {
+    if (e.code === "not_found") remember(code, null);
+    if (app.code === code && e.code !== "offline" && e.code !== "timeout") {
+      app.code = app.role = null;
+    }
+    app.lobbyError = `${code}: ${e.message}`;
+    if (app.code === null) show("lobby");
+    else say(e.message, "error");
+  }
+}
+
+/** Join the race this page follows again (after a reconnect, or when asked to). */
+export function rejoin() {
+  if (app.code && app.role) join(app.code, app.role);
+}
+
+/** Take a `joined` reply (to join, create_race or daily_race): the race, the player's view,
+ * the screen it calls for. */
+export function takeJoined(j) {
+  if (mirrorJoined(app, j)) {
+    app.view = null;
+    app.viewSeq = -1;
+    app.board = null;
+    app.replay = null;
+    app.selection = null;
+  }
+  remember(app.code, app.role);
+  if (routeCode() !== app.code) history.pushState(null, "", `/r/${app.code}`);
+  if (j.role === "player") {
+    if (j.view && j.seq >= app.viewSeq) setView(j.view, j.seq);
+    session.enterRace(app.code, j.seq);
+  } else {
+    session.leaveRace();
+  }
+  show(screenFor());
+}
+
+/** The player's view (its text and the seq of the action it follows). */
+function setView(text, seq) {
+  app.view = text;
+  app.viewSeq = seq;
+  try {
+    app.board = Board.fromText(text);
+  } catch (e) {
+    app.board = null;
+    say(`cannot show this position: ${e.message}`, "error");
+  }
+}
+
+/** A message from the server that is not a request's reply: acks, errors, race events. */
+export function onMessage(msg) {
+  if (msg.type === "ack") {
+    if (msg.code !== app.code) return;
+    if (msg.seq >= app.viewSeq) setView(msg.view, msg.seq);
+    const p = me();
+    if (p) Object.assign(p, { status: msg.status, moves: msg.moves, score: msg.score });
+    if (msg.seq > 0 && !msg.duplicate) clearMessage();
+    app.selection = null;
+    if (app.screen === "game") redraw("board"), redraw("players");
+    else show(screenFor());
+    return;
+  }
+  if (msg.type === "error") {
+    if (app.screen === "lobby") {
+      app.lobbyError = msg.message;
+      redraw("lobby");
+    } else say(msg.message, "error");
+    return;
+  }
+  if (!msg.race || !takeEvent(app, msg)) return;
+  if (msg.type === "started" && app.role === "player") {
+    // the deal comes as an ack with seq 0; ask for it by rejoining if it does not
+    setTimeout(() => app.role === "player" && !app.view && rejoin(), 1500);
+  }
+  const next = screenFor();
+  if (next !== app.screen) show(next);
+  else if (next === "game") redraw("players");
+  else if (next === "watch") redraw("watch");
+  else render();
+}
+
+/** Speak under the name in the lobby's field; false (and the lobby says so) when empty. */
+export async function takeName() {
+  const name = $("#name")?.value.trim();
+  if (!name) {
+    app.lobbyError = "Pick a name first.";
+    redraw("lobby");
+    $("#name").focus();
+    return false;
+  }
+  await session.rename(name);
+  return true;
+}
+
+/** Leave the race's screens for the lobby (the race stays in this browser's list). */
+export function toLobby() {
+  app.code = app.role = app.race = null;
+  app.view = null;
+  app.board = null;
+  app.viewSeq = -1;
+  session.leaveRace();
+  history.pushState(null, "", "/");
+  show("lobby");
+}
+
+window.addEventListener("popstate", () => {
+  const code = routeCode();
+  if (!code) {
+    if (app.screen !== "lobby") toLobby();
+    return;
+  }
+  const role = membership()[code];
+  if (role) join(code, role);
+  else {
+    app.code = null;
+    show("lobby");
+  }
+});

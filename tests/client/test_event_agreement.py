@@ -1,0 +1,70 @@
+"""The client's race mirror against the table of event sequences that the page's mirror
+(``static/mirror.js``) is checked against too (``tests/web/test_event_agreement_js.py``):
+``tests/agreement/race_events.json``. Each case is a ``joined`` reply, then messages from the
+server (race events, or another ``joined``), then the race they must leave."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import msgpack
+import pytest
+
+from spider_client import Client
+from spider_client import protocol as p
+
+TABLE = Path(__file__).resolve().parents[1] / "agreement" / "race_events.json"
+CASES = json.loads(TABLE.read_text())["cases"]
+PLAYER_FIELDS = ("player", "status", "ready", "connected", "moves", "time")
+
+
+def mirror(messages: list[dict[str, Any]]) -> Client:
+    """A client that never connects, fed ``messages`` as its reader takes frames."""
+    client = Client("ws://127.0.0.1:9/ws")
+    for message in messages:
+        try:
+            decoded = p.decode_all(msgpack.packb(message))
+        except ValueError:
+            continue  # a message this client does not know: its reader leaves it out
+        for item in decoded:
+            if isinstance(item, p.Joined):
+                client._take_joined(item)
+            else:
+                client._take_event(item)
+    return client
+
+
+def race_state(client: Client) -> dict[str, Any]:
+    """What the table's ``expected`` holds, read from the client."""
+    race = client.race
+    assert race is not None
+    return {
+        "code": client.code,
+        "state": race.state,
+        "starts_at": race.starts_at,
+        "ends_at": race.ends_at,
+        "commitment": race.commitment,
+        "preparing": race.preparing,
+        "version": race.version,
+        "seen": client.version,
+        "players": [{k: getattr(info, k) for k in PLAYER_FIELDS} for info in race.players],
+        "results": None if race.results is None else [dataclasses.asdict(r) for r in race.results],
+        "seed": race.seed,
+        "salt": race.salt,
+        "boards": dict(client.boards),
+    }
+
+
+def test_the_table_covers_every_event() -> None:
+    types = {m["type"] for case in CASES for m in [*case["joined"]["events"], *case["events"]]}
+    assert set(p.EVENT_TYPES) <= types
+    assert len(CASES) >= 20
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+def test_the_client_mirrors_the_race_as_the_table_says(case: dict[str, Any]) -> None:
+    client = mirror([case["joined"], *case["events"]])
+    assert race_state(client) == case["expected"]
