@@ -15,10 +15,10 @@ from typing import Any
 
 import msgpack
 import pytest
-from rules_cases import rules_cases
-from web_helpers import ROOT, STATIC, best_destination
 
 from spider_engine import Board, Move
+from tests.web.rules_cases import rules_cases
+from tests.web.web_helpers import ROOT, STATIC, best_destination
 
 BLANK = "<!doctype html><meta charset=utf-8><title>rules</title>"
 
@@ -129,7 +129,7 @@ async def test_the_rules_agree_with_the_engine(browser, static_url) -> None:
 
 async def test_a_won_game_and_its_replay(browser, static_url) -> None:
     """Every position of a winning line (runs leave, the stock empties, the game is won)."""
-    from test_race_browser import LINE, SEED, VARIANT
+    from tests.web.test_race_browser import LINE, SEED, VARIANT
 
     board = Board.deal(VARIANT, SEED)
     texts = [board.text()]
