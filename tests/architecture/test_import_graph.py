@@ -1,7 +1,7 @@
 """The import graph of every module of spider_engine, spider_client, spider_server and
 spider_race, read from the source with ``ast``: no import circle, and dependencies only in
-the direction DESIGN.md draws (the engine depends on nothing; the client on the engine; the
-server on the engine and the client; the ``spider-race`` command on all three).
+the direction of the README's layout (the engine depends on nothing; the client on the
+engine; the server on the engine and the client; the ``spider-race`` command on all three).
 
 Every import statement counts, wherever it stands: at module level, inside a function (a
 lazy import) or under ``if TYPE_CHECKING:``. Relative imports are resolved against the
@@ -159,8 +159,8 @@ ALLOWED = {
     "spider_server": {"spider_engine", "spider_client", "spider_server"},
     "spider_race": set(PACKAGES),
 }
-"""Which of the project's packages each package may import (DESIGN.md, "Parts and the
-direction of their dependencies")."""
+"""Which of the project's packages each package may import (the README's layout: each part
+imports only the parts above it)."""
 
 
 @pytest.mark.parametrize("package", sorted(PACKAGES))
@@ -178,8 +178,8 @@ def test_dependency_direction(package: str) -> None:
 
 
 def test_the_engine_needs_only_the_standard_library() -> None:
-    """DESIGN.md: the engine is pure Python with no third-party dependency, no I/O and no
-    asyncio."""
+    """The engine is pure Python: the standard library only (no third-party dependency), and
+    no asyncio."""
     wrong = []
     for module in modules():
         if not module.name.startswith("spider_engine"):
