@@ -15,7 +15,7 @@ of other decks, each a variant module in :mod:`spider_engine.decks` (see ``varia
 from __future__ import annotations
 
 from . import decks  # registers the Spiders of other decks (alt-decks.md)
-from .board import Board, LegalMoves
+from .board import Board, LegalMoves, format_position, parse_position
 from .cards import UNKNOWN, CardSet, standard_cards
 from .deal import shuffle
 from .errors import (
@@ -31,7 +31,7 @@ from .errors import (
     VariantError,
 )
 from .moves import Move
-from .notation import format_position, parse_position
+from .position import Position
 from .variants import SpiderFamily, Variant, find_variant, register_variant, variant_ids
 
 __all__ = [
@@ -47,6 +47,7 @@ __all__ = [
     "LegalMoves",
     "Move",
     "NotationError",
+    "Position",
     "PositionError",
     "SpiderFamily",
     "UnsettledError",

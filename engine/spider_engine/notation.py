@@ -1,25 +1,23 @@
 """Position notation (rules.md §6): ``<variant> <tableau> <stock> <foundation>``, then the
 variant's extra fields, if any (alt-decks.md §0), which its hooks parse and format.
 
-:func:`parse_position` checks that the text is well formed, fits its variant (columns,
-cards of its deck, a stock size its deals can have left) and is settled (no face-down card
-at a column's end, no complete set still at an end unless the variant keeps them).
+:func:`read_position` reads a text into its variant and its :class:`~.position.Position`,
+checking that the text is well formed, fits its variant (columns, cards of its deck, a stock
+size its deals can have left) and is settled (no face-down card at a column's end, no
+complete set still at an end unless the variant keeps them). :func:`format_texts` writes a
+position and its player's view. :meth:`Board.from_text <.board.Board.from_text>` and
+:meth:`Board.text <.board.Board.text>` are these two for a board.
 """
 
 from __future__ import annotations
 
-from .board import Board
 from .cards import UNKNOWN, CardSet, format_cards
 from .errors import FitError, NotationError, PositionError, UnsettledError
 from .moves import column_letter
-from .variants import find_variant
+from .position import Position
+from .variants import Variant, find_variant
 
-__all__ = ["parse_position", "format_position", "format_texts"]
-
-
-def format_position(board: Board) -> str:
-    return format_texts(board, view=False)[0]
-
+__all__ = ["format_texts", "read_position"]
 
 _MEMO_MAX = 20_000
 """Texts a card set remembers at most (then it starts again): a few megabytes."""
@@ -62,20 +60,21 @@ def _remember(
     memo[key] = texts
 
 
-def format_texts(board: Board, *, view: bool = True) -> tuple[str, str]:
-    """The position and (with ``view``) the player's view of it, the face-up cards
-    formatted once for both; without ``view`` the second text is empty."""
-    variant = board.variant
+def format_texts(variant: Variant, position: Position, *, view: bool = True) -> tuple[str, str]:
+    """The text of ``position`` (of ``variant``) and, with ``view``, of the player's view of
+    it, the face-up cards formatted once for both; without ``view`` the second text is
+    empty."""
     cards = variant.cards
     pairs = [
-        _column_texts(cards, col, down) for col, down in zip(board.cols, board.down, strict=True)
+        _column_texts(cards, col, down)
+        for col, down in zip(position.cols, position.down, strict=True)
     ]
-    stock_left = len(board.stock) - board.stock_pos
-    stock = _stock_text(cards, board.stock[board.stock_pos :])
-    foundation = "".join(board.foundation) or "-"
+    stock_left = len(position.stock) - position.stock_pos
+    stock = _stock_text(cards, position.stock[position.stock_pos :])
+    foundation = "".join(position.foundation) or "-"
     tail = f" {foundation}"
     if variant.extra_fields:
-        tail = " ".join([tail, *variant.format_extra(board.extra)])
+        tail = " ".join([tail, *variant.format_extra(position.extra)])
     text = f"{variant.id} {'/'.join([p[0] for p in pairs])} {stock}{tail}"
     if not view:
         return text, ""
@@ -83,7 +82,10 @@ def format_texts(board: Board, *, view: bool = True) -> tuple[str, str]:
     return text, f"{variant.id} {'/'.join([p[1] for p in pairs])} {shown_stock}{tail}"
 
 
-def parse_position(text: str) -> Board:
+def read_position(text: str) -> tuple[Variant, Position]:
+    """The variant and the position that ``text`` writes; raises a
+    :class:`~.errors.NotationError` subclass for text that is malformed, does not fit its
+    variant or is not settled."""
     if not isinstance(text, str):
         raise PositionError(f"a position is text, not {type(text).__name__}")
     fields = text.split(" ")
@@ -131,10 +133,10 @@ def parse_position(text: str) -> Board:
             if token not in allowed:
                 raise FitError(f"{token!r} is not a foundation token of {variant.id}")
             foundation.append(token)
-    extra = variant.parse_extra(fields[4:]) if variant.extra_fields else None
-    board = Board(variant, cols, down, stock, foundation, extra=extra)
-    _check_settled(board)
-    return board
+    extra = variant.parse_extra(fields[4:]) if variant.extra_fields else variant.initial_extra()
+    position = Position(cols, down, stock, foundation, extra=extra)
+    _check_settled(variant, position)
+    return variant, position
 
 
 def _cards(parse: object, text: str, what: str) -> list[int]:
@@ -150,9 +152,8 @@ def _cards(parse: object, text: str, what: str) -> list[int]:
     return list(result)
 
 
-def _check_settled(board: Board) -> None:
-    v = board.variant
-    for i, (col, down) in enumerate(zip(board.cols, board.down, strict=True)):
+def _check_settled(v: Variant, position: Position) -> None:
+    for i, (col, down) in enumerate(zip(position.cols, position.down, strict=True)):
         if col and down == len(col):
             raise UnsettledError(
                 f"column {column_letter(i)} ends in a face-down card (it turns up at once)"
@@ -161,6 +162,6 @@ def _check_settled(board: Board) -> None:
             raise UnsettledError(
                 f"column {column_letter(i)} ends in a complete run (it leaves at once)"
             )
-    reason = v.unsettled(board)
+    reason = v.unsettled(position)
     if reason is not None:
         raise UnsettledError(reason)

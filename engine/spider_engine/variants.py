@@ -43,24 +43,24 @@ empty), :attr:`Variant.solver_weights`, :meth:`Variant.solver_bonus` and
 :attr:`Variant.solver_patience` and :meth:`Variant.solver_skips` (extra moves its pruned
 searches leave out).
 
-Every change a hook makes goes through the board's edit methods (:meth:`Board.take`,
-:meth:`Board.put`, :meth:`Board.replace`, :meth:`Board.to_foundation`,
-:meth:`Board.add_foundation`, :meth:`Board.set_extra`), which record how to undo it; ``pop``
-replays those records backwards, so a variant never writes undo code.
+A hook sees the board as a :class:`~.position.Position`: where the cards lie, without the
+rules. Every change a hook makes goes through the position's edit methods
+(:meth:`Position.take`, :meth:`Position.put`, :meth:`Position.replace`,
+:meth:`Position.to_foundation`, :meth:`Position.add_foundation`, :meth:`Position.set_extra`),
+which record how to undo it; ``pop`` replays those records backwards, so a variant never
+writes undo code.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING, ClassVar, TypeVar
+from typing import ClassVar, TypeVar
 
 from .cards import UNKNOWN, CardSet, standard_cards
 from .errors import VariantError
-
-if TYPE_CHECKING:
-    from .board import Actions, Board
-    from .moves import Move
+from .moves import Move
+from .position import Actions, Position
 
 __all__ = [
     "SpiderFamily",
@@ -255,34 +255,45 @@ class Variant:
 
     # -- progress (rules.md §7a) ------------------------------------------------------------
 
-    def sets_completed(self, board: Board) -> int:
+    def sets_completed(self, board: Position) -> int:
         """Sets completed (rules.md §7a): one per token in the foundation, which holds one
         token per set that has left (alt-decks.md §0: a Myrmex group, a Sparrow set, a run
         or each single trump of Wizard's Tower)."""
         return len(board.foundation)
 
-    def cards_turned_up(self, board: Board, down_at_deal: int) -> int:
+    def cards_turned_up(self, board: Position, down_at_deal: int) -> int:
         """Cards turned up (rules.md §7a): of the ``down_at_deal`` cards that lay face down
         in the tableau at the deal, those face up now or gone to the foundation. No rule
         turns a card face down (only an undo of a turn, which takes its count back), so it
         is ``down_at_deal`` less the cards face down now; 0 when the deal is face up."""
         return down_at_deal - sum(board.down)
 
-    def progress(self, board: Board, down_at_deal: int) -> tuple[int, int, int]:
+    def suited(self, board: Position) -> int:
+        """rules.md §7 ``suited``: each face-up card on a face-up card of its suit one rank
+        higher, plus 12 for each set in the foundation."""
+        nxt = self.next
+        score = 12 * len(board.foundation)
+        for col, down in zip(board.cols, board.down, strict=True):
+            for i in range(down + 1, len(col)):
+                if nxt[col[i - 1]] == col[i]:
+                    score += 1
+        return score
+
+    def progress(self, board: Position, down_at_deal: int) -> tuple[int, int, int]:
         """A position's progress (rules.md §7a), compared as a tuple, larger first: sets
         completed, cards turned up (``down_at_deal`` as in :meth:`cards_turned_up`) and the
         ``suited`` score (0 for a variant without one)."""
         return (
             self.sets_completed(board),
             self.cards_turned_up(board, down_at_deal),
-            board.suited_score() if self.suited_score else 0,
+            self.suited(board) if self.suited_score else 0,
         )
 
-    def may_deal(self, board: Board) -> bool:
+    def may_deal(self, board: Position) -> bool:
         """Whether the stock may deal now (rule 5)."""
         return board.stock_left() > 0 and (self.relaxed or all(board.cols))
 
-    def is_won(self, board: Board) -> bool:
+    def is_won(self, board: Position) -> bool:
         return board.stock_left() == 0 and not any(board.cols)
 
     # -- extra state --------------------------------------------------------------------------
@@ -303,16 +314,16 @@ class Variant:
 
     # -- extra moves, move filter, settle step ------------------------------------------------
 
-    def extra_moves(self, board: Board) -> Iterator[Move]:
+    def extra_moves(self, board: Position) -> Iterator[Move]:
         """Yield the legal moves beyond column moves and deals (with ``has_extra_moves``)."""
         return iter(())
 
-    def check_extra(self, board: Board, move: Move) -> str | None:
+    def check_extra(self, board: Position, move: Move) -> str | None:
         """None when ``move`` — of a kind other than a column move or a deal, or a column
         move naming a column beyond the tableau — is legal here; otherwise why it is not."""
         return f"{move.text()}: this variant has no such move"
 
-    def apply_extra(self, board: Board, move: Move, actions: Actions) -> Iterable[int]:
+    def apply_extra(self, board: Position, move: Move, actions: Actions) -> Iterable[int]:
         """Apply a legal extra move through the board's edit methods (recording into
         ``actions``); returns the columns it changed, which the board then settles."""
         raise NotImplementedError
@@ -339,24 +350,24 @@ class Variant:
         different column rather than once per position. Spider adds nothing."""
         return 0
 
-    def solver_skips(self, board: Board, move: Move) -> bool:
+    def solver_skips(self, board: Position, move: Move) -> bool:
         """Whether the solver's pruned searches skip ``move``, a legal move of a kind other
         than a column move or a deal (or naming a place beyond the tableau), as unlikely to
         help. Only a heuristic: the solver's last, complete search skips nothing."""
         return False
 
-    def move_refused(self, board: Board, src: int, count: int, dst: int) -> str | None:
+    def move_refused(self, board: Position, src: int, count: int, dst: int) -> str | None:
         """With ``filters_moves``: why the column move (legal by building and run rules) is
         not allowed, or None when it is."""
         return None
 
-    def settle_step(self, board: Board, actions: Actions | None) -> int | None:
+    def settle_step(self, board: Position, actions: Actions | None) -> int | None:
         """With ``has_settle_step``: apply one rule that acts at once beyond rules 3 and 4
         (through the board's edit methods) and return the column it changed, which the board
         then settles by rules 3 and 4 before asking again; None when no such rule acts."""
         return None
 
-    def unsettled(self, board: Board) -> str | None:
+    def unsettled(self, board: Position) -> str | None:
         """Why a parsed position is not settled by this variant's own at-once rules (the
         board checks rules 3 and 4 itself), or None."""
         return None
@@ -396,13 +407,13 @@ class SpiderFamily(Variant):
     def set_count(self) -> int:
         return len(self.canonical_deck()) // self.run_length
 
-    def sets_completed(self, board: Board) -> int:
+    def sets_completed(self, board: Position) -> int:
         """The runs in the foundation; with ``keep``, the complete runs at column ends."""
         if self.keep:
             return len(board.foundation) + self.complete_runs_at_ends(board)
         return len(board.foundation)
 
-    def complete_runs_at_ends(self, board: Board) -> int:
+    def complete_runs_at_ends(self, board: Position) -> int:
         """With ``keep``: how many columns end in a complete run."""
         count = 0
         for col, down in zip(board.cols, board.down, strict=True):
@@ -410,7 +421,7 @@ class SpiderFamily(Variant):
                 count += 1
         return count
 
-    def is_won(self, board: Board) -> bool:
+    def is_won(self, board: Position) -> bool:
         if not self.keep:
             return super().is_won(board)
         if board.stock_left():

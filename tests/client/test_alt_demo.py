@@ -6,12 +6,11 @@ from __future__ import annotations
 import asyncio
 import io
 
-from client_helpers import FAST
-
 from spider_client import make_bot
 from spider_engine import Board
 from spider_race import cli, client_commands
 from spider_race.client_commands import demo_bots, run_demo
+from tests.client.client_helpers import FAST
 
 VARIANTS = ["myrmex", "myrmex+blind", "wizard", "wizard+weave", "sparrow", "starfish"]
 BOTS = 3

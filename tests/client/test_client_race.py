@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from client_helpers import FAST, Collector, server_game, server_view
 
 from spider_client import (
     Client,
@@ -23,6 +22,7 @@ from spider_client import (
 )
 from spider_client import protocol as p
 from spider_engine import Board
+from tests.client.client_helpers import FAST, Collector, server_game, server_view
 
 
 async def test_race_end_to_end_with_views_checked_after_every_ack(

@@ -8,10 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from client_helpers import FAST
-
 from spider_client import Client
 from spider_race import cli
+from tests.client.client_helpers import FAST
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "client.md"
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 
 import msgpack
-from client_helpers import FAST, Collector, server_game, server_view
-from proxy import CuttingProxy
 
 from spider_client import Client, Disconnected, GreedyBot, Reconnected
 from spider_client import protocol as p
 from spider_engine import Board
+from tests.client.client_helpers import FAST, Collector, server_game, server_view
+from tests.client.proxy import CuttingProxy
 
 
 def _port(url: str) -> int:

@@ -6,14 +6,14 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from client_helpers import FAST
 from textual import events
 from textual.widgets import Input, Static
-from winning_line import winning_line
 
 from spider_client import Client
 from spider_engine import Board, Move
 from spider_race.tui import RaceApp, RaceScreen
+from tests.client.client_helpers import FAST
+from tests.client.winning_line import winning_line
 
 SEED = "tui-acceptance"
 

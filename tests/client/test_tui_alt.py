@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from client_helpers import FAST
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
@@ -18,6 +17,7 @@ from spider_engine import Board, Move
 from spider_engine.moves import column_letter
 from spider_race.tui import RaceApp, RaceScreen
 from spider_race.tui.render import card_name, card_text
+from tests.client.client_helpers import FAST
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "tui"
 SIZE = (120, 40)

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 from redis import Redis
-from server_helpers import Client, Player
 
 from spider_client import protocol as p
+from tests.server.server_helpers import Client, Player
 
 
 @pytest.fixture

@@ -6,9 +6,10 @@ from __future__ import annotations
 import asyncio
 
 import msgpack
-from client_helpers import FAST
-from fault_helpers import check_exactly_once, start_racers
-from proxy import CuttingProxy
+
+from tests.client.client_helpers import FAST
+from tests.client.proxy import CuttingProxy
+from tests.faults.fault_helpers import check_exactly_once, start_racers
 
 
 async def test_cut_between_move_and_ack_at_full_speed(redis_server, server_node) -> None:

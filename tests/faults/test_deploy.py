@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from server_helpers import Client, Player
+
+from tests.server.server_helpers import Client, Player
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
-from client_helpers import Collector
-from fault_helpers import FAST_ENV, check_exactly_once, start_racers
-
 from spider_client import Client, Disconnected, Reconnected
+from tests.client.client_helpers import Collector
+from tests.faults.fault_helpers import FAST_ENV, check_exactly_once, start_racers
 
 
 async def test_sigkill_mid_race_every_ack_is_in_redis_once(redis_server, server_process) -> None:

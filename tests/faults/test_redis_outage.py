@@ -8,11 +8,11 @@ import urllib.error
 import urllib.request
 
 import pytest
-from fault_helpers import FAST_ENV, LINE
 from redis import Redis
-from server_helpers import Client, start_race
 
 from spider_client import protocol as p
+from tests.faults.fault_helpers import FAST_ENV, LINE
+from tests.server.server_helpers import Client, start_race
 
 
 def _health(url: str) -> int:

@@ -6,12 +6,11 @@ from __future__ import annotations
 import asyncio
 import socket
 
-from client_helpers import FAST
-from fault_helpers import start_racers
-
 from spider_client import Client
 from spider_client import protocol as p
 from spider_race.bench_server.stalled import stalled_plan, stalled_side, stalled_spectator
+from tests.client.client_helpers import FAST
+from tests.faults.fault_helpers import start_racers
 
 
 def _slow_network(node) -> None:

@@ -7,9 +7,9 @@ import asyncio
 import msgpack
 import pytest
 from redis import Redis
-from server_helpers import Client, Player, start_race
 
 from spider_client import protocol as p
+from tests.server.server_helpers import Client, Player, start_race
 
 
 def _state(r: Redis, code: str, player: str) -> tuple[object, ...]:

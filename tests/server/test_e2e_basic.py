@@ -3,9 +3,8 @@ and the progress event to every player and spectator."""
 
 from __future__ import annotations
 
-from server_helpers import start_race
-
 from spider_engine import Board
+from tests.server.server_helpers import start_race
 
 
 async def test_one_move_reaches_everyone(redis_server, server_node) -> None:

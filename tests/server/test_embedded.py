@@ -6,7 +6,7 @@ import asyncio
 import socket
 from pathlib import Path
 
-from server_helpers import Client
+from tests.server.server_helpers import Client
 
 
 def _embedded_port(log: Path) -> int:

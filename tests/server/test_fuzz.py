@@ -9,11 +9,11 @@ from collections import Counter
 from typing import Any
 
 import msgpack
-from server_helpers import Client, start_race
 from websockets.exceptions import ConnectionClosed
 
 from spider_client import protocol as p
 from spider_engine import Board
+from tests.server.server_helpers import Client, start_race
 
 CONNECTIONS = 24
 FRAMES_PER_CONNECTION = 150

@@ -7,10 +7,9 @@ import gc
 import urllib.error
 import urllib.request
 
-from server_helpers import Client, Player, start_race
-
 from spider_client import protocol as p
 from spider_engine import Board
+from tests.server.server_helpers import Client, Player, start_race
 
 
 def _get(url: str) -> tuple[int, str, str]:

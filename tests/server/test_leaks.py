@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import msgpack
-from leakscan import LeakScanner, messages
 from redis import Redis
-from server_helpers import Client, Player, start_race
 
 from spider_engine import Board
+from tests.leakscan import LeakScanner, messages
+from tests.server.server_helpers import Client, Player, start_race
 
 
 def _secrets(redis_url: str, code: str) -> tuple[str, str]:

@@ -10,9 +10,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from server_helpers import Client
 
 from spider_server import logs
+from tests.server.server_helpers import Client
 
 
 @pytest.fixture

@@ -10,9 +10,9 @@ from prometheus_client.openmetrics.parser import (
     text_string_to_metric_families as openmetrics_families,
 )
 from prometheus_client.parser import text_string_to_metric_families
-from server_helpers import Client
 
 from spider_server.metrics import TEXT_CONTENT_TYPE, Gauges, Metrics
+from tests.server.server_helpers import Client
 
 OPENMETRICS = "application/openmetrics-text; version=1.0.0"
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 
 from redis import Redis
-from server_helpers import Client, Player
 
 from spider_client import protocol as p
+from tests.server.server_helpers import Client, Player
 
 
 async def _race_across(node1, node2, *, spectators: int = 1, **options):

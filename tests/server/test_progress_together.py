@@ -8,7 +8,8 @@ import asyncio
 from typing import Any
 
 import msgpack
-from server_helpers import Client, Player, start_race
+
+from tests.server.server_helpers import Client, Player, start_race
 
 
 def _arrays(client: Client) -> list[list[dict[str, Any]]]:

@@ -12,12 +12,12 @@ import asyncio
 import time
 
 import msgpack
-from server_helpers import Player, start_race
-from test_hot_path import _progress, _watched
 
 from spider_server import keys
 from spider_server.hub import GAP_WAIT
 from spider_server.redisconn import connect
+from tests.server.server_helpers import Player, start_race
+from tests.server.test_hot_path import _progress, _watched
 
 
 async def _heard(pubsub, seconds: float = 0.3) -> list[bytes]:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import hashlib
 
-from server_helpers import Client, Player, start_race
-
 from spider_engine import Board, Move
+from tests.server.server_helpers import Client, Player, start_race
 
 
 def _replay(variant: str, seed: str, actions: list[str]) -> Board:

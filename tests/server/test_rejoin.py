@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from redis import Redis
-from server_helpers import Client, Player, start_race
 
 from spider_client import protocol as p
+from tests.server.server_helpers import Client, Player, start_race
 
 
 async def test_reconnect_with_token_and_since_catches_up(redis_server, server_node) -> None:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from server_helpers import Client, Player
-
 from spider_engine import Board, Move
+from tests.server.server_helpers import Client, Player
 
 
 async def test_player_resumes_on_another_node_after_sigkill(

@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
-from server_helpers import Client
 
 from spider_client import protocol as p
 from spider_engine import Board, Move
@@ -17,6 +16,7 @@ from spider_engine.solver import rank_moves, solve
 from spider_server import keys
 from spider_server import race as rules
 from spider_server.pool import leaderboard_score, utc_day
+from tests.server.server_helpers import Client
 
 VARIANT = "spider1"
 

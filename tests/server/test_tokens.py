@@ -9,11 +9,11 @@ import json
 from pathlib import Path
 
 import pytest
-from server_helpers import Client
 
 from spider_client import protocol as p
 from spider_server.errors import BadToken, ConfigError
 from spider_server.tokens import Identity, Keyring, issue, load_secret, verify
+from tests.server.server_helpers import Client
 
 ZOE = Identity("p0123456789ab", "Zoë")
 NOW = 1_800_000_000.0

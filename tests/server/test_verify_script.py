@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 import msgpack
-from server_helpers import Client, Player, start_race
 
 from spider_engine import Board
+from tests.server.server_helpers import Client, Player, start_race
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "verify_race.py"
 

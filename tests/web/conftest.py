@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from web_helpers import STATIC
+
+from tests.web.web_helpers import STATIC
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [

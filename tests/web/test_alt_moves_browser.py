@@ -13,10 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from web_helpers import Player, assert_no_leaks, open_page
-
 from spider_client import Client
 from spider_engine import Board, Move
+from tests.web.web_helpers import Player, assert_no_leaks, open_page
 
 STARFISH_SEED = "drag-starfish-0"
 SPARROW_SEED = "drag-sparrow-51"

@@ -22,7 +22,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from web_helpers import ROOT, STATIC
+
+from tests.web.web_helpers import ROOT, STATIC
 
 WEB = ROOT / "web"
 VENDOR = STATIC / "vendor"

@@ -13,13 +13,13 @@ from __future__ import annotations
 import time
 
 import redis.asyncio as aioredis
-from web_helpers import assert_no_leaks, open_page
 
 from spider_client import Client
 from spider_engine import Board
 from spider_engine.solver import solve
 from spider_server import keys
 from spider_server.pool import utc_day
+from tests.web.web_helpers import assert_no_leaks, open_page
 
 VARIANT = "spider1"
 

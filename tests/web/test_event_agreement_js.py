@@ -10,7 +10,8 @@ import json
 from typing import Any
 
 import msgpack
-from web_helpers import ROOT, blank_page
+
+from tests.web.web_helpers import ROOT, blank_page
 
 TABLE = ROOT / "tests" / "agreement" / "race_events.json"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from web_helpers import STATIC
+from tests.web.web_helpers import STATIC
 
 IMPORT = re.compile(r'^(?:import|export)\b[^;]*?"(\.\.?/[^"]+)"', re.M)
 MAX_LINES = 500

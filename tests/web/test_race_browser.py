@@ -18,11 +18,11 @@ import asyncio
 import contextlib
 
 import msgpack
-from leakscan import messages
-from web_helpers import Player, assert_no_leaks, best_destination, open_page
 
 from spider_client import Client
 from spider_engine import Board, Move
+from tests.leakscan import messages
+from tests.web.web_helpers import Player, assert_no_leaks, best_destination, open_page
 
 VARIANT = "spiderette+open"
 SEED = "browser-race-146"

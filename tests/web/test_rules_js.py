@@ -14,10 +14,10 @@ import hashlib
 import random
 
 import msgpack
-from rules_cases import rules_cases
-from web_helpers import ROOT, best_destination, blank_page
 
 from spider_engine import Board, Move
+from tests.web.rules_cases import rules_cases
+from tests.web.web_helpers import ROOT, best_destination, blank_page
 
 PAGE_KINDS = ("deal ", "moves ", "apply ", "view ")
 """The vectors' kinds the page's rules answer (of a ``view`` vector: the view parsed)."""
@@ -99,7 +99,7 @@ async def test_the_rules_agree_with_the_engine(browser, static_url) -> None:
 
 async def test_a_won_game_and_its_replay(browser, static_url) -> None:
     """Every position of a winning line (runs leave, the stock empties, the game is won)."""
-    from test_race_browser import LINE, SEED, VARIANT
+    from tests.web.test_race_browser import LINE, SEED, VARIANT
 
     board = Board.deal(VARIANT, SEED)
     texts = [board.text()]

@@ -8,7 +8,7 @@ import re
 import urllib.error
 import urllib.request
 
-from web_helpers import STATIC
+from tests.web.web_helpers import STATIC
 
 
 def _get(url: str) -> tuple[int, str, bytes]:

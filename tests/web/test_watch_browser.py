@@ -6,11 +6,11 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from web_helpers import assert_no_leaks, best_destination, open_page
 
 from spider_client import Client
 from spider_client.protocol import CreateRace
 from spider_engine import Board, find_variant
+from tests.web.web_helpers import assert_no_leaks, best_destination, open_page
 
 DOM_TABLEAU_OF = """(el) => [...el.querySelectorAll('.column')].map((c) => {
   const cards = [...c.querySelectorAll('.card:not(.slot-empty)')];

@@ -9,9 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from leakscan import LeakScanner
-
 from spider_engine import Board, Move
+from tests.leakscan import LeakScanner
 
 __all__ = [
     "ARTIFACTS",

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import combinations, product
 
-from ..board import Actions, Board
 from ..cards import CardSet
 from ..moves import Move, column_letter
+from ..position import Actions, Position
 from ..variants import register_variant
 from .base import AltDeckVariant
 
@@ -95,7 +95,7 @@ class Sparrow(AltDeckVariant):
             cards.rank[lower] == cards.rank[upper] - 1 and cards.suits[lower] == cards.suits[upper]
         )
 
-    def move_refused(self, board: Board, src: int, count: int, dst: int) -> str | None:
+    def move_refused(self, board: Position, src: int, count: int, dst: int) -> str | None:
         """A Wind (or Flower) may not go onto a column whose end already has three of them
         lying together face up."""
         blocker = self.blocker[board.cols[src][-count]]
@@ -127,7 +127,7 @@ class Sparrow(AltDeckVariant):
             return None
         return size, self.cards.suits[end]
 
-    def extra_moves(self, board: Board) -> Iterator[Move]:
+    def extra_moves(self, board: Position) -> Iterator[Move]:
         """``x`` with four columns (alphabetical) ending in the four different Winds, or in
         any four Flowers and Seasons."""
         wind_columns: dict[int, list[int]] = {w: [] for w in self.winds}
@@ -147,7 +147,7 @@ class Sparrow(AltDeckVariant):
         for chosen in combinations(flower_columns, SET_SIZE):
             yield Move("set", columns=chosen)
 
-    def check_extra(self, board: Board, move: Move) -> str | None:
+    def check_extra(self, board: Position, move: Move) -> str | None:
         ncols = len(board.cols)
         if move.kind != "set":
             if move.kind == "move":
@@ -179,7 +179,7 @@ class Sparrow(AltDeckVariant):
             " four columns"
         )
 
-    def apply_extra(self, board: Board, move: Move, actions: Actions) -> Iterable[int]:
+    def apply_extra(self, board: Position, move: Move, actions: Actions) -> Iterable[int]:
         token = self.blocker[board.cols[move.columns[0]][-1]]
         for c in move.columns:
             board.take(c, 1, actions)

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from types import MappingProxyType
 
-from ..board import Actions, Board
 from ..cards import STANDARD_RANKS, CardSet
 from ..errors import PositionError
 from ..moves import Move, column_letter
+from ..position import Actions, Position
 from ..variants import register_variant
 from .base import AltDeckVariant
 
@@ -106,7 +106,7 @@ class Starfish(AltDeckVariant):
             raise PositionError(f"the Troupe field is a number of Jokers, not {text!r}")
         return [int(text)]
 
-    def settle_step(self, board: Board, actions: Actions | None) -> int | None:
+    def settle_step(self, board: Position, actions: Actions | None) -> int | None:
         """A Joker at a column's end goes back to the Troupe."""
         for i, col in enumerate(board.cols):
             if col and col[-1] == JOKER:
@@ -115,7 +115,7 @@ class Starfish(AltDeckVariant):
                 return i
         return None
 
-    def unsettled(self, board: Board) -> str | None:
+    def unsettled(self, board: Position) -> str | None:
         for i, col in enumerate(board.cols):
             if col and col[-1] == JOKER:
                 return (
@@ -126,7 +126,7 @@ class Starfish(AltDeckVariant):
 
     # -- Joker moves -----------------------------------------------------------------------------
 
-    def extra_moves(self, board: Board) -> Iterator[Move]:
+    def extra_moves(self, board: Position) -> Iterator[Move]:
         """``*<column><depth><to>`` for every face-up card above a column's end (not a
         Joker) and every other column it may go onto, while the Troupe has a Joker."""
         if board.extra[0] <= 0:
@@ -155,7 +155,7 @@ class Starfish(AltDeckVariant):
                 for j in empties:
                     yield Move("joker", i, depth, j)
 
-    def check_extra(self, board: Board, move: Move) -> str | None:
+    def check_extra(self, board: Position, move: Move) -> str | None:
         ncols = len(board.cols)
         for c in (move.src, move.dst):
             if move.kind in ("move", "joker") and not 0 <= c < ncols:
@@ -205,7 +205,7 @@ class Starfish(AltDeckVariant):
                 cost += JOKER_BELOW * (n - 1 - i) - JOKER_PAIRS
         return -cost
 
-    def solver_skips(self, board: Board, move: Move) -> bool:
+    def solver_skips(self, board: Position, move: Move) -> bool:
         """A Joker move whose card does not go onto the card it follows in suit (a Joker is
         spent to build a run, not only to move a card), or that takes the card off the card it
         follows in a run."""
@@ -218,7 +218,7 @@ class Starfish(AltDeckVariant):
             return True
         return i > board.down[move.src] and nxt[col[i - 1]] == card
 
-    def apply_extra(self, board: Board, move: Move, actions: Actions) -> Iterable[int]:
+    def apply_extra(self, board: Position, move: Move, actions: Actions) -> Iterable[int]:
         col = board.cols[move.src]
         card = board.replace(move.src, len(col) - move.count, JOKER, actions)
         board.put(move.dst, [card], actions)

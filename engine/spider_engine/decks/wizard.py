@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 
-from ..board import Actions, Board
 from ..cards import CardSet
 from ..errors import FitError, NotationError, PositionError
 from ..moves import Move, column_index, column_letter
+from ..position import Actions, Position
 from ..variants import register_variant
 from .base import AltDeckVariant
 
@@ -95,7 +95,7 @@ class WizardsTower(AltDeckVariant):
             return None
         return size, self.cards.suits[end]
 
-    def _next_trump_column(self, board: Board) -> int | None:
+    def _next_trump_column(self, board: Position) -> int | None:
         number = board.foundation.count(TRUMP)
         if number >= TRUMPS:
             return None
@@ -105,7 +105,7 @@ class WizardsTower(AltDeckVariant):
                 return i
         return None
 
-    def settle_step(self, board: Board, actions: Actions | None) -> int | None:
+    def settle_step(self, board: Position, actions: Actions | None) -> int | None:
         """The Tower: the next trump (as many ``t`` as the foundation holds), when it lies at
         a column's end, leaves at once as one ``t``."""
         i = self._next_trump_column(board)
@@ -113,7 +113,7 @@ class WizardsTower(AltDeckVariant):
             board.to_foundation(i, 1, TRUMP, actions)
         return i
 
-    def unsettled(self, board: Board) -> str | None:
+    def unsettled(self, board: Position) -> str | None:
         i = self._next_trump_column(board)
         if i is None:
             return None
@@ -129,7 +129,7 @@ class WizardsTower(AltDeckVariant):
     def set_count(self) -> int:
         return len(SUITS) + TRUMPS
 
-    def is_won(self, board: Board) -> bool:
+    def is_won(self, board: Position) -> bool:
         """Every card has left: the tableau (and the reserve) are empty."""
         return not any(board.cols) and not (self.weave and board.extra[0] != EMPTY)
 
@@ -155,7 +155,7 @@ class WizardsTower(AltDeckVariant):
             raise PositionError(f"the reserve holds one known card or '-', not {text!r}")
         return cards
 
-    def extra_moves(self, board: Board) -> Iterator[Move]:
+    def extra_moves(self, board: Position) -> Iterator[Move]:
         """``<column>1z`` for each non-empty column while the reserve is empty; otherwise
         ``z1<column>`` for each column the reserve's card may go to."""
         card = board.extra[0]
@@ -170,7 +170,7 @@ class WizardsTower(AltDeckVariant):
             if not col or key[col[-1]] in want:
                 yield Move.column_move(RESERVE, 1, j)
 
-    def check_extra(self, board: Board, move: Move) -> str | None:
+    def check_extra(self, board: Position, move: Move) -> str | None:
         ncols = len(board.cols)
         if move.kind != "move":
             return f"{move.text()}: this variant has no such move"
@@ -205,7 +205,7 @@ class WizardsTower(AltDeckVariant):
                 )
         return "a move goes to another column"
 
-    def apply_extra(self, board: Board, move: Move, actions: Actions) -> Iterable[int]:
+    def apply_extra(self, board: Position, move: Move, actions: Actions) -> Iterable[int]:
         if move.dst == RESERVE:
             (card,) = board.take(move.src, 1, actions)
             board.set_extra(0, card, actions)

@@ -1,14 +1,14 @@
 """The solver on the alternative decks: winning lines replay to a win, made-up positions near
 a win are won and small hopeless ones lost, and hints are legal moves (the positions counter
-is checked on every deck in tests/test_solver.py)."""
+is checked on every deck in tests/engine/test_solver.py)."""
 
 from __future__ import annotations
 
 import pytest
-from alt_helpers import board
 
 from spider_engine import Board, Move
 from spider_engine.solver import hint, rank_moves, solve
+from tests.engine.alt.alt_helpers import board
 
 # Deals the solver wins within a small budget (found by running it; the test checks that the
 # verdict holds and that the line wins when replayed with the board's own rules).

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import reference_spider as ref
 
 from spider_engine import Board, Move
+from tests.engine import reference_spider as ref
 
 BASES = ["spider1", "spider2", "spider4", "spiderette"]
 OPTIONS = ["", "+open", "+relaxed", "+open+relaxed"]
@@ -341,7 +341,7 @@ def test_made_up_positions_do_what_they_say() -> None:
 
 def vector_lines() -> list[tuple[int, str]]:
     """The lines of the spec's vectors.txt, from the copy in docs/spec."""
-    path = Path(__file__).resolve().parent.parent / "docs" / "spec" / "vectors.txt"
+    path = Path(__file__).resolve().parents[2] / "docs" / "spec" / "vectors.txt"
     lines = path.read_text(encoding="utf-8").splitlines()
     return [
         (number, line)

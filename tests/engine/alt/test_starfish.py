@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from alt_helpers import after, board, moves, position
 
 from spider_engine import (
     Board,
@@ -13,6 +12,7 @@ from spider_engine import (
     UnsettledError,
     find_variant,
 )
+from tests.engine.alt.alt_helpers import after, board, moves, position
 
 
 def test_deck_and_layout() -> None:

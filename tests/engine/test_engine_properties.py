@@ -17,7 +17,7 @@ Each example records with ``hypothesis.event`` whether it included a stock deal 
 run left to the foundation, and ``target``s the number of runs that left. To see how many
 examples did, run::
 
-    .venv/bin/pytest tests/test_engine_properties.py --hypothesis-show-statistics
+    .venv/bin/pytest tests/engine/test_engine_properties.py --hypothesis-show-statistics
 
 Nearly every example includes a deal; runs leave in most spider1 examples, in some spider2
 examples and almost never in spider4 and spiderette, where such play seldom completes a run.
@@ -31,11 +31,11 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-import reference_spider as ref
 from hypothesis import HealthCheck, event, given, note, settings, target
 from hypothesis import strategies as st
 
 from spider_engine import Board, Move
+from tests.engine import reference_spider as ref
 
 BASES = ["spider1", "spider2", "spider4", "spiderette"]
 OPTIONS = ["", "+open", "+relaxed", "+open+relaxed"]

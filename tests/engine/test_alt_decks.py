@@ -1,9 +1,9 @@
 """The Spiders of other decks (alt-decks.md) and the Spider option ``keep``: every line of
 alt-vectors.txt, ``blind``, ``keep``, views, notation, variant ids and the command line.
 
-Each game's own rules are tested with positions in ``tests/alt/test_<game>.py``; random play
-against a simple reference in ``tests/alt/test_alt_diff.py``; properties in
-``tests/alt/test_alt_properties.py``.
+Each game's own rules are tested with positions in ``tests/engine/alt/test_<game>.py``;
+random play against a simple reference in ``tests/engine/alt/test_alt_diff.py``; properties
+in ``tests/engine/alt/test_alt_properties.py``.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import pytest
 from spider_engine import Board, Move, VariantError, find_variant, variant_ids
 from spider_race.cli import main
 
-SPEC = Path(__file__).resolve().parents[2] / "shared" / "spec"
+SPEC = Path(__file__).resolve().parents[3] / "shared" / "spec"
 if not SPEC.is_dir():  # a checkout with the spec beside it, or the copy kept in docs/
-    SPEC = Path(__file__).resolve().parents[1] / "docs" / "spec"
+    SPEC = Path(__file__).resolve().parents[2] / "docs" / "spec"
 
 ALT = ["myrmex", "wizard", "sparrow", "starfish"]
 

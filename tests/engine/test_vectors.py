@@ -8,9 +8,9 @@ import pytest
 
 from spider_engine import Board, Move
 
-SPEC = Path(__file__).resolve().parents[2] / "shared" / "spec"
+SPEC = Path(__file__).resolve().parents[3] / "shared" / "spec"
 if not SPEC.is_dir():  # a checkout with the spec beside it, or the copy kept in docs/
-    SPEC = Path(__file__).resolve().parents[1] / "docs" / "spec"
+    SPEC = Path(__file__).resolve().parents[2] / "docs" / "spec"
 
 
 def _vectors(name: str) -> list[tuple[str, list[str]]]:

@@ -19,7 +19,7 @@ groups back together and sets leave, and games are won.
 Environment: ``SPIDER_DIFF_SEEDS`` (default 3 — the file runs in well under a minute) and
 ``SPIDER_DIFF_STEPS`` (default 150). The acceptance run of issue 8 is 300 seeds::
 
-    SPIDER_DIFF_SEEDS=300 .venv/bin/pytest tests/alt/test_alt_diff.py -q
+    SPIDER_DIFF_SEEDS=300 .venv/bin/pytest tests/engine/alt/test_alt_diff.py -q
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ import random
 from pathlib import Path
 
 import pytest
-import reference_alt as ref
 
 from spider_engine import Board, Move
+from tests.engine.alt import reference_alt as ref
 
 VARIANTS = [
     "myrmex",
@@ -232,9 +232,9 @@ def test_random_play_matches_the_reference(variant: str) -> None:
 
 
 def test_the_reference_deals_every_vector() -> None:
-    spec = Path(__file__).resolve().parents[3] / "shared" / "spec"
+    spec = Path(__file__).resolve().parents[4] / "shared" / "spec"
     if not spec.is_dir():
-        spec = Path(__file__).resolve().parents[2] / "docs" / "spec"
+        spec = Path(__file__).resolve().parents[3] / "docs" / "spec"
     lines = (spec / "alt-vectors.txt").read_text(encoding="utf-8").splitlines()
     vectors = [line.split(" ", 1)[1].split(" => ") for line in lines if line.startswith("deal ")]
     assert len(vectors) >= 9

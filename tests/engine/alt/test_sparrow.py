@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from alt_helpers import after, board, moves, position
 
 from spider_engine import Board, IllegalMoveError, Move, find_variant
+from tests.engine.alt.alt_helpers import after, board, moves, position
 
 
 def test_deck_and_layout() -> None:

@@ -1,0 +1,126 @@
+"""The race screen's keys for each game, as pure functions of the player's view.
+
+Which kinds of moves a game has beyond column moves (Sparrow's sets, Starfish's Jokers,
+Wizard's Tower's reserve) and so which keys it offers; the move a pick of two columns makes
+when no count was typed; examples for the move line; the help pane's text.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from spider_engine import Board, EngineError, Move
+from spider_engine.moves import column_letter
+
+from .render import RESERVE
+
+__all__ = [
+    "fitting_count",
+    "has_jokers",
+    "has_reserve",
+    "has_sets",
+    "has_stock",
+    "help_text",
+    "joker_depth",
+    "move_examples",
+    "place_letter",
+    "variant_board",
+]
+
+
+def has_sets(view: Board) -> bool:
+    """Whether the game takes sets off with ``x`` (Sparrow)."""
+    return view.variant.base == "sparrow"
+
+
+def has_jokers(view: Board) -> bool:
+    """Whether the game has Joker moves ``*`` (Starfish)."""
+    return view.variant.base == "starfish"
+
+
+def has_reserve(view: Board) -> bool:
+    """Whether the game has the reserve ``z`` (Wizard's Tower with ``weave``)."""
+    return "reserve" in view.variant.extra_fields and bool(view.extra)
+
+
+def place_letter(column: int) -> str:
+    """The letter of a column, or ``z`` for the reserve."""
+    return "z" if column == RESERVE else column_letter(column)
+
+
+def joker_depth(view: Board, source: int, target: int) -> int:
+    """The depth of a Joker move from ``source`` to ``target`` when none was typed: the
+    shallowest legal one (2, the card above the end card, when none is legal)."""
+    for depth in range(2, len(view.cols[source]) + 1):
+        if view.is_legal(Move("joker", source, depth, target)):
+            return depth
+    return 2
+
+
+def has_stock(view: Board | None) -> bool:
+    """Whether the game has a stock to deal (Wizard's Tower has none)."""
+    return view is None or bool(view.variant.stock_deals)
+
+
+def move_examples(view: Board | None) -> list[str]:
+    """Examples of the game's kinds of moves, as typed."""
+    examples = ["d1j", "+"] if has_stock(view) else ["d1j"]
+    if view is not None and has_sets(view):
+        examples.append("xadfj")
+    if view is not None and has_jokers(view):
+        examples.append("*c3f")
+    if view is not None and has_reserve(view):
+        examples.append("a1z")
+    return examples
+
+
+def help_text(view: Board | None) -> Text:
+    """The keys of the race screen, for the game ``view`` is a board of (each line at most
+    52 cells: it fits beside a 13-column board in 120 terminal columns)."""
+    ncols = len(view.cols) if view is not None else 10
+    last = column_letter(ncols - 1)
+    rows = [
+        (f"a … {last}", "pick the column to move from, then to"),
+        ("digits", "typed between: how many cards"),
+    ]
+    if view is not None and has_sets(view):
+        rows.append(("x", "then four columns: take a set off"))
+    if view is not None and has_jokers(view):
+        rows.append(("*", "column, depth, column: a Joker move"))
+    if view is not None and has_reserve(view):
+        rows.append(("z", "the reserve, to move from or to"))
+    if has_stock(view):
+        rows.append(("+", "deal"))
+    rows += [
+        ("u", "undo (when the race allows it)"),
+        ("r", "ready (or not)"),
+        (": or tab", f"type a move ({', '.join(move_examples(view))})"),
+        ("escape", "drop what is picked"),
+        ("?", "hide these keys"),
+        ("q", "quit"),
+    ]
+    out = Text()
+    out.append("Keys\n", style="bold underline")
+    for key, what in rows:
+        out.append(f"{key:>8}  ", style="bold yellow")
+        out.append(what + "\n")
+    out.rstrip()
+    return out
+
+
+def fitting_count(view: Board, source: int, target: int) -> int:
+    """The most cards of ``source``'s movable run that may move onto ``target``."""
+    col = view.cols[source]
+    run = view.variant.movable(col, len(col) - view.down[source])
+    for count in range(run, 0, -1):
+        if view.is_legal(Move.column_move(source, count, target)):
+            return count
+    return max(run, 1)
+
+
+def variant_board(variant: str) -> Board | None:
+    """A board of ``variant`` (its seed-0 deal), or None when there is no such variant."""
+    try:
+        return Board.deal(variant, "0")
+    except EngineError:
+        return None

@@ -1,0 +1,1 @@
+"""Tests of the rules engine (spider_engine): vectors, properties, reference diffs, solver."""

@@ -1,0 +1,1 @@
+"""Tests of the Spiders of other decks (alt-decks.md), each game's rules and a reference."""

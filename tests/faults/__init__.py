@@ -1,0 +1,1 @@
+"""Fault tests: nodes and Redis killed, links cut, slow readers, a cluster, a deployment."""

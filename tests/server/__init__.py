@@ -1,0 +1,1 @@
+"""Tests of the server against real redis-server processes and real websockets."""
