@@ -42,9 +42,11 @@ Behaviour:
   and :meth:`events` ends.
 
 The parts: :mod:`~spider_client.mirror` keeps the race and the view from what the server
-sends (no I/O); :mod:`~spider_client.outbox` holds what waits for an answer and paces the
-sending; :mod:`~spider_client.connection` reads, reconnects and resumes; this module is
-the API on top.
+sends, without I/O (``client.mirror``; ``client.race``, ``client.view`` and the like read
+it); :mod:`~spider_client.outbox` holds what waits for an answer and paces the sending;
+:mod:`~spider_client.connection` reads, reconnects and resumes (``events``,
+``wait_until`` and ``close`` are its); :mod:`~spider_client._wire` is the only code below
+websockets' public API; this module is the API on top.
 """
 
 from __future__ import annotations
