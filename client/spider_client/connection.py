@@ -151,6 +151,11 @@ class Connection:
         self._outbox.send_interval = value
 
     @property
+    def _closing(self) -> bool:
+        """:meth:`close` was called: nothing reconnects."""
+        return self._outbox.closing
+
+    @property
     def connected(self) -> bool:
         return self._ws is not None and self._outbox.lost is None
 
@@ -288,7 +293,7 @@ class Connection:
                 with contextlib.suppress(ConnectionClosed):
                     async for frame in ws:
                         self._dispatch(frame)
-                if self._outbox.closing:
+                if self._closing:
                     return
                 self._ws = None
                 code, reason = ws.close_code, ws.close_reason or ""
@@ -305,7 +310,7 @@ class Connection:
             log.exception("the client's reader failed")
             self._give_up(ConnectionLost(f"the client failed: {e!r}"))
         finally:
-            if self._outbox.closing:
+            if self._closing:
                 self._give_up(ConnectionLost("the client was closed"))
 
     async def _reconnect(self) -> None:
@@ -316,7 +321,7 @@ class Connection:
         delay = self.backoff_initial
         attempts = 0
         while True:
-            if self._outbox.closing:
+            if self._closing:
                 raise ConnectionLost("the client was closed")
             url = self._next_url()
             attempts += 1
