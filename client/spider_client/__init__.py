@@ -10,7 +10,9 @@
 
 Installs with the engine, ``websockets`` and ``msgpack`` only. The wire format is in
 :mod:`spider_client.protocol`; the errors in :mod:`spider_client.errors`; the client's own
-events in :mod:`spider_client.events`.
+events in :mod:`spider_client.events`. :class:`RaceMirror` (:mod:`spider_client.mirror`)
+is the client's copy of its race without any I/O: the server's messages in, the race and
+the player's view out.
 """
 
 from __future__ import annotations
@@ -40,13 +42,16 @@ from .errors import (
     TooManyRaces,
     Unavailable,
     UndoNotAllowed,
+    UnsupportedWebsockets,
     WrongState,
 )
 from .events import Disconnected, Event, Reconnected, ViewChanged
+from .mirror import RaceMirror
 
 __all__ = [
     "protocol",
     "Client",
+    "RaceMirror",
     "Bot",
     "GreedyBot",
     "RandomBot",
@@ -62,6 +67,7 @@ __all__ = [
     "ConnectionLost",
     "RequestInterrupted",
     "NotInRace",
+    "UnsupportedWebsockets",
     "ServerError",
     "BadRequest",
     "MalformedMove",

@@ -11,6 +11,7 @@ message itself is kept on the exception. The tree::
     ├── RequestInterrupted       the connection dropped while a non-repeatable request
     │                            (create_race) was in flight: it may or may not have happened
     ├── NotInRace                an action before joining a race, or as a spectator
+    ├── UnsupportedWebsockets    the installed websockets lacks what the client relies on
     └── ServerError              the server answered with an error (``.code``, ``.message``)
         ├── BadRequest           bad_frame, invalid, protocol
         │   └── MalformedMove    malformed_move
@@ -40,6 +41,7 @@ __all__ = [
     "ConnectionLost",
     "RequestInterrupted",
     "NotInRace",
+    "UnsupportedWebsockets",
     "ServerError",
     "BadRequest",
     "MalformedMove",
@@ -82,6 +84,12 @@ class RequestInterrupted(SpiderClientError):
 
 class NotInRace(SpiderClientError):
     """An operation that needs a race (as a player, for actions) before joining one."""
+
+
+class UnsupportedWebsockets(SpiderClientError):
+    """The installed websockets lacks an attribute the client writes frames through (raised
+    when ``spider_client`` is imported or a connection opens, with the versions supported:
+    :data:`spider_client._wire.SUPPORTED_WEBSOCKETS`)."""
 
 
 class ServerError(SpiderClientError):

@@ -1,0 +1,162 @@
+"""What a client sends to the server: ``hello``, the requests (each with a ``req`` id its
+reply carries back) and the actions (each with the player's next ``seq``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from .constants import PROTOCOL_VERSION
+
+__all__ = [
+    "Hello",
+    "CreateRace",
+    "Join",
+    "Leave",
+    "Ready",
+    "MoveAction",
+    "Undo",
+    "Resign",
+    "Hint",
+    "DailyRace",
+    "Leaderboard",
+    "ClientMessage",
+]
+
+
+@dataclass
+class Hello:
+    """The first message on a connection. With ``token`` it resumes that player."""
+
+    protocol: int = PROTOCOL_VERSION
+    name: str | None = None
+    token: str | None = None
+    together: bool = False
+    """The client takes a frame holding several race events (a msgpack array): the
+    server then sends a player's held progress together, in one frame."""
+    type: Literal["hello"] = "hello"
+
+
+@dataclass
+class CreateRace:
+    """Create a race; the creator joins it as a player (reply: ``joined``)."""
+
+    req: int
+    variant: str = "spider4"
+    seed: str | None = None
+    """A seed to deal; by default a random secret one (at least 128 bits)."""
+    max_players: int = 8
+    time_limit: int = 1800
+    """Seconds from the start; every race has one."""
+    undo: bool = True
+    live_boards: bool = False
+    """Stream the players' boards to spectators while the race runs."""
+    countdown: int = 3
+    """Seconds between everyone being ready and the deal."""
+    winnable: bool = False
+    """Deal from a seed the solver has proved winnable (not with ``seed``); until one is
+    proven the race is ``preparing`` and its countdown waits."""
+    hints: bool = False
+    """Players may ask for hints (each is counted and shown in the results)."""
+    type: Literal["create_race"] = "create_race"
+
+
+@dataclass
+class Join:
+    """Join a race by code (reply: ``joined``). Joining again resumes: ``since`` is the last
+    event version seen, and the reply carries the events after it."""
+
+    req: int
+    code: str
+    role: Literal["player", "spectator"] = "player"
+    since: int | None = None
+    type: Literal["join"] = "join"
+
+
+@dataclass
+class Leave:
+    req: int
+    code: str
+    type: Literal["leave"] = "leave"
+
+
+@dataclass
+class Ready:
+    """Mark the player ready (or not); when every player is ready the countdown starts."""
+
+    req: int
+    code: str
+    ready: bool = True
+    type: Literal["ready"] = "ready"
+
+
+@dataclass
+class MoveAction:
+    """A move or a deal (``+``) in the spec's notation (reply: ``ack`` or ``error``)."""
+
+    code: str
+    seq: int
+    move: str
+    type: Literal["move"] = "move"
+
+
+@dataclass
+class Undo:
+    """Take back the player's last move or deal, when the race allows undo."""
+
+    code: str
+    seq: int
+    type: Literal["undo"] = "undo"
+
+
+@dataclass
+class Resign:
+    code: str
+    seq: int
+    type: Literal["resign"] = "resign"
+
+
+@dataclass
+class Hint:
+    """Ask for a hint in a race that allows them (reply: ``hint_reply``). The hint is worked
+    out from the player's full position, so it is counted and shown in the results."""
+
+    req: int
+    code: str
+    type: Literal["hint"] = "hint"
+
+
+@dataclass
+class DailyRace:
+    """Race the day's deal of a variant alone (reply: ``joined``): the same proven-winnable
+    deal for everyone on a UTC day, one race per player and day (asking again rejoins it)."""
+
+    req: int
+    variant: str = "spider4"
+    type: Literal["daily_race"] = "daily_race"
+
+
+@dataclass
+class Leaderboard:
+    """The leaderboard of a variant's daily deal (reply: ``leaderboard_reply``); ``day``
+    is ``YYYY-MM-DD`` (UTC), by default today."""
+
+    req: int
+    variant: str = "spider4"
+    day: str | None = None
+    type: Literal["leaderboard"] = "leaderboard"
+
+
+ClientMessage = (
+    Hello
+    | CreateRace
+    | Join
+    | Leave
+    | Ready
+    | MoveAction
+    | Undo
+    | Resign
+    | Hint
+    | DailyRace
+    | Leaderboard
+)

@@ -1,0 +1,129 @@
+"""The race's events, sent to everyone in a race; each has the race's code and its
+``version`` (1, 2, 3, … in the order every node delivers them)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from .info import PlayerInfo, Result
+
+__all__ = [
+    "PlayerJoined",
+    "PlayerLeft",
+    "PlayerReady",
+    "Countdown",
+    "Started",
+    "Progress",
+    "BoardShown",
+    "Finished",
+    "Prepared",
+    "RaceEvent",
+]
+
+
+@dataclass
+class PlayerJoined:
+    race: str
+    version: int
+    player: PlayerInfo
+    type: Literal["player_joined"] = "player_joined"
+
+
+@dataclass
+class PlayerLeft:
+    race: str
+    version: int
+    player: str
+    type: Literal["player_left"] = "player_left"
+
+
+@dataclass
+class PlayerReady:
+    race: str
+    version: int
+    player: str
+    ready: bool
+    type: Literal["player_ready"] = "player_ready"
+
+
+@dataclass
+class Countdown:
+    race: str
+    version: int
+    starts_at: float
+    type: Literal["countdown"] = "countdown"
+
+
+@dataclass
+class Started:
+    """The deal is out. Each player gets the deal as an ``ack`` with ``seq`` 0 and ``move``
+    ``""`` carrying their first view (or in ``joined`` when they rejoin); ``commitment`` is
+    SHA-256 of salt and seed, revealed in ``Finished``."""
+
+    race: str
+    version: int
+    started_at: float
+    ends_at: float
+    commitment: str
+    type: Literal["started"] = "started"
+
+
+@dataclass
+class Progress:
+    race: str
+    version: int
+    player: PlayerInfo
+    type: Literal["progress"] = "progress"
+
+
+@dataclass
+class BoardShown:
+    """A player's view, sent to spectators of live-board races only."""
+
+    race: str
+    version: int
+    player: str
+    view: str
+    type: Literal["board"] = "board"
+
+
+@dataclass
+class Finished:
+    """The results, and the deal revealed. For a daily race, ``seed``, ``salt``,
+    ``replays`` and ``boards`` are None until its day is over (then ``join`` shows them)."""
+
+    race: str
+    version: int
+    results: list[Result]
+    seed: str | None
+    salt: str | None
+    commitment: str
+    replays: dict[str, list[str]] | None
+    boards: dict[str, str] | None
+    """Every player's final full position."""
+    type: Literal["finished"] = "finished"
+
+
+@dataclass
+class Prepared:
+    """A ``winnable`` race's proven deal is chosen (still secret): ``commitment`` is set,
+    and the countdown starts once everyone is ready."""
+
+    race: str
+    version: int
+    commitment: str
+    type: Literal["prepared"] = "prepared"
+
+
+RaceEvent = (
+    PlayerJoined
+    | PlayerLeft
+    | PlayerReady
+    | Countdown
+    | Started
+    | Progress
+    | BoardShown
+    | Finished
+    | Prepared
+)

@@ -1,0 +1,116 @@
+"""What the server answers a client: ``welcome``, the replies to requests (carrying their
+``req``), ``ack`` to an applied action, and ``error``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .constants import PROTOCOL_VERSION
+from .info import RaceInfo
+
+__all__ = [
+    "Welcome",
+    "Joined",
+    "Done",
+    "Ack",
+    "Error",
+    "HintReply",
+    "LeaderboardEntry",
+    "LeaderboardReply",
+]
+
+
+@dataclass
+class Welcome:
+    """Reply to ``hello``: who the connection speaks for. Keep ``token`` to resume."""
+
+    player: str
+    name: str
+    token: str
+    node: str
+    server_time: float
+    protocol: int = PROTOCOL_VERSION
+    type: Literal["welcome"] = "welcome"
+
+
+@dataclass
+class Joined:
+    """Reply to ``join`` (and ``create_race``): the race now, and for a player of a running
+    race their view and their last applied ``seq``; ``events`` are those after ``since``
+    (empty when a snapshot was sent instead)."""
+
+    req: int
+    role: str
+    race: RaceInfo
+    view: str | None = None
+    seq: int = 0
+    boards: dict[str, str] | None = None
+    events: list[dict[str, Any]] = field(default_factory=list)
+    type: Literal["joined"] = "joined"
+
+
+@dataclass
+class Done:
+    """Reply to ``leave`` and ``ready``."""
+
+    req: int
+    type: Literal["done"] = "done"
+
+
+@dataclass
+class Ack:
+    """Reply to an applied action: the player's new view and progress."""
+
+    code: str
+    seq: int
+    move: str
+    view: str
+    status: str
+    moves: int
+    score: int
+    duplicate: bool = False
+    """True when this action had been applied before (a resend); nothing changed now."""
+    type: Literal["ack"] = "ack"
+
+
+@dataclass
+class Error:
+    error: str
+    """One of :data:`ERROR_CODES`."""
+    message: str
+    req: int | None = None
+    seq: int | None = None
+    race: str | None = None
+    type: Literal["error"] = "error"
+
+
+@dataclass
+class HintReply:
+    """Reply to ``hint``: the first move of a winning line from the player's position when
+    the solver finds one within its budget, otherwise the move players would rank first;
+    None when there is no legal move."""
+
+    req: int
+    move: str | None
+    type: Literal["hint_reply"] = "hint_reply"
+
+
+@dataclass
+class LeaderboardEntry:
+    rank: int
+    player: str
+    name: str
+    time: float
+    moves: int
+
+
+@dataclass
+class LeaderboardReply:
+    """Reply to ``leaderboard``: the day's winners, by time, then moves."""
+
+    req: int
+    variant: str
+    day: str
+    entries: list[LeaderboardEntry] = field(default_factory=list)
+    type: Literal["leaderboard_reply"] = "leaderboard_reply"
