@@ -13,7 +13,7 @@ from typing import Any
 import msgpack
 import pytest
 
-from spider_client import Client
+from spider_client import RaceMirror
 from spider_client import protocol as p
 
 TABLE = Path(__file__).resolve().parents[1] / "agreement" / "race_events.json"
@@ -21,23 +21,20 @@ CASES = json.loads(TABLE.read_text())["cases"]
 PLAYER_FIELDS = ("player", "status", "ready", "connected", "moves", "time")
 
 
-def mirror(messages: list[dict[str, Any]]) -> Client:
-    """A client that never connects, fed ``messages`` as its reader takes frames."""
-    client = Client("ws://127.0.0.1:9/ws")
+def mirror(messages: list[dict[str, Any]]) -> RaceMirror:
+    """The client library's race mirror, fed ``messages`` as its reader takes frames."""
+    race_mirror = RaceMirror()
     for message in messages:
         try:
             decoded = p.decode_all(msgpack.packb(message))
         except ValueError:
             continue  # a message this client does not know: its reader leaves it out
         for item in decoded:
-            if isinstance(item, p.Joined):
-                client._take_joined(item)
-            else:
-                client._take_event(item)
-    return client
+            race_mirror.take(item)
+    return race_mirror
 
 
-def race_state(client: Client) -> dict[str, Any]:
+def race_state(client: RaceMirror) -> dict[str, Any]:
     """What the table's ``expected`` holds, read from the client."""
     race = client.race
     assert race is not None
