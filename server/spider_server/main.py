@@ -16,9 +16,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .app import Node
 from .embedded import RedisProcess
 from .errors import ServerError
+from .node import Node
 from .settings import Settings
 from .tokens import load_secret
 

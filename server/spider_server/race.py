@@ -86,6 +86,7 @@ __all__ = [
     "TERMINAL",
     "apply_action",
     "commitment",
+    "count_hint",
     "create_race",
     "due_transition",
     "effective_moves",
@@ -884,4 +885,20 @@ def race_info(
         hints=race.options.hints,
         preparing=race.preparing,
         daily=race.options.daily or None,
+    )
+
+
+def count_hint(race: Race, player: str, count: int) -> RaceChange | None:
+    """The change that shows everyone a player's hints asked for (``count``, as counted
+    apart from the race), or None unless the race runs with that player in it."""
+    entry = race.players.get(player)
+    if entry is None or race.state is not RaceState.RUNNING:
+        return None
+    entry = replace(entry, hints=max(count, entry.hints))
+    return RaceChange(
+        base=race.version,
+        race=race,
+        meta=False,
+        players=[entry],
+        events=[(ALL, Progress(race=race.code, version=0, player=entry.info()))],
     )
