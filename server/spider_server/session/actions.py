@@ -2,8 +2,8 @@
 
 A move is decided on the race, game and board the connection's last committed action left
 (no read from Redis), checked by the engine (:func:`~..race.apply_action`) and committed
-by the store, which acks it (:meth:`ActionHandlers.acked`) and then hands its events to the
-hub; the commit's check-and-set on the player's seq catches any change made elsewhere, and
+by the store, which sends the ack (the transport's ``send_ack``) and then hands its events
+to the hub; the commit's check-and-set on the player's seq catches any change made elsewhere, and
 then the race and game are read afresh.
 """
 
@@ -22,7 +22,7 @@ from ..errors import (
     RaceNotFound,
     WrongState,
 )
-from ..race import TERMINAL, ActionOutcome, Game, Race, RaceState
+from ..race import TERMINAL, Game, Race, RaceState
 from ..store import cas_tries
 from .core import SessionBase, race_code
 
@@ -50,7 +50,7 @@ class ActionHandlers(SessionBase):
     async def apply(
         self, code: str, kind: rules.ActionKind, *, seq: int | None, move: str = ""
     ) -> None:
-        ctx = self.ctx
+        ctx, out = self.ctx, self.out
         store = ctx.store
         for _ in cas_tries("too much contention on this game; try again"):
             # This connection's last committed action left the race and game as it knows
@@ -97,8 +97,8 @@ class ActionHandlers(SessionBase):
                     ctx.spawn(ctx.advance(code))
                 raise
             try:
-                # acked first (the ack), then the events go to the hub (progress)
-                await store.commit_action(race, outcome, self.acked if seq is not None else None)
+                # once committed: the ack, then the events to the hub (progress)
+                await store.commit_action(race, outcome, out.send_ack if seq is not None else None)
             except Conflict:
                 continue
             except WrongState:
@@ -115,16 +115,6 @@ class ActionHandlers(SessionBase):
                     watch.set_status(self.player, outcome.game.status)
                 ctx.spawn(ctx.advance(code))
             return
-
-    def acked(self, outcome: ActionOutcome, version: int) -> None:
-        """Send the ack of an action committed at ``version``: it carries the player's own
-        status and counts, so their own progress still held from an earlier action does
-        not follow it."""
-        self.out.send_ack(
-            outcome.ack_frame,
-            (outcome.ack.code, self.player),
-            version - len(outcome.stored_events),
-        )
 
     def deal_out(self, code: str) -> None:
         """Send this player their view of the deal (an ``ack`` with seq 0) once it is out."""

@@ -39,9 +39,12 @@ __all__ = ["Acked", "OnCommit", "StoreBase"]
 
 OnCommit = Callable[[str, int, Sequence[tuple[str, bytes]]], None]
 """Called with (code, version, events) when a commit of this node went through."""
-Acked = Callable[[ActionOutcome, int], None]
-"""Called with an action's outcome and the race's new version once it is committed,
-before its events are dispatched (the mover's ack goes out before their progress)."""
+Acked = Callable[[bytes, tuple[str, str], int], None]
+"""Sends the mover's ack once their action is committed, before its events are
+dispatched (the ack goes out before their progress): called with the ack's frame, the
+(race, player) it is about, and the last version before the action's events (the
+player's own progress held up to it is dropped: the ack carries their status and
+counts). The transport's :meth:`~..transport.Connection.send_ack`."""
 
 
 class StoreBase:
@@ -209,9 +212,9 @@ class StoreBase:
     ) -> int:
         """Apply a player's action if their seq is still ``outcome.game.seq - 1`` and the
         race runs. Returns the race's new version; Conflict when the seq moved on,
-        WrongState when the race is no longer running. Once committed, ``acked`` is
-        called (the mover's ack) and then the events go to :attr:`on_commit`, so that the
-        ack and the mover's progress leave in that order, in one write."""
+        WrongState when the race is no longer running. Once committed, ``acked`` sends
+        the mover's ack and then the events go to :attr:`on_commit`, so that the ack and
+        the mover's progress leave in that order, in one write."""
         code, pid = race.code, outcome.game.player
         key_list = self._action_keys.get((code, pid))
         if key_list is None:
@@ -248,7 +251,7 @@ class StoreBase:
         if reply[0] == 1:
             version = int(reply[1])
             if acked is not None:
-                acked(outcome, version)
+                acked(outcome.ack_frame, (code, pid), version - len(outcome.stored_events))
             if self.on_commit is not None:
                 self.on_commit(code, version, outcome.stored_events)
             return version
