@@ -26,7 +26,6 @@ from collections.abc import Coroutine
 from typing import Any
 
 import websockets
-from redis.exceptions import RedisError
 from websockets.asyncio.server import Server, ServerConnection, serve
 
 from . import race as rules
@@ -75,7 +74,7 @@ class Node:
         self.redis: Any = redisconn.connect(redis_url)
         # health checks ask once, quickly, without retries
         self._health: Any = redisconn.connect(redis_url, health=True)
-        self.store = Store(self.redis, settings, clock=self.now)
+        self.store = Store(self.redis, settings, clock=self.now, health=self._health)
         self.hub = Hub(self.redis, self.store, node=settings.node, on_event=self._on_event)
         self.seeds = Seeds(self.store, settings, secret, clock=self.now, on_prepared=self.advance)
         """Proven-winnable seeds: winnable races and the daily deals."""
@@ -212,10 +211,7 @@ class Node:
 
     async def redis_answers(self) -> bool:
         """Whether Redis answers PING now (one try, within a second)."""
-        try:
-            return bool(await self._health.ping())
-        except (RedisError, OSError):
-            return False
+        return await self.store.answers()
 
     def races_by_state(self) -> Counter[str]:
         return Counter(w.state for w in self.hub.watches.values() if w.state)

@@ -135,9 +135,7 @@ async def test_a_hint_counts_for_everyone_in_the_race(node) -> None:
     session, out = await _session(node)
     await session.handle(
         p.encode(
-            p.CreateRace(
-                req=1, seed="3", countdown=0, max_players=1, variant="spider1", hints=True
-            )
+            p.CreateRace(req=1, seed="3", countdown=0, max_players=1, variant="spider1", hints=True)
         )
     )
     code = out.frames[-1]["race"]["code"]

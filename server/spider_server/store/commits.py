@@ -58,8 +58,12 @@ class StoreBase:
         *,
         batch: bool = True,
         clock: Callable[[], float] = time.time,
+        health: Any = None,
     ) -> None:
         self.redis = redis
+        self.health = health if health is not None else redis
+        """The client that answers :meth:`answers` (the node's asks once, without
+        retries)."""
         self.settings = settings
         self.clock = clock
         """The deployment's time (claims to watch races expire by it)."""
@@ -146,6 +150,14 @@ class StoreBase:
         """Close the commits' connection (the client is closed by its owner)."""
         if self._link is not None:
             await self._link.aclose()
+
+    async def answers(self) -> bool:
+        """Whether Redis answers PING now (with the node's health client: one try, within
+        a second)."""
+        try:
+            return bool(await self.health.ping())
+        except (RedisError, OSError):
+            return False
 
     async def now(self) -> float:
         """Redis's clock, in seconds."""
