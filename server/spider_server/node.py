@@ -1,4 +1,5 @@
-"""A server node's life: start, stop, its periodic loops, and the races' transitions.
+"""A server node's life: start, stop (SIGTERM), its periodic loops, and the races'
+transitions.
 
 One :class:`Node` serves websocket connections on ``/ws`` and plain HTTP (:mod:`.http`)
 on the same port. Every node of a deployment shares one Redis and one token secret; any
@@ -20,6 +21,7 @@ import asyncio
 import contextlib
 import gc
 import logging
+import signal
 import time
 from collections import Counter
 from collections.abc import Coroutine
@@ -131,6 +133,23 @@ class Node:
             ping_timeout=s.ping_timeout,
             compression=None,
         )
+
+    async def serve_until_signalled(self, ready: asyncio.Event | None = None) -> None:
+        """Serve (the node started) until SIGTERM or SIGINT, or until cancelled; then
+        close: every connection gets 1012. ``ready`` is set once the signals are heard."""
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        if ready is not None:
+            ready.set()
+        try:
+            await stop.wait()
+        finally:
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                loop.remove_signal_handler(sig)
+            log.info("closing: connections get 1012")
+            await self.close()
 
     def _gc_timer(self, phase: str, info: dict[str, int]) -> None:
         """Times the garbage collector's pauses (``spider_gc_pause_seconds``)."""
