@@ -5,7 +5,7 @@
   ``.kill()`` (SIGKILL), ``.restart()`` (same port and data).
 - ``server_node``: async factory; ``node = await server_node(redis_url, **settings)``
   starts an in-process server node on a free port: ``.url`` (``ws://127.0.0.1:PORT/ws``),
-  ``.http_url``, ``.node`` (the :class:`spider_server.app.Node`), ``await .close()``.
+  ``.http_url``, ``.node`` (the :class:`spider_server.node.Node`), ``await .close()``.
   Every node started by one test shares one token secret (:data:`TEST_SECRET`).
 - ``server_process``: async factory; ``proc = await server_process(redis_url)`` starts
   ``python -m spider_server`` as a real process (``redis_url=None``: with its embedded
@@ -62,7 +62,7 @@ class NodeHandle:
 @pytest.fixture
 async def server_node(tmp_path: Path) -> AsyncIterator[Callable[..., Awaitable[NodeHandle]]]:
     """Factory of in-process nodes; each is closed at the end of the test."""
-    from spider_server.app import Node
+    from spider_server.node import Node
     from spider_server.settings import Settings
 
     handles: list[NodeHandle] = []

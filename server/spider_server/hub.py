@@ -28,10 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import struct
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol
 
 from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
@@ -39,200 +36,18 @@ from redis.exceptions import RedisError
 
 from . import keys
 from .errors import Unavailable
-from .race import SPECTATORS
-from .store import Store, stamp
+from .redisconn import take_buffered
+from .store import Store
+from .transport import EventFrame
+from .watches import RaceWatch, Subscriber, Subscription
 
-__all__ = ["EventFrame", "Hub", "RaceWatch", "Subscriber", "Subscription", "array_header"]
+__all__ = ["GAP_WAIT", "EventFrame", "Hub", "RaceWatch", "Subscriber", "Subscription"]
 
 log = logging.getLogger(__name__)
 
 GAP_WAIT = 0.05
 """Seconds an event that came early waits for those before it (the replies to this node's
 commits may come out of order) before they are read from the stream."""
-
-
-@dataclass(frozen=True)
-class EventFrame:
-    """One event ready to send: its version, audience, frame bytes and fields."""
-
-    version: int
-    audience: str
-    frame: bytes
-    fields: dict[str, Any]
-    type: str = field(init=False)
-    """The event's type (read once)."""
-    wire: bytes = field(init=False, repr=False)
-    """The frame as a server's websocket frame, built once for every recipient."""
-    about: tuple[str, str] = field(init=False, repr=False)
-    """(race, player) of a ``progress`` event: a player is sent only the latest of each."""
-
-    def __post_init__(self) -> None:
-        kind = str(self.fields.get("type", ""))
-        object.__setattr__(self, "type", kind)
-        object.__setattr__(self, "wire", wire_frame(self.frame))
-        info = self.fields.get("player") if kind == "progress" else None
-        player = info.get("player") if isinstance(info, dict) else None
-        object.__setattr__(self, "about", (str(self.fields.get("race")), str(player)))
-
-
-def wire_frame(payload: bytes) -> bytes:
-    """``payload`` as one unfragmented, unmasked binary websocket frame (RFC 6455 §5.2):
-    what a server sends without compression, the same bytes for every connection."""
-    n = len(payload)
-    if n < 126:
-        head = bytes((0x82, n))
-    elif n < 1 << 16:
-        head = struct.pack("!BBH", 0x82, 126, n)
-    else:
-        head = struct.pack("!BBQ", 0x82, 127, n)
-    return head + payload
-
-
-def array_header(n: int) -> bytes:
-    """The msgpack header of an array of ``n`` items: followed by the items' encodings,
-    several frames make one."""
-    if n < 16:
-        return bytes((0x90 | n,))
-    if n < 1 << 16:
-        return struct.pack("!BH", 0xDC, n)
-    return struct.pack("!BI", 0xDD, n)
-
-
-def _reply_reader(pubsub: PubSub) -> Any:
-    """The hiredis reader of a pub/sub connection (holding replies already received), or
-    None when the client reads otherwise."""
-    reader = getattr(getattr(pubsub.connection, "_parser", None), "_reader", None)
-    return reader if callable(getattr(reader, "gets", None)) else None
-
-
-class Subscriber(Protocol):
-    """The connection side of a subscription."""
-
-    def send_event(self, event: EventFrame) -> None:
-        """Send a race event."""
-
-    def send_progress(self, event: EventFrame) -> None:
-        """Send a ``progress`` event to a player (who may get several in one frame)."""
-
-    def deal_out(self, code: str) -> None:
-        """The race has started: send this player their view of the deal."""
-
-
-class Subscription:
-    """One connection watching one race, as ``role`` (player or spectator)."""
-
-    def __init__(self, hub: Hub, conn: Subscriber, code: str, role: str, delivered: int) -> None:
-        self.hub = hub
-        self.conn = conn
-        self.code = code
-        self.role = role
-        self.delivered = delivered
-        self._pending: list[EventFrame] = []
-        self._catching_up: asyncio.Task[None] | None = None
-
-    def offer(self, event: EventFrame) -> None:
-        """Deliver ``event`` if it is the next; hold it and catch up if it is further."""
-        if self._catching_up is not None:
-            self._pending.append(event)
-        elif event.version <= self.delivered:
-            return
-        elif event.version == self.delivered + 1:
-            self._deliver(event)
-        else:
-            self._pending.append(event)
-            self.catch_up()
-
-    def catch_up(self) -> None:
-        """Fetch from the stream every event after ``delivered`` (in the background)."""
-        if self._catching_up is None:
-            self._catching_up = asyncio.get_running_loop().create_task(self._catch_up())
-
-    def close(self) -> None:
-        if self._catching_up is not None:
-            self._catching_up.cancel()
-            self._catching_up = None
-
-    def _deliver(self, event: EventFrame) -> None:
-        self.delivered = event.version
-        if self.role == "spectator":
-            self.conn.send_event(event)
-        elif event.audience != SPECTATORS:
-            if event.type == "progress":
-                self.conn.send_progress(event)
-            else:
-                self.conn.send_event(event)
-        if event.type == "started" and self.role == "player":
-            self.conn.deal_out(self.code)
-
-    async def _catch_up(self) -> None:
-        try:
-            for _ in range(5):
-                fetched = await self.hub.fetch(self.code, self.delivered)
-                if fetched is None:
-                    break  # trimmed: what is gone is gone
-                for event in fetched:
-                    if event.version == self.delivered + 1:
-                        self._deliver(event)
-                pending = sorted(
-                    (e for e in self._pending if e.version > self.delivered),
-                    key=lambda e: e.version,
-                )
-                self._pending = []
-                while pending and pending[0].version <= self.delivered + 1:
-                    event = pending.pop(0)
-                    if event.version == self.delivered + 1:
-                        self._deliver(event)
-                if not pending:
-                    return
-                self._pending = pending
-            # a gap that the stream cannot fill: deliver what there is, in order
-            for event in sorted(self._pending, key=lambda e: e.version):
-                if event.version > self.delivered:
-                    self._deliver(event)
-            self._pending = []
-        except Unavailable:
-            log.warning("catch-up of race %s failed: storage unavailable", self.code)
-        finally:
-            self._catching_up = None
-
-
-class RaceWatch:
-    """What this node knows of a race its connections watch."""
-
-    def __init__(self, code: str) -> None:
-        self.code = code
-        self.subs: set[Subscription] = set()
-        self.seen: int | None = None
-        self.state: str | None = None
-        self.starts_at: float | None = None
-        self.ends_at: float | None = None
-        self.statuses: dict[str, str] = {}
-        self.unseen = False
-        """Events were committed here before anything was dispatched (the snapshot of the
-        first subscription may be older than them): it catches up."""
-        self.early: dict[int, tuple[str, bytes]] = {}
-        """Events that came before one they follow (version -> audience, data): the
-        replies to this node's commits, and the channel, may interleave out of order."""
-        self.gap_timer: asyncio.TimerHandle | None = None
-        self.next_attempt = 0.0
-        """Monotonic time before which the node does not try a transition again."""
-
-    def note(self, fields: dict[str, Any]) -> None:
-        """Keep the race's state, times and player statuses up to date from an event."""
-        kind = fields.get("type")
-        if kind == "countdown":
-            self.state, self.starts_at = "countdown", fields["starts_at"]
-        elif kind == "started":
-            self.state, self.ends_at = "running", fields["ends_at"]
-            self.statuses = {p: "playing" for p in self.statuses}
-        elif kind == "finished":
-            self.state = "finished"
-        elif kind in ("player_joined", "progress"):
-            info = fields["player"]
-            self.statuses[info["player"]] = info["status"]
-        elif kind == "player_left":
-            self.statuses.pop(fields["player"], None)
-        self.next_attempt = 0.0
 
 
 class Hub:
@@ -281,7 +96,7 @@ class Hub:
         if self.watches:  # claim before subscribing: what is published after is heard
             await self.store.claim_watch(list(self.watches), self.store.clock())
         pubsub = self.redis.pubsub()
-        channels = [f"node:{self.node}"] + [keys.channel(c) for c in self.watches]
+        channels = [keys.node_channel(self.node)] + [keys.channel(c) for c in self.watches]
         try:
             await pubsub.subscribe(*channels)
         except BaseException:
@@ -303,30 +118,13 @@ class Hub:
                 message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
                 if message is not None and message.get("type") == "message":
                     self._take_message(message["channel"], message["data"])
-                await self._take_buffered(pubsub)
+                await take_buffered(pubsub, self._take_message)
             except (RedisError, OSError) as e:
                 log.warning("pub/sub connection lost (%s); reconnecting", e)
                 self._pubsub = None
                 with contextlib.suppress(Exception):
                     await pubsub.aclose()
                 continue
-
-    async def _take_buffered(self, pubsub: PubSub) -> None:
-        """Take the messages that came with the last one at once, from the reply reader,
-        rather than through the client's layers one message at a time."""
-        reader = _reply_reader(pubsub)
-        while reader is not None:
-            reply = reader.gets()
-            if isinstance(reply, list) and len(reply) == 3 and reply[0] == b"message":
-                self._take_message(reply[1], reply[2])
-            elif isinstance(reply, (list, bytes)):  # (un)subscribe, pong: the client's
-                message = await pubsub.handle_message(reply, ignore_subscribe_messages=True)
-                if message is not None and message.get("type") == "message":
-                    self._take_message(message["channel"], message["data"])
-            elif isinstance(reply, Exception):  # an error reply: as the client would raise it
-                raise reply
-            else:  # no whole reply left (the reader's marker for that)
-                return
 
     def _take_message(self, channel: bytes, data: bytes) -> None:
         try:
@@ -335,11 +133,8 @@ class Hub:
             log.exception("could not dispatch %r on %r", data, channel)
 
     def _on_message(self, channel: bytes, data: bytes) -> None:
-        name = channel.decode()
-        if not name.startswith("{race:"):
-            return
-        code = name[len("{race:") : name.index("}")]
-        watch = self.watches.get(code)
+        code = keys.race_of_channel(channel.decode())
+        watch = self.watches.get(code) if code is not None else None
         if watch is None:
             return
         version, audience, payload = data.split(b":", 2)
@@ -403,8 +198,7 @@ class Hub:
             self._take_early(watch)
 
     def _emit_stored(self, watch: RaceWatch, version: int, audience: str, data: bytes) -> None:
-        frame, fields = stamp(version, data)
-        self._emit(watch, EventFrame(version, audience, frame, fields))
+        self._emit(watch, EventFrame.stored(version, audience, data))
 
     def _emit_fetched(self, watch: RaceWatch, fetched: list[EventFrame]) -> None:
         """Dispatch the events read from the stream that were not yet, then those that
@@ -446,11 +240,7 @@ class Hub:
         stored = await self.store.events_after(code, after)
         if stored is None:
             return None
-        out = []
-        for version, audience, data in stored:
-            frame, fields = stamp(version, data)
-            out.append(EventFrame(version, audience, frame, fields))
-        return out
+        return [EventFrame.stored(version, audience, data) for version, audience, data in stored]
 
     async def watch(self, code: str) -> RaceWatch:
         """The watch of a race, subscribing to its channel if it is new here. Subscribe
@@ -489,11 +279,9 @@ class Hub:
         watch = self.watches.get(sub.code)
         if watch is None:  # pragma: no cover - callers watch first
             watch = self.watches[sub.code] = RaceWatch(sub.code)
-        if watch.seen is None or watch.seen <= sub.delivered:
-            watch.seen = sub.delivered
-            watch.state, watch.starts_at, watch.ends_at = state, starts_at, ends_at
-            watch.statuses = dict(statuses)
-            watch.next_attempt = 0.0
+        if watch.seen is None or watch.seen <= sub.delivered or watch.view is None:
+            watch.seen = max(watch.seen or 0, sub.delivered)
+            watch.set_view(state, starts_at, ends_at, statuses)
         watch.subs.add(sub)
         if watch.seen > sub.delivered:
             sub.catch_up()
@@ -535,24 +323,19 @@ class Hub:
         watches = list(self.watches.values())
         if not watches:
             return
-        versions: list[Any] = []
         try:
-            for start in range(0, len(watches), 128):  # short turns of the event loop
-                async with self.redis.pipeline(transaction=False) as pipe:
-                    for w in watches[start : start + 128]:
-                        pipe.hget(keys.meta(w.code), "version")
-                    versions += await pipe.execute()
-        except (RedisError, OSError):
+            versions = await self.store.race_versions([w.code for w in watches])
+        except Unavailable:
             return
         for watch, version in zip(watches, versions, strict=True):
-            if version is None or watch.seen is None or int(version) <= watch.seen:
+            if version is None or watch.seen is None or version <= watch.seen:
                 continue
             try:
                 fetched = await self.fetch(watch.code, watch.seen)
             except Unavailable:
                 return
             if fetched is None:  # trimmed: subscriptions catch up as far as they can
-                watch.seen = int(version)
+                watch.seen = version
                 self._take_early(watch)
                 continue
             self._emit_fetched(watch, fetched)

@@ -23,6 +23,7 @@ Keys of one race share the hash tag ``{race:<code>}`` so that its scripts touch 
     {race:<code>}:spectators      zset    "<node>|<conn>" -> expiry time: spectators watching
     {race:<code>}:nodes           zset    node -> expiry time: the server nodes watching the
                                           race (renewed while they watch)
+    node:<node>                   channel pub/sub: the node's own (nothing is published on it)
     {race:<code>}:ch              channel pub/sub: "<version>:<audience>:<data>" per event, in
                                           version order (published by the script that
                                           appended it to the stream, when a node other
@@ -53,6 +54,8 @@ __all__ = [
     "actions",
     "acks",
     "channel",
+    "node_channel",
+    "race_of_channel",
     "events",
     "game",
     "meta",
@@ -122,6 +125,18 @@ def nodes(code: str) -> str:
 
 def channel(code: str) -> str:
     return race_key(code, "ch")
+
+
+def node_channel(node: str) -> str:
+    """A node's own channel (its pub/sub connection always has one subscription)."""
+    return f"node:{node}"
+
+
+def race_of_channel(name: str) -> str | None:
+    """The race code of a race's channel name (:func:`channel`), else None."""
+    if not name.startswith("{race:") or "}" not in name:
+        return None
+    return name[len("{race:") : name.index("}")]
 
 
 def player_races(player: str) -> str:

@@ -14,16 +14,15 @@ import argparse
 import asyncio
 import gc
 import logging
-import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .app import Node
 from .embedded import RedisProcess
 from .errors import ConfigError, ServerError
 from .logs import FORMATS, LEVELS
 from .logs import configure as configure_logs
+from .node import Node
 from .settings import Settings
 from .tokens import load_secret
 
@@ -59,21 +58,9 @@ async def run(settings: Settings, *, ready: asyncio.Event | None = None) -> None
         node = Node(settings, redis_url=redis_url, secret=secret)
         await node.start()
         quiet_garbage_collector()
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, stop.set)
         log.info("node %s serving ws://%s:%d/ws", settings.node, settings.host, node.port)
         print(f"spider-race serving ws://{settings.host}:{node.port}/ws", flush=True)
-        if ready is not None:
-            ready.set()
-        try:
-            await stop.wait()
-        finally:
-            for sig in (signal.SIGTERM, signal.SIGINT):
-                loop.remove_signal_handler(sig)
-            log.info("closing: connections get 1012")
-            await node.close()
+        await node.serve_until_signalled(ready)
     finally:
         if embedded is not None:
             await asyncio.to_thread(embedded.stop)

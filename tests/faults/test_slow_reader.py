@@ -15,7 +15,11 @@ from tests.faults.fault_helpers import start_racers
 
 def _slow_network(node) -> None:
     """The node's side of the stalled spectator's connection buffers little in the kernel."""
-    (conn,) = [c for c in node.node.connections if c.identity and c.identity.name == "stalled"]
+    (conn,) = [
+        c
+        for c in node.node.connections
+        if c.session.identity and c.session.identity.name == "stalled"
+    ]
     conn.ws.transport.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
 
 

@@ -149,7 +149,7 @@ async def test_messages_that_arrive_together_are_all_taken_in_order(hub, redis_s
     ],
 )
 def test_an_event_is_stamped_with_its_version(fields) -> None:
-    from spider_server.store import stamp
+    from spider_server.transport import stamp
 
     frame, stamped = stamp(4242, msgpack.packb(fields))
     assert stamped == {**fields, "version": 4242}

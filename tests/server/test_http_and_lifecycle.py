@@ -187,12 +187,12 @@ async def test_open_race_everyone_left_is_deleted(redis_server, server_node) -> 
 
 
 async def test_static_files_only_from_the_package(redis_server, server_node) -> None:
-    from spider_server import app
+    from spider_server import http
 
     node = await server_node(redis_server.url)
     for path in ("/../app.py", "/%2e%2e/app.py", "/.hidden", "/static/../../x"):
         assert (await asyncio.to_thread(_get, node.http_url + path))[0] == 404
-    index = app.STATIC / "index.html"
+    index = http.STATIC / "index.html"
     if index.exists():
         status, kind, body = await asyncio.to_thread(_get, node.http_url + "/")
         assert status == 200 and kind.startswith("text/html") and body == index.read_text()

@@ -109,9 +109,6 @@ def test_openmetrics_when_the_scrape_asks_for_it() -> None:
         assert metrics.exposition(accept)[1] == TEXT_CONTENT_TYPE
 
 
-@pytest.mark.xfail(
-    strict=True, reason="the HTTP layer answers /metrics with render(), not exposition(Accept)"
-)
 async def test_openmetrics_over_http(redis_server, server_node) -> None:
     node = await server_node(redis_server.url)
     kind, text = await asyncio.to_thread(_get, node.http_url + "/metrics", OPENMETRICS)

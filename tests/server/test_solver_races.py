@@ -15,7 +15,7 @@ from spider_engine import Board, Move
 from spider_engine.solver import rank_moves, solve
 from spider_server import keys
 from spider_server import race as rules
-from spider_server.pool import leaderboard_score, utc_day
+from spider_server.seeds import leaderboard_score, utc_day
 from tests.server.server_helpers import Client
 
 VARIANT = "spider1"

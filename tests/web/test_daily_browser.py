@@ -18,7 +18,7 @@ from spider_client import Client
 from spider_engine import Board
 from spider_engine.solver import solve
 from spider_server import keys
-from spider_server.pool import utc_day
+from spider_server.seeds import utc_day
 from tests.web.web_helpers import assert_no_leaks, open_page
 
 VARIANT = "spider1"

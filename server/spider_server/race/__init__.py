@@ -30,7 +30,7 @@ finish), :mod:`.actions` (moves, undos, resigns), :mod:`.results` (the ranking) 
 
 from __future__ import annotations
 
-from .actions import apply_action, effective_moves, replay
+from .actions import apply_action, count_hint, effective_moves, replay
 from .codes import CODE_ALPHABET, CODE_LENGTH, new_code, normalize_code
 from .fairness import commitment, day_end, new_salt, new_seed, revealed
 from .model import (
@@ -91,6 +91,7 @@ __all__ = [
     "TERMINAL",
     "apply_action",
     "commitment",
+    "count_hint",
     "create_race",
     "day_end",
     "due_transition",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from spider_client.protocol import Ack, Progress, encode
 from spider_client.protocol import BoardShown as BoardEvent
@@ -18,6 +19,7 @@ from .model import (
     Audience,
     Game,
     Race,
+    RaceChange,
     RaceState,
     Status,
     entry_of,
@@ -25,7 +27,7 @@ from .model import (
 )
 from .progress import progress_of, status_after
 
-__all__ = ["apply_action", "effective_moves", "replay"]
+__all__ = ["apply_action", "count_hint", "effective_moves", "replay"]
 
 
 def effective_moves(actions: Sequence[str]) -> list[str]:
@@ -160,4 +162,20 @@ def apply_action(
         board=board,
         stored_events=[(audience, event_data(event)) for audience, event in events],
         ack_frame=encode(ack),
+    )
+
+
+def count_hint(race: Race, player: str, count: int) -> RaceChange | None:
+    """The change that shows everyone a player's hints asked for (``count``, as counted
+    apart from the race), or None unless the race runs with that player in it."""
+    entry = race.players.get(player)
+    if entry is None or race.state is not RaceState.RUNNING:
+        return None
+    entry = replace(entry, hints=max(count, entry.hints))
+    return RaceChange(
+        base=race.version,
+        race=race,
+        meta=False,
+        players=[entry],
+        events=[(ALL, Progress(race=race.code, version=0, player=entry.info()))],
     )

@@ -1,0 +1,366 @@
+"""A server node's life: start, stop (SIGTERM), its periodic loops, and the races'
+transitions.
+
+One :class:`Node` serves websocket connections on ``/ws`` and plain HTTP (:mod:`.http`)
+on the same port. Every node of a deployment shares one Redis and one token secret; any
+node serves any race. Each connection is a transport (:mod:`.transport`) and a session
+(:mod:`.session`); the node joins them, and gives the sessions their context: the store,
+the hub, the seed pool, its clock and its transitions.
+
+Transitions that are due at a time (a countdown's end, a race's time limit) or when every
+game is over are decided by :func:`~.race.due_transition` alone, and performed by
+whichever node gets there first: each node asks it every ``tick`` of the races its
+connections watch (on the light view each watch keeps from the events: no read from
+Redis) and tries; the check-and-set on the race's version lets exactly one succeed. A race
+nobody watches makes its transitions when someone next joins it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import logging
+import signal
+import time
+from collections import Counter
+from collections.abc import Coroutine
+from typing import Any
+
+import websockets
+from websockets.asyncio.server import Server, ServerConnection, serve
+
+from . import race as rules
+from . import redisconn
+from .errors import Conflict, Unavailable
+from .http import Http
+from .hub import Hub
+from .metrics import Metrics
+from .race import Limits, Race
+from .seeds import Seeds
+from .session import Context, Session
+from .settings import Settings
+from .store import Store, cas_tries
+from .transport import CLOSE_RESTART, Connection, EventFrame, Writes, backlog, check_websockets
+from .watches import RaceWatch
+
+__all__ = ["Node", "check_libraries"]
+
+log = logging.getLogger(__name__)
+
+
+def check_libraries() -> None:
+    """ConfigError unless the installed websockets, redis-py and hiredis have the private
+    attributes the transport and the Redis links use (see :mod:`.transport` and
+    :mod:`.redisconn`): a clear error at start rather than an AttributeError mid-race."""
+    check_websockets()
+    redisconn.check_redis()
+
+
+class Node:
+    """One server node. ``await start()`` listens; ``await close()`` closes every connection
+    with 1012 (clients reconnect to this or another node) and stops."""
+
+    def __init__(self, settings: Settings, *, redis_url: str, secret: bytes) -> None:
+        self.settings = settings
+        self.redis_url = redis_url
+        self.secret = secret
+        self.limits = Limits(
+            max_players=settings.max_players,
+            max_time_limit=settings.max_time_limit,
+            max_countdown=settings.max_countdown,
+        )
+        self.metrics = Metrics()
+        self.connections: set[Connection] = set()
+        # Every write is a check-and-set, so a command retried after a lost reply is safe.
+        self.redis: Any = redisconn.connect(redis_url)
+        # health checks ask once, quickly, without retries
+        self._health: Any = redisconn.connect(redis_url, health=True)
+        self.store = Store(self.redis, settings, clock=self.now, health=self._health)
+        self.hub = Hub(self.redis, self.store, node=settings.node, on_event=self._on_event)
+        self.seeds = Seeds(self.store, settings, secret, clock=self.now, on_prepared=self.advance)
+        """Proven-winnable seeds: winnable races and the daily deals."""
+        self.writes = Writes(settings)
+        self.http = Http(healthy=self.redis_answers, metrics=self.metrics_text)
+        self.context = Context(
+            settings=settings,
+            limits=self.limits,
+            secret=secret,
+            store=self.store,
+            hub=self.hub,
+            seeds=self.seeds,
+            metrics=self.metrics,
+            clock=self.now,
+            advance=self.advance,
+            spawn=self.spawn,
+        )
+        self.server: Server | None = None
+        self.offset = 0.0
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._loops: list[asyncio.Task[Any]] = []
+        self._advancing: set[str] = set()
+        self._closed = False
+        self._idle = asyncio.Event()
+        """Set whenever the last connection ends."""
+        self._gc_started = 0.0
+
+    # -- life -------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Check the libraries, connect to Redis, start the fan-out and the timers, and
+        listen."""
+        check_libraries()
+        with contextlib.suppress(Unavailable):
+            await self._measure_clock()
+        await self.hub.start()
+        gc.callbacks.append(self._gc_timer)
+        loop = asyncio.get_running_loop()
+        self._loops = [
+            loop.create_task(self._tick_loop()),
+            loop.create_task(self._sweep_loop()),
+            loop.create_task(self._presence_loop()),
+            loop.create_task(self._lag_loop()),
+            loop.create_task(self.seeds.run()),
+        ]
+        s = self.settings
+        self.server = await serve(
+            self._handle,
+            s.host,
+            s.port,
+            process_request=self.http.process_request,
+            max_size=max(s.max_frame * 16, 65536),
+            ping_interval=s.ping_interval,
+            ping_timeout=s.ping_timeout,
+            compression=None,
+        )
+
+    async def serve_until_signalled(self, ready: asyncio.Event | None = None) -> None:
+        """Serve (the node started) until SIGTERM or SIGINT, or until cancelled; then
+        close: every connection gets 1012. ``ready`` is set once the signals are heard."""
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        if ready is not None:
+            ready.set()
+        try:
+            await stop.wait()
+        finally:
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                loop.remove_signal_handler(sig)
+            log.info("closing: connections get 1012")
+            await self.close()
+
+    def _gc_timer(self, phase: str, info: dict[str, int]) -> None:
+        """Times the garbage collector's pauses (``spider_gc_pause_seconds``)."""
+        if phase == "start":
+            self._gc_started = time.perf_counter()
+        elif self._gc_started:
+            self.metrics.gc_seconds.observe(time.perf_counter() - self._gc_started)
+            self._gc_started = 0.0
+
+    @property
+    def port(self) -> int:
+        assert self.server is not None
+        return int(self.server.sockets[0].getsockname()[1])
+
+    async def close(self, *, code: int = CLOSE_RESTART, timeout: float = 10.0) -> None:
+        """Stop accepting, close every connection with ``code``, stop the timers (they get
+        ``timeout`` seconds), disconnect from Redis. Idempotent."""
+        if self.server is not None:
+            self.server.close(close_connections=True, code=code, reason="server restarting")
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(timeout):
+                    await self.server.wait_closed()
+                    while self.connections:  # their handlers' last steps
+                        self._idle.clear()
+                        await self._idle.wait()
+        self._closed = True
+        self.writes.close()
+        with contextlib.suppress(ValueError):
+            gc.callbacks.remove(self._gc_timer)
+        self.seeds.close()  # its loop ends even if a cancellation is lost in a timeout
+        for task in self._loops:
+            task.cancel()
+        if self._tasks:  # background work (transitions, presence) gets a short deadline
+            await asyncio.wait(list(self._tasks), timeout=min(timeout, 2.0))
+        for task in list(self._tasks):
+            task.cancel()
+        for task in [*self._loops, *self._tasks]:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._loops = []
+        await self.hub.close()
+        await self.store.aclose()
+        for client in (self.redis, self._health):
+            with contextlib.suppress(Exception):
+                await client.aclose()
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any] | None:
+        """Run ``coro`` in the background, kept until done; failures are logged. Once the
+        node is closed, nothing more runs (None)."""
+        if self._closed:
+            coro.close()
+            return None
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._done)
+        return task
+
+    def _done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            exc = task.exception()
+            if not isinstance(exc, (Unavailable, websockets.ConnectionClosed)):
+                log.error("background task failed", exc_info=exc)
+
+    # -- time -------------------------------------------------------------------------------
+
+    def now(self) -> float:
+        """The deployment's time: this machine's clock corrected to Redis's."""
+        return time.time() + self.offset
+
+    async def _measure_clock(self) -> None:
+        before = time.time()
+        redis_now = await self.store.now()
+        after = time.time()
+        self.offset = redis_now - (before + after) / 2
+
+    # -- what /healthz and /metrics say -----------------------------------------------------
+
+    async def redis_answers(self) -> bool:
+        """Whether Redis answers PING now (one try, within a second)."""
+        return await self.store.answers()
+
+    def races_by_state(self) -> Counter[str]:
+        return Counter(w.state for w in self.hub.watches.values() if w.state)
+
+    def subscriptions(self) -> Counter[str]:
+        """Connections following a race here, by role (player, spectator)."""
+        return Counter(s.role for w in self.hub.watches.values() for s in w.subs)
+
+    def backlog(self) -> tuple[int, int]:
+        """Connections whose frames wait for their reader (the socket takes no more, or
+        frames are queued behind one that waits), and the frames waiting in all."""
+        return backlog(self.connections)
+
+    def metrics_text(self, accept: str | None = None) -> tuple[bytes, str]:
+        """``/metrics``: the body and its content type, in the format ``accept`` asks for
+        (OpenMetrics, or the Prometheus text format)."""
+        return self.metrics.exposition(
+            accept, self.races_by_state(), self.subscriptions(), self.backlog()
+        )
+
+    # -- connections ------------------------------------------------------------------------
+
+    async def _handle(self, ws: ServerConnection) -> None:
+        conn = Connection(ws, self.writes, self.settings, self.metrics)
+        session = Session(self.context, conn)
+        self.connections.add(conn)
+        self.metrics.connections = len(self.connections)
+        self.metrics.connections_total += 1
+        try:
+            await conn.run(session)
+        finally:
+            self.connections.discard(conn)
+            self.metrics.connections = len(self.connections)
+            if not self.connections:
+                self._idle.set()
+
+    # -- transitions ------------------------------------------------------------------------
+
+    async def advance(self, code: str) -> Race | None:
+        """The race now, after performing whatever transition is due (start or finish); None
+        when there is no such race. Safe on every node at once: one commit wins."""
+        for _ in cas_tries():
+            race = await self.store.load_race(code)
+            if race is None:
+                return None
+            now = self.now()
+            due = rules.due_transition(race, now)
+            if due is None:
+                return race
+            if due == "start":
+                change = rules.start(race, now)
+            else:
+                games, replays = await self.store.load_games(race)
+                hints = await self.store.load_hints(code) if race.options.hints else None
+                change = rules.finish(race, games, replays, now, hints)
+            try:
+                await self.store.commit(change)
+            except Conflict:
+                continue
+            self.metrics.transitions_total[due] += 1
+            if change.finished and change.race.options.daily:
+                await self.store.record_daily(change.race)
+        raise AssertionError("unreachable: cas_tries raises when the tries are spent")
+
+    def _on_event(self, watch: RaceWatch, event: EventFrame) -> None:
+        """A countdown whose end has passed already (a zero countdown): start it now."""
+        if (
+            event.type == "countdown"
+            and watch.view is not None
+            and rules.due_transition(watch.view, self.now()) == "start"
+        ):
+            self._try_advance(watch)
+
+    def _try_advance(self, watch: RaceWatch) -> None:
+        if watch.code in self._advancing:
+            return
+        watch.next_attempt = time.monotonic() + 0.5
+        self._advancing.add(watch.code)
+
+        async def run() -> None:
+            try:
+                if await self.advance(watch.code) is None:
+                    watch.view = None  # the race is gone (everyone left): nothing is due
+            finally:
+                self._advancing.discard(watch.code)
+
+        self.spawn(run())
+
+    async def _tick_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.tick)
+            now, mono = self.now(), time.monotonic()
+            for watch in list(self.hub.watches.values()):
+                if mono < watch.next_attempt or watch.view is None:
+                    continue
+                if rules.due_transition(watch.view, now) is not None:
+                    self._try_advance(watch)
+
+    async def _sweep_loop(self) -> None:
+        last_clock = time.monotonic()
+        while True:
+            await asyncio.sleep(self.settings.sweep_interval)
+            try:
+                await self.hub.sweep()
+                if time.monotonic() - last_clock > 60:
+                    last_clock = time.monotonic()
+                    await self._measure_clock()
+            except Unavailable:
+                pass
+            except Exception:
+                log.exception("sweep failed")
+
+    async def _lag_loop(self) -> None:
+        """Measures how late a 100 ms timer fires (``spider_loop_lag_seconds``)."""
+        loop = asyncio.get_running_loop()
+        while True:
+            due = loop.time() + 0.1
+            await asyncio.sleep(0.1)
+            self.metrics.loop_lag.observe(max(0.0, loop.time() - due))
+
+    async def _presence_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.presence_ttl / 3)
+            items = [
+                item
+                for conn in list(self.connections)
+                if isinstance(conn.session, Session)
+                for item in conn.session.presence_items()
+            ]
+            with contextlib.suppress(Unavailable):
+                await self.hub.renew()
+            with contextlib.suppress(Unavailable):
+                await self.store.touch_presence(items, self.now())

@@ -1,0 +1,368 @@
+"""One connection's protocol state, and what its handlers stand on.
+
+A session is in one :class:`State` at a time: it awaits ``hello``, then is ready for
+every other message, and once closing handles nothing more. Frames come from the
+transport one at a time (:meth:`SessionBase.handle`: rate, size, decoding, validation,
+then the message's handler from the table of :class:`~.Session`); replies and race events go out
+through an :class:`Outbox` (the transport's connection). Handlers depend on a
+:class:`Context` (the store, the hub, the seed pool, the node's clock and transitions),
+never on sockets.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import time
+import unicodedata
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from spider_client.protocol import (
+    PROTOCOL_VERSION,
+    Error,
+    Hello,
+    MoveAction,
+    Resign,
+    Undo,
+    Welcome,
+    encode,
+)
+from spider_engine import Board
+
+from .. import race as rules
+from ..errors import (
+    BadFrame,
+    InvalidMessage,
+    ProtocolViolation,
+    RaceNotFound,
+    RequestError,
+    TooManyRaces,
+)
+from ..hub import Hub
+from ..limits import TokenBucket
+from ..metrics import Metrics
+from ..race import Game, Limits, Race
+from ..seeds import Seeds
+from ..settings import Settings
+from ..store import Store
+from ..tokens import Identity, issue, new_player_id, verify
+from ..transport import (
+    CLOSE_GOING_AWAY,
+    CLOSE_POLICY,
+    CLOSE_PROTOCOL,
+    CLOSE_TOO_BIG,
+    EventFrame,
+)
+from ..validation import parse_frame
+from ..watches import Subscription
+
+__all__ = [
+    "MAX_NAME",
+    "Context",
+    "Handler",
+    "Outbox",
+    "SessionBase",
+    "State",
+    "display_name",
+    "race_code",
+]
+
+log = logging.getLogger("spider_server.session")
+
+MAX_NAME = 32
+
+
+class State(enum.Enum):
+    """Where a connection is in the protocol."""
+
+    AWAITING_HELLO = "awaiting hello"
+    """Only ``hello`` is taken (within ``hello_timeout``)."""
+    READY = "ready"
+    """Every message is taken."""
+    CLOSING = "closing"
+    """Nothing more is handled; frames are read only to reach the close."""
+
+
+class Outbox(Protocol):
+    """Where a session's frames go (the transport's connection)."""
+
+    together: bool
+
+    def send(self, frame: bytes, wire: bytes | None = None) -> None:
+        """Send one frame."""
+
+    def send_ack(self, frame: bytes, about: tuple[str, str], upto: int) -> None:
+        """Send an ack; the player's own progress held up to version ``upto`` is dropped."""
+
+    def send_event(self, event: EventFrame) -> None:
+        """Send a race event."""
+
+    def send_progress(self, event: EventFrame) -> None:
+        """Send a ``progress`` event (possibly held and sent with others)."""
+
+    def drop_held(self, code: str) -> None:
+        """Forget the progress held for a race."""
+
+    def close_soon(self, code: int, reason: str) -> None:
+        """Close after the frames queued; the session is told (:meth:`SessionBase.closing`)."""
+
+
+@dataclass(kw_only=True)
+class Context:
+    """What every session of a node shares."""
+
+    settings: Settings
+    limits: Limits
+    secret: bytes
+    store: Store
+    hub: Hub
+    seeds: Seeds
+    metrics: Metrics
+    clock: Callable[[], float]
+    """The deployment's time."""
+    advance: Callable[[str], Coroutine[Any, Any, Race | None]]
+    """The race now, after whatever transition is due (the node's)."""
+    spawn: Callable[[Coroutine[Any, Any, Any]], object]
+    """Run a coroutine in the background (the node keeps it; nothing runs once closed)."""
+
+
+def display_name(text: str) -> str:
+    """A display name as given, trimmed; InvalidMessage when empty, too long or not
+    printable."""
+    name = unicodedata.normalize("NFC", text).strip()
+    if not 1 <= len(name) <= MAX_NAME or not name.isprintable():
+        raise InvalidMessage(f"name: 1 to {MAX_NAME} printable characters")
+    return name
+
+
+def race_code(text: str) -> str:
+    """A join code as typed, normalized; RaceNotFound when it cannot be one."""
+    code = rules.normalize_code(text)
+    if code is None:
+        raise RaceNotFound(f"no race {text!r}")
+    return code
+
+
+Handler = Callable[[Any, Any], Awaitable[None]]
+"""A message's handler: called with the session and the message."""
+
+
+class SessionBase:
+    """One connection's protocol state: who it speaks for, the races it follows."""
+
+    _next_id = 0
+    handlers: dict[type, Handler] = {}
+    """Message type -> handler (the table is filled in by :class:`~.Session`)."""
+
+    def __init__(self, ctx: Context, out: Outbox) -> None:
+        self.ctx = ctx
+        self.out = out
+        SessionBase._next_id += 1
+        self.id = f"{ctx.settings.node}:{SessionBase._next_id}"
+        s = ctx.settings
+        self.state = State.AWAITING_HELLO
+        self.identity: Identity | None = None
+        self.subs: dict[str, Subscription] = {}
+        self.bucket = TokenBucket(s.rate, s.burst)
+        self.strikes = 0
+        self.told_rate = False
+        self.oversize = 0
+        self._known: dict[str, tuple[Race, Game, Board]] = {}
+        """Race code -> the race, game and board as this connection's last action left
+        them (see :meth:`~.actions.ActionHandlers.apply`)."""
+
+    @property
+    def player(self) -> str:
+        assert self.identity is not None
+        return self.identity.player
+
+    # -- what the transport asks ----------------------------------------------------------
+
+    def read_timeout(self) -> float | None:
+        """Seconds the next frame may take: ``hello_timeout`` before hello, then
+        ``idle_timeout`` while following no race, no limit in a race."""
+        s = self.ctx.settings
+        if self.state is State.AWAITING_HELLO:
+            return s.hello_timeout
+        if self.state is State.CLOSING:
+            return s.ping_timeout
+        return None if self.subs else s.idle_timeout
+
+    def timed_out(self) -> None:
+        """Silent too long: closed (1008 before hello, else 1001)."""
+        code = CLOSE_POLICY if self.state is State.AWAITING_HELLO else CLOSE_GOING_AWAY
+        self.close(code, "idle")
+
+    def closing(self) -> None:
+        self.state = State.CLOSING
+
+    def ended(self) -> None:
+        """The connection is gone: stop following its races."""
+        for sub in list(self.subs.values()):
+            self.unsubscribe(sub)
+
+    def close(self, code: int, reason: str) -> None:
+        """Close after the frames already queued (the outbox then calls :meth:`closing`)."""
+        self.out.close_soon(code, reason)
+        self.state = State.CLOSING
+
+    # -- frames -----------------------------------------------------------------------------
+
+    async def handle(self, frame: bytes | str) -> None:
+        """Handle one frame: rate, size, decoding, validation, then the message."""
+        ctx = self.ctx
+        s = ctx.settings
+        ctx.metrics.frames_total += 1
+        if not self.bucket.take():
+            self.strikes += 1
+            if self.strikes > s.flood_strikes:
+                self.close(CLOSE_POLICY, "too many messages")
+            elif not self.told_rate:
+                self.told_rate = True
+                self.error("rate_limited", f"more than {s.rate:g} messages a second; slow down")
+            return
+        if self.bucket.calm:
+            self.strikes, self.told_rate = 0, False
+        message: object = None
+        started = time.perf_counter()
+        try:
+            if isinstance(frame, str):
+                raise BadFrame("text frames are not accepted: send msgpack in binary frames")
+            if len(frame) > s.max_frame:
+                self.oversize += 1
+                if self.oversize > 1:
+                    self.error("bad_frame", f"frame of {len(frame)} bytes again; closing")
+                    self.close(CLOSE_TOO_BIG, "frames too big")
+                    return
+                raise BadFrame(f"frame of {len(frame)} bytes; the limit is {s.max_frame}")
+            message = parse_frame(frame)
+            await self.dispatch(message)
+        except RequestError as e:
+            self.error(e.code, str(e), message, req=e.req)
+        except Exception:
+            log.exception("handling %r failed", message)
+            self.error("internal", "the server failed; nothing was changed", message)
+        else:
+            if isinstance(message, (MoveAction, Undo, Resign)):
+                ctx.metrics.action_seconds.observe(time.perf_counter() - started)
+
+    async def dispatch(self, message: object) -> None:
+        """Run the message's handler; before hello, only hello."""
+        handler = self.handlers.get(type(message))
+        if handler is None:  # pragma: no cover - the validator admits only known types
+            raise BadFrame("unexpected message")
+        if self.state is State.AWAITING_HELLO and type(message) is not Hello:
+            raise ProtocolViolation("say hello first")
+        await handler(self, message)
+
+    def send_msg(self, message: object) -> None:
+        self.out.send(encode(message))
+
+    def error(
+        self, code: str, text: str, message: object = None, *, req: int | None = None
+    ) -> None:
+        self.ctx.metrics.errors_total[code] += 1
+        self.send_msg(
+            Error(
+                error=code,
+                message=text,
+                req=getattr(message, "req", req),
+                seq=getattr(message, "seq", None),
+                race=getattr(message, "code", None),
+            )
+        )
+
+    # -- identity ---------------------------------------------------------------------------
+
+    async def hello(self, msg: Hello) -> None:
+        """Say who this connection speaks for: a new player, or with a token the same one."""
+        if self.state is not State.AWAITING_HELLO:
+            raise ProtocolViolation("hello was said already on this connection")
+        ctx = self.ctx
+        if msg.protocol != PROTOCOL_VERSION:
+            self.error(
+                "protocol",
+                f"protocol {msg.protocol} is not supported; this server speaks {PROTOCOL_VERSION}",
+            )
+            self.close(CLOSE_PROTOCOL, "unsupported protocol version")
+            return
+        if msg.token is not None:
+            identity = verify(ctx.secret, msg.token)
+            if msg.name is not None:
+                identity = Identity(identity.player, display_name(msg.name))
+        else:
+            name = display_name(msg.name) if msg.name is not None else None
+            player = new_player_id()
+            identity = Identity(player, name or f"player-{player[1:5]}")
+        self.identity = identity
+        self.state = State.READY
+        self.out.together = msg.together
+        self.send_msg(
+            Welcome(
+                player=identity.player,
+                name=identity.name,
+                token=issue(ctx.secret, identity),
+                node=ctx.settings.node,
+                server_time=ctx.clock(),
+            )
+        )
+
+    # -- races followed ---------------------------------------------------------------------
+
+    async def load(self, code: str) -> Race:
+        """The race now; RaceNotFound when there is none."""
+        race = await self.ctx.store.load_race(code)
+        if race is None:
+            raise RaceNotFound(f"no race {code}")
+        return race
+
+    async def check_race_limit(self) -> None:
+        """TooManyRaces when the player is in ``max_races_per_player`` unfinished races
+        (finished and vanished ones are forgotten first)."""
+        store, limit = self.ctx.store, self.ctx.settings.max_races_per_player
+        codes = await store.player_races(self.player)
+        if len(codes) < limit:
+            return
+        states = await store.race_states(codes)
+        stale = [c for c, st in zip(codes, states, strict=True) if st is None or st == "finished"]
+        await store.drop_player_races(self.player, stale)
+        if len(codes) - len(stale) >= limit:
+            raise TooManyRaces(
+                f"you are in {len(codes) - len(stale)} races; finish or leave one first"
+            )
+
+    def member(self, code: str, role: str) -> str:
+        """This connection's member of a race's presence set."""
+        return f"{self.id}" if role == "spectator" else f"{self.player}|{self.id}"
+
+    def presence_items(self) -> list[tuple[str, str, bool]]:
+        """(race, member, is spectator) of every race followed (renewed by the node)."""
+        return [
+            (code, self.member(code, s.role), s.role == "spectator")
+            for code, s in self.subs.items()
+        ]
+
+    def unsubscribe(self, sub: Subscription, *, keep_presence: bool = False) -> None:
+        """Stop following a race (and, unless ``keep_presence``, say so in its presence)."""
+        if self.subs.get(sub.code) is sub:
+            del self.subs[sub.code]
+        self._known.pop(sub.code, None)
+        self.out.drop_held(sub.code)  # progress held for it is no longer for this connection
+        self.ctx.hub.remove(sub)
+        if not keep_presence and self.identity is not None:
+            member = self.member(sub.code, sub.role)
+            self.ctx.spawn(self.ctx.store.drop_presence(sub.code, member, sub.role == "spectator"))
+
+    # -- the action handlers' (:mod:`.actions`), which the race handlers use too --------------
+
+    async def apply(
+        self, code: str, kind: rules.ActionKind, *, seq: int | None, move: str = ""
+    ) -> None:
+        """Apply a player's action number ``seq`` (None: ``leave``, the next one)."""
+        raise NotImplementedError
+
+    def deal_out(self, code: str) -> None:
+        """The race has started: send this player their view of the deal."""
+        raise NotImplementedError

@@ -1,0 +1,318 @@
+"""The handlers of races as a whole: create, the daily race, join, leave, ready, hints and
+the leaderboard. Each decides with :mod:`..race` and commits through the store, trying a
+check-and-set that lost again (:func:`~..store.cas_tries`)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from spider_client.protocol import (
+    CreateRace,
+    DailyRace,
+    Done,
+    Hint,
+    HintReply,
+    Join,
+    Joined,
+    Leaderboard,
+    LeaderboardEntry,
+    LeaderboardReply,
+    Leave,
+    Ready,
+)
+from spider_engine import Board, VariantError, find_variant
+from spider_engine.solver import hint as solver_hint
+
+from .. import race as rules
+from ..errors import (
+    Conflict,
+    GameOver,
+    HintsNotAllowed,
+    InvalidMessage,
+    NotAPlayer,
+    RaceNotFound,
+    TooManyRaces,
+    WrongState,
+)
+from ..race import TERMINAL, RaceState
+from ..seeds import utc_day
+from ..store import cas_tries
+from ..transport import stamp
+from ..watches import Subscription
+from .core import SessionBase, race_code
+
+__all__ = ["RaceHandlers"]
+
+
+class RaceHandlers(SessionBase):
+    """Creating, joining and leaving races; readiness; hints; the daily race."""
+
+    async def create_race(self, msg: CreateRace) -> None:
+        """Create a race and join it as its first player (reply: ``joined``)."""
+        options = rules.RaceOptions.from_request(msg, self.ctx.limits)
+        await self.check_race_limit()
+        seed = msg.seed
+        if options.winnable:  # a proven seed at once, or the race waits for one
+            seed = await self.ctx.seeds.take(options.variant)
+        code = await self._new_race(options, seed, preparing=options.winnable and seed is None)
+        await self._joined(msg.req, code, "player", None)
+
+    async def _new_race(
+        self, options: rules.RaceOptions, seed: str | None, *, preparing: bool
+    ) -> str:
+        """Create a race (preparing: queued for a proven seed) with this player in it."""
+        assert self.identity is not None
+        ctx = self.ctx
+        for _ in cas_tries("could not find a free join code"):  # 32**5 codes
+            change = rules.create_race(
+                code=rules.new_code(),
+                options=options,
+                creator=self.player,
+                name=self.identity.name,
+                now=ctx.clock(),
+                seed=seed,
+                preparing=preparing,
+            )
+            try:
+                await ctx.store.commit(change, new=True)
+            except Conflict:
+                continue
+            break
+        code = change.race.code
+        ctx.metrics.races_created_total += 1
+        await ctx.store.add_player_race(self.player, code)
+        if preparing and not options.daily:
+            await ctx.seeds.wait(options.variant, code)
+        return code
+
+    async def daily_race(self, msg: DailyRace) -> None:
+        """Race the day's deal alone (reply: ``joined``); asking again rejoins the race."""
+        try:
+            variant = find_variant(msg.variant)
+        except VariantError as e:
+            raise InvalidMessage(f"variant: {e}") from None
+        if not variant.listed:
+            raise InvalidMessage(f"variant: {msg.variant!r} is not offered")
+        ctx, store = self.ctx, self.ctx.store
+        day = utc_day(ctx.clock())
+        code = await store.daily_race_of(variant.id, day, self.player)
+        if code is not None and await store.load_race(code) is not None:
+            await self.join(Join(req=msg.req, code=code))
+            return
+        await self.check_race_limit()
+        seed = await ctx.seeds.daily(variant.id, day)
+        options = rules.RaceOptions(
+            variant=variant.id,
+            max_players=1,
+            time_limit=min(3600, ctx.limits.max_time_limit),
+            undo=True,
+            live_boards=False,
+            countdown=min(3, ctx.limits.max_countdown),
+            winnable=True,
+            daily=day,
+        )
+        code = await self._new_race(options, seed, preparing=seed is None)
+        if not await store.set_daily_race(variant.id, day, self.player, code):
+            # another connection of this player made one at the same moment: use that one
+            await store.commit(rules.leave(await self.load(code), self.player, ctx.clock()))
+            await store.drop_player_races(self.player, [code])
+            code = await store.daily_race_of(variant.id, day, self.player) or code
+            await self.join(Join(req=msg.req, code=code))
+            return
+        if seed is None:
+            await ctx.seeds.wait_daily(variant.id, day, code)
+        await self._joined(msg.req, code, "player", None)
+
+    async def leaderboard(self, msg: Leaderboard) -> None:
+        """The leaderboard of a variant's daily deal on a day (by default today): its winners
+        by time, then fewer actions (rules.md §7a); equal keys share a rank."""
+        try:
+            variant = find_variant(msg.variant).id
+        except VariantError as e:
+            raise InvalidMessage(f"variant: {e}") from None
+        day = msg.day if msg.day is not None else utc_day(self.ctx.clock())
+        try:
+            rules.day_end(day)
+        except ValueError:
+            raise InvalidMessage("day: YYYY-MM-DD") from None
+        rows = await self.ctx.store.leaderboard(variant, day)
+        ranks = rules.shared_ranks([(t, moves) for _, _, t, moves in rows])
+        entries = [
+            LeaderboardEntry(rank=i, player=player, name=name, time=t, moves=moves)
+            for i, (player, name, t, moves) in zip(ranks, rows, strict=True)
+        ]
+        self.send_msg(LeaderboardReply(req=msg.req, variant=variant, day=day, entries=entries))
+
+    async def hint(self, msg: Hint) -> None:
+        """A hint from the player's full position (races with ``hints``), counted."""
+        code = race_code(msg.code)
+        ctx, store = self.ctx, self.ctx.store
+        race, game = await store.load_for_action(code, self.player)
+        if race is None:
+            raise RaceNotFound(f"no race {code}")
+        if self.player not in race.players:
+            raise NotAPlayer(f"you are not a player of race {code}")
+        if not race.options.hints:
+            raise HintsNotAllowed(f"race {code} does not allow hints")
+        if race.state is RaceState.FINISHED:
+            raise GameOver(f"race {code} is over")
+        if race.state is not RaceState.RUNNING or game is None:
+            raise WrongState(f"race {code} is {race.state.value}")
+        if game.status in TERMINAL:
+            raise GameOver(f"your game is over ({game.status})")
+        full = Board.from_text(game.position)
+        view = Board.from_text(full.view_text())
+        move = await asyncio.to_thread(
+            solver_hint, view, full=full, budget=ctx.settings.hint_budget
+        )
+        count = await store.add_hint(code, self.player)
+        self._known.pop(code, None)
+        for _ in cas_tries():  # everyone sees the count go up
+            current = await store.load_race(code)
+            change = None if current is None else rules.count_hint(current, self.player, count)
+            if change is None:
+                break
+            try:
+                await store.commit(change)
+                break
+            except Conflict:
+                continue
+        self.send_msg(HintReply(req=msg.req, move=None if move is None else move.text()))
+
+    async def join(self, msg: Join) -> None:
+        """Join as player (an open race, or resume one's own) or spectator (any race)."""
+        code = race_code(msg.code)
+        if msg.since is not None and msg.since < 0:
+            raise InvalidMessage("since: a version, 0 or more")
+        ctx = self.ctx
+        await ctx.hub.watch(code)
+        try:
+            race = await ctx.advance(code)
+            if race is None:
+                raise RaceNotFound(f"no race {code}")
+            if msg.role == "player" and self.player not in race.players:
+                assert self.identity is not None
+                await self.check_race_limit()
+                for attempt in cas_tries():
+                    if attempt:
+                        race = await self.load(code)
+                    change = rules.join(race, self.player, self.identity.name, ctx.clock())
+                    if change is None:
+                        break
+                    try:
+                        await ctx.store.commit(change)
+                        break
+                    except Conflict:
+                        continue
+                await ctx.store.add_player_race(self.player, code)
+            await self._joined(msg.req, code, msg.role, msg.since)
+        finally:
+            ctx.hub.release(code)
+
+    async def _joined(self, req: int, code: str, role: str, since: int | None) -> None:
+        """Send the snapshot of a race (with the player's view, or boards) and the events
+        after ``since``, then deliver its events from there on."""
+        try:
+            await self._send_joined(req, code, role, since)
+        finally:
+            self.ctx.hub.release(code)  # only if it was left unwatched by a failure
+
+    async def _send_joined(self, req: int, code: str, role: str, since: int | None) -> None:
+        ctx, store = self.ctx, self.ctx.store
+        if code not in self.subs and len(self.subs) >= ctx.settings.max_watched:
+            raise TooManyRaces(f"this connection follows {len(self.subs)} races; leave one first")
+        await ctx.hub.watch(code)
+        old = self.subs.pop(code, None)
+        if old is not None:
+            self.unsubscribe(old, keep_presence=True)
+        member = self.member(code, role)
+        await store.touch_presence([(code, member, role == "spectator")], ctx.clock())
+        race = await self.load(code)
+        online, spectators = await store.presence(code, ctx.clock())
+        joined = Joined(
+            req=req,
+            role=role,
+            race=rules.race_info(race, online=online, spectators=spectators, now=ctx.clock()),
+        )
+        started = race.state in (RaceState.RUNNING, RaceState.FINISHED)
+        if role == "player" and started and self.player in race.players:
+            game = await store.load_game(code, self.player)
+            if game is not None:
+                joined.view = Board.from_text(game.position).view_text()
+                joined.seq = game.seq
+        if race.final is not None and rules.revealed(race, ctx.clock()):
+            joined.boards = dict(race.final.boards)
+        elif race.state is RaceState.RUNNING and role == "spectator" and race.options.live_boards:
+            joined.boards = await store.boards(race, full=False)
+        if since is not None and since < race.version:
+            stored = await store.events_after(code, since, race.version)
+            for version, audience, data in stored or []:
+                if audience == rules.SPECTATORS and role != "spectator":
+                    continue
+                joined.events.append(stamp(version, data)[1])
+        sub = Subscription(ctx.hub, self.out, code, role, race.version, on_started=self.deal_out)
+        self.subs[code] = sub
+        self.send_msg(joined)
+        ctx.hub.add(
+            sub,
+            state=race.state.value,
+            starts_at=race.starts_at,
+            ends_at=race.ends_at,
+            statuses={p: e.status for p, e in race.players.items()},
+        )
+
+    async def leave(self, msg: Leave) -> None:
+        """Leave a race: out of an open race or a countdown; a running game is resigned
+        (status ``left``); a spectator stops watching. Reply: ``done``."""
+        code = race_code(msg.code)
+        ctx = self.ctx
+        race = await ctx.advance(code)
+        if race is None:
+            raise RaceNotFound(f"no race {code}")
+        sub = self.subs.get(code)
+        if self.player not in race.players and sub is None:
+            raise NotAPlayer(f"you are not in race {code}")
+        if self.player in race.players and (sub is None or sub.role == "player"):
+            if race.state in (RaceState.OPEN, RaceState.COUNTDOWN):
+                for _ in cas_tries():
+                    try:
+                        await ctx.store.commit(rules.leave(race, self.player, ctx.clock()))
+                        break
+                    except Conflict:
+                        race = await ctx.advance(code)
+                        if race is None or self.player not in race.players:
+                            break
+                        if race.state not in (RaceState.OPEN, RaceState.COUNTDOWN):
+                            break
+                await ctx.store.drop_player_races(self.player, [code])
+            if race is not None and race.state is RaceState.RUNNING:
+                await self.apply(race.code, "leave", seq=None)
+        if sub is not None:
+            self.unsubscribe(sub)
+        self.send_msg(Done(req=msg.req))
+
+    async def ready(self, msg: Ready) -> None:
+        """Mark ready (or not); when all are, the countdown starts. Reply: ``done``."""
+        code = race_code(msg.code)
+        ctx = self.ctx
+        race = await ctx.advance(code)
+        if race is None:
+            raise RaceNotFound(f"no race {code}")
+        for attempt in cas_tries():
+            if attempt:
+                race = await self.load(code)
+            change = rules.set_ready(race, self.player, msg.ready, ctx.clock())
+            if change is None:
+                break
+            try:
+                await ctx.store.commit(change)
+                break
+            except Conflict:
+                continue
+        self.send_msg(Done(req=msg.req))
+        if (
+            change is not None
+            and change.race.state is RaceState.COUNTDOWN
+            and change.race.options.countdown == 0
+        ):
+            await ctx.advance(code)

@@ -1,0 +1,157 @@
+"""How races, entries and games are laid out in Redis hashes (see :mod:`..keys`), both ways."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgpack
+
+from spider_client.protocol import Result, pack
+
+from ..race import Entry, Final, Game, Race, RaceOptions, RaceState
+
+__all__ = [
+    "entry_bytes",
+    "entry_from",
+    "game_fields",
+    "game_from",
+    "meta_fields",
+    "pack_payload",
+    "race_from",
+    "text",
+]
+
+
+def text(value: bytes | str | None) -> str:
+    """A reply as text (None: empty)."""
+    if value is None:
+        return ""
+    return value.decode("utf-8") if isinstance(value, bytes) else value
+
+
+def _opt_float(value: bytes | str | None) -> float | None:
+    t = text(value)
+    return float(t) if t else None
+
+
+def _num(value: float | int | None) -> str:
+    return "" if value is None else repr(value)
+
+
+def pack_payload(obj: Any) -> bytes:
+    return bytes(msgpack.packb(obj, use_bin_type=False))
+
+
+def entry_bytes(entry: Entry) -> bytes:
+    return pack(entry)
+
+
+def entry_from(data: bytes) -> Entry:
+    return Entry(**msgpack.unpackb(data, raw=False))
+
+
+def meta_fields(race: Race) -> dict[str, str | bytes]:
+    o = race.options
+    fields: dict[str, str | bytes] = {
+        "code": race.code,
+        "variant": o.variant,
+        "max_players": str(o.max_players),
+        "time_limit": str(o.time_limit),
+        "undo": "1" if o.undo else "0",
+        "live_boards": "1" if o.live_boards else "0",
+        "countdown": str(o.countdown),
+        "winnable": "1" if o.winnable else "0",
+        "hints": "1" if o.hints else "0",
+        "daily": o.daily,
+        "preparing": "1" if race.preparing else "0",
+        "state": race.state.value,
+        "creator": race.creator,
+        "created_at": _num(race.created_at),
+        "seed": race.seed,
+        "salt": race.salt,
+        "commitment": race.commitment,
+        "next_order": str(race.next_order),
+        "starts_at": _num(race.starts_at),
+        "started_at": _num(race.started_at),
+        "ends_at": _num(race.ends_at),
+    }
+    if race.final is not None:
+        f = race.final
+        fields["final"] = pack({"results": f.results, "replays": f.replays, "boards": f.boards})
+    return fields
+
+
+def race_from(meta: dict[Any, Any], players: dict[Any, Any]) -> Race:
+    m = {text(k): v for k, v in meta.items()}
+    entries = sorted((entry_from(v) for v in players.values()), key=lambda e: e.order)
+    final = None
+    if m.get("final"):
+        f = msgpack.unpackb(m["final"], raw=False)
+        final = Final(
+            results=[Result(**r) for r in f["results"]], replays=f["replays"], boards=f["boards"]
+        )
+    return Race(
+        code=text(m["code"]),
+        options=RaceOptions(
+            variant=text(m["variant"]),
+            max_players=int(m["max_players"]),
+            time_limit=int(m["time_limit"]),
+            undo=m["undo"] == b"1",
+            live_boards=m["live_boards"] == b"1",
+            countdown=int(m["countdown"]),
+            winnable=m.get("winnable") == b"1",
+            hints=m.get("hints") == b"1",
+            daily=text(m.get("daily")),
+        ),
+        state=RaceState(text(m["state"])),
+        version=int(m.get("version", b"0")),
+        creator=text(m["creator"]),
+        created_at=float(m["created_at"]),
+        seed=text(m["seed"]),
+        salt=text(m["salt"]),
+        commitment=text(m["commitment"]),
+        players={e.player: e for e in entries},
+        next_order=int(m.get("next_order", b"0")),
+        starts_at=_opt_float(m.get("starts_at")),
+        started_at=_opt_float(m.get("started_at")),
+        ends_at=_opt_float(m.get("ends_at")),
+        final=final,
+        preparing=m.get("preparing") == b"1",
+    )
+
+
+def game_fields(game: Game) -> dict[str, str]:
+    return {
+        "player": game.player,
+        "seq": str(game.seq),
+        "position": game.position,
+        "status": game.status,
+        "moves": str(game.moves),
+        "turned_up": str(game.turned_up),
+        "runs": str(game.runs),
+        "deals_left": str(game.deals_left),
+        "score": str(game.score),
+        "time": _num(game.time),
+        "down0": str(game.down0),
+        "suited": str(game.suited),
+        "raised_at": repr(game.raised_at),
+    }
+
+
+def game_from(h: dict[Any, Any]) -> Game:
+    m = {text(k): v for k, v in h.items()}
+    return Game(
+        player=text(m["player"]),
+        seq=int(m["seq"]),
+        position=text(m["position"]),
+        status=text(m["status"]),
+        moves=int(m["moves"]),
+        turned_up=int(m["turned_up"]),
+        runs=int(m["runs"]),
+        deals_left=int(m["deals_left"]),
+        score=int(m["score"]),
+        time=_opt_float(m.get("time")),
+        down0=int(m["down0"]),
+        suited=int(m.get("suited") or 0),
+        raised_at=float(m.get("raised_at") or 0.0),
+    )

@@ -1,0 +1,260 @@
+"""Reading races, games and their events, and the claims that say who watches them.
+
+Reads of a race (its meta hash and players hash) happen in one MULTI so they are one
+moment's state; the writes are the commits (:mod:`.commits`). Every method raises
+:class:`~..errors.Unavailable` when Redis does not answer.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+import msgpack
+
+from spider_client.protocol import Ack
+
+from .. import keys
+from ..race import Game, Race
+from .codec import game_from, race_from, text
+from .guard import as_unavailable
+from .seeds import SeedCommands
+
+__all__ = ["PRESENCE_CHUNK", "SWEEP_CHUNK", "Store", "StoredEvent"]
+
+PRESENCE_CHUNK = 32
+"""Races whose presence one pipeline renews."""
+SWEEP_CHUNK = 128
+"""Races whose version one pipeline of the sweep reads."""
+
+StoredEvent = tuple[int, str, bytes]
+"""An event as stored: (version, audience, data)."""
+
+
+class Store(SeedCommands):
+    """One node's access to Redis: the only object that sends it commands (the hub's
+    pub/sub connection aside). Every method raises :class:`~..errors.Unavailable` when
+    Redis does not answer."""
+
+    # -- races ------------------------------------------------------------------------------
+
+    async def load_race(self, code: str) -> Race | None:
+        """The race now, or None when there is no race with that code."""
+        with as_unavailable:
+            async with self.redis.pipeline(transaction=True) as pipe:
+                pipe.hgetall(keys.meta(code))
+                pipe.hgetall(keys.players(code))
+                meta, players = await pipe.execute()
+        if not meta or b"state" not in meta:
+            return None
+        return race_from(meta, players)
+
+    async def race_version(self, code: str) -> int | None:
+        with as_unavailable:
+            value = await self.redis.hget(keys.meta(code), "version")
+        return None if value is None else int(value)
+
+    # -- games ------------------------------------------------------------------------------
+
+    async def load_for_action(self, code: str, player: str) -> tuple[Race | None, Game | None]:
+        """The race and the player's game, read at one moment (one round trip)."""
+        with as_unavailable:
+            async with self.redis.pipeline(transaction=True) as pipe:
+                pipe.hgetall(keys.meta(code))
+                pipe.hgetall(keys.players(code))
+                pipe.hgetall(keys.game(code, player))
+                meta, players, game = await pipe.execute()
+        if not meta or b"state" not in meta:
+            return None, None
+        return race_from(meta, players), (game_from(game) if game else None)
+
+    async def load_game(self, code: str, player: str) -> Game | None:
+        with as_unavailable:
+            h = await self.redis.hgetall(keys.game(code, player))
+        return game_from(h) if h else None
+
+    async def load_games(self, race: Race) -> tuple[dict[str, Game], dict[str, list[str]]]:
+        """Every player's game and actions (players without a game are left out)."""
+        with as_unavailable:
+            async with self.redis.pipeline(transaction=True) as pipe:
+                for pid in race.players:
+                    pipe.hgetall(keys.game(race.code, pid))
+                    pipe.lrange(keys.actions(race.code, pid), 0, -1)
+                replies = await pipe.execute()
+        games: dict[str, Game] = {}
+        replays: dict[str, list[str]] = {}
+        for i, pid in enumerate(race.players):
+            h, acts = replies[2 * i], replies[2 * i + 1]
+            if h:
+                games[pid] = game_from(h)
+                replays[pid] = [text(a) for a in acts]
+        return games, replays
+
+    async def load_actions(self, code: str, player: str) -> list[str]:
+        with as_unavailable:
+            acts = await self.redis.lrange(keys.actions(code, player), 0, -1)
+        return [text(a) for a in acts]
+
+    async def load_ack(self, code: str, player: str, seq: int) -> Ack | None:
+        """The ack sent for action ``seq`` of the player, if applied."""
+        with as_unavailable:
+            data = await self.redis.hget(keys.acks(code, player), str(seq))
+        if data is None:
+            return None
+        fields = msgpack.unpackb(data, raw=False)
+        fields.pop("type", None)
+        return Ack(**fields)
+
+    # -- events -----------------------------------------------------------------------------
+
+    async def events_after(
+        self, code: str, since: int, upto: int | None = None
+    ) -> list[StoredEvent] | None:
+        """The events with versions in (since, upto], in order; None when the stream no
+        longer holds the one right after ``since`` (trimmed or expired)."""
+        if upto is not None and upto <= since:
+            return []
+        with as_unavailable:
+            entries = await self.redis.xrange(
+                keys.events(code), min=f"{since + 1}-0", max="+" if upto is None else f"{upto}-0"
+            )
+        out: list[StoredEvent] = []
+        for _id, f in entries or []:
+            assert f is not None
+            data = f[b"d"]
+            out.append(
+                (int(f[b"v"]), text(f[b"a"]), data if isinstance(data, bytes) else data.encode())
+            )
+        if out and out[0][0] != since + 1:
+            return None
+        if not out and upto is not None:
+            return None
+        return out
+
+    # -- presence ---------------------------------------------------------------------------
+
+    async def touch_presence(self, items: list[tuple[str, str, bool]], now: float) -> None:
+        """Claim, until ``now + presence_ttl``, that members watch races: (code, member,
+        is_spectator) each."""
+        expiry = now + self.settings.presence_ttl
+        members: dict[str, dict[str, float]] = {}
+        for code, member, spectator in items:
+            key = keys.spectators(code) if spectator else keys.online(code)
+            members.setdefault(key, {})[member] = expiry
+        await self._claim(members, now)
+
+    async def claim_watch(self, codes: Sequence[str], now: float) -> None:
+        """Claim, until ``now + presence_ttl``, that this node watches these races: their
+        events are then published for it."""
+        expiry = now + self.settings.presence_ttl
+        await self._claim({keys.nodes(code): {self.settings.node: expiry} for code in codes}, now)
+
+    async def _claim(self, claims: dict[str, dict[str, float]], now: float) -> None:
+        """Add each key's claims (member -> expiry) to its sorted set, dropping the claims
+        that expired by ``now`` (of nodes that died). One ZADD a key, in pipelines of a few
+        dozen keys: a node with thousands of connections never holds the event loop for
+        long building or reading one."""
+        todo = list(claims.items())
+        with as_unavailable:
+            for start in range(0, len(todo), PRESENCE_CHUNK):
+                async with self.redis.pipeline(transaction=False) as pipe:
+                    for key, members in todo[start : start + PRESENCE_CHUNK]:
+                        pipe.zremrangebyscore(key, "-inf", now)
+                        pipe.zadd(key, members)
+                        pipe.expire(key, self.settings.race_ttl)
+                    await pipe.execute()
+
+    async def drop_watch(self, code: str) -> None:
+        """This node no longer watches the race."""
+        with as_unavailable:
+            await self.redis.zrem(keys.nodes(code), self.settings.node)
+
+    async def drop_presence(self, code: str, member: str, spectator: bool) -> None:
+        key = keys.spectators(code) if spectator else keys.online(code)
+        with as_unavailable:
+            await self.redis.zrem(key, member)
+
+    async def presence(self, code: str, now: float) -> tuple[set[str], int]:
+        """Players connected to a race now, and how many spectators watch it."""
+        with as_unavailable:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                pipe.zrangebyscore(keys.online(code), now, "+inf")
+                pipe.zcount(keys.spectators(code), now, "+inf")
+                online, spectators = await pipe.execute()
+        return {text(m).split("|", 1)[0] for m in online}, int(spectators)
+
+    async def boards(self, race: Race, *, full: bool) -> dict[str, str]:
+        """Every player's position now (``full``) or view."""
+        from spider_engine import Board
+
+        with as_unavailable:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for pid in race.players:
+                    pipe.hget(keys.game(race.code, pid), "position")
+                positions = await pipe.execute()
+        out: dict[str, str] = {}
+        for pid, pos in zip(race.players, positions, strict=True):
+            if pos is None:
+                continue
+            position = text(pos)
+            out[pid] = position if full else Board.from_text(position).view_text()
+        return out
+
+    # -- hints ------------------------------------------------------------------------------
+
+    async def add_hint(self, code: str, player: str) -> int:
+        """Count a hint the player asked for; the player's count now."""
+        key = keys.hints(code)
+        with as_unavailable:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                pipe.hincrby(key, player, 1)
+                pipe.expire(key, self.settings.race_ttl)
+                count, _ = await pipe.execute()
+        return int(count)
+
+    async def load_hints(self, code: str) -> dict[str, int]:
+        """Hints asked for, by player."""
+        with as_unavailable:
+            h = await self.redis.hgetall(keys.hints(code))
+        return {text(k): int(v) for k, v in h.items()}
+
+    # -- players' races ---------------------------------------------------------------------
+
+    async def player_races(self, player: str) -> list[str]:
+        with as_unavailable:
+            codes = await self.redis.zrange(keys.player_races(player), 0, -1)
+        return [text(c) for c in codes if isinstance(c, (bytes, str))]
+
+    async def add_player_race(self, player: str, code: str) -> None:
+        key = keys.player_races(player)
+        with as_unavailable:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                pipe.zadd(key, {code: time.time()})
+                pipe.expire(key, keys.PLAYER_RACES_TTL)
+                await pipe.execute()
+
+    async def drop_player_races(self, player: str, codes: list[str]) -> None:
+        if not codes:
+            return
+        with as_unavailable:
+            await self.redis.zrem(keys.player_races(player), *codes)
+
+    async def race_states(self, codes: list[str]) -> list[str | None]:
+        with as_unavailable:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for code in codes:
+                    pipe.hget(keys.meta(code), "state")
+                states = await pipe.execute()
+        return [None if s is None else text(s) for s in states]
+
+    async def race_versions(self, codes: Sequence[str]) -> list[int | None]:
+        """Each race's version now (None: no such race), read in pipelines of
+        :data:`SWEEP_CHUNK` (short turns of the event loop)."""
+        versions: list[int | None] = []
+        with as_unavailable:
+            for start in range(0, len(codes), SWEEP_CHUNK):
+                async with self.redis.pipeline(transaction=False) as pipe:
+                    for code in codes[start : start + SWEEP_CHUNK]:
+                        pipe.hget(keys.meta(code), "version")
+                    versions += [None if v is None else int(v) for v in await pipe.execute()]
+        return versions

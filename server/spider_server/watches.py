@@ -1,0 +1,234 @@
+"""What one node follows of a race: a :class:`RaceWatch` per race some connection here
+watches, and a :class:`Subscription` per (connection, race).
+
+A subscription receives events strictly in version order, each once: an event further
+ahead than the next one makes it catch up from the stream first (events arriving
+meanwhile are held and delivered after, in order). ``board`` events (audience
+``spectators``) are counted as delivered to players but not sent to them, so a player's
+versions may have gaps where a spectator's have none.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from .errors import Unavailable
+from .race import SPECTATORS, Entry, Race, RaceOptions, RaceState, Status
+from .transport import EventFrame
+
+__all__ = ["EventSource", "RaceWatch", "Subscriber", "Subscription"]
+
+log = logging.getLogger(__name__)
+
+
+class EventSource(Protocol):
+    """Where a subscription catches up from (the hub)."""
+
+    async def fetch(self, code: str, after: int) -> list[EventFrame] | None:
+        """The race's events after version ``after``, from the stream; None if trimmed."""
+
+
+class Subscriber(Protocol):
+    """The connection side of a subscription."""
+
+    def send_event(self, event: EventFrame) -> None:
+        """Send a race event."""
+
+    def send_progress(self, event: EventFrame) -> None:
+        """Send a ``progress`` event to a player (who may get several in one frame)."""
+
+
+class Subscription:
+    """One connection watching one race, as ``role`` (player or spectator). A player's
+    ``on_started`` is called with the race's code once its ``started`` event is delivered
+    (the session sends the player their view of the deal)."""
+
+    def __init__(
+        self,
+        hub: EventSource,
+        conn: Subscriber,
+        code: str,
+        role: str,
+        delivered: int,
+        *,
+        on_started: Callable[[str], None] | None = None,
+    ) -> None:
+        self.hub = hub
+        self.conn = conn
+        self.code = code
+        self.role = role
+        self.delivered = delivered
+        self.on_started = on_started
+        self._pending: list[EventFrame] = []
+        self._catching_up: asyncio.Task[None] | None = None
+
+    def offer(self, event: EventFrame) -> None:
+        """Deliver ``event`` if it is the next; hold it and catch up if it is further."""
+        if self._catching_up is not None:
+            self._pending.append(event)
+        elif event.version <= self.delivered:
+            return
+        elif event.version == self.delivered + 1:
+            self._deliver(event)
+        else:
+            self._pending.append(event)
+            self.catch_up()
+
+    def catch_up(self) -> None:
+        """Fetch from the stream every event after ``delivered`` (in the background)."""
+        if self._catching_up is None:
+            self._catching_up = asyncio.get_running_loop().create_task(self._catch_up())
+
+    def close(self) -> None:
+        if self._catching_up is not None:
+            self._catching_up.cancel()
+            self._catching_up = None
+
+    def _deliver(self, event: EventFrame) -> None:
+        self.delivered = event.version
+        if self.role == "spectator":
+            self.conn.send_event(event)
+        elif event.audience != SPECTATORS:
+            if event.type == "progress":
+                self.conn.send_progress(event)
+            else:
+                self.conn.send_event(event)
+        if event.type == "started" and self.role == "player" and self.on_started is not None:
+            self.on_started(self.code)
+
+    async def _catch_up(self) -> None:
+        try:
+            for _ in range(5):
+                fetched = await self.hub.fetch(self.code, self.delivered)
+                if fetched is None:
+                    break  # trimmed: what is gone is gone
+                for event in fetched:
+                    if event.version == self.delivered + 1:
+                        self._deliver(event)
+                pending = sorted(
+                    (e for e in self._pending if e.version > self.delivered),
+                    key=lambda e: e.version,
+                )
+                self._pending = []
+                while pending and pending[0].version <= self.delivered + 1:
+                    event = pending.pop(0)
+                    if event.version == self.delivered + 1:
+                        self._deliver(event)
+                if not pending:
+                    return
+                self._pending = pending
+            # a gap that the stream cannot fill: deliver what there is, in order
+            for event in sorted(self._pending, key=lambda e: e.version):
+                if event.version > self.delivered:
+                    self._deliver(event)
+            self._pending = []
+        except Unavailable:
+            log.warning("catch-up of race %s failed: storage unavailable", self.code)
+        finally:
+            self._catching_up = None
+
+
+def _light_view(
+    code: str,
+    state: RaceState,
+    starts_at: float | None,
+    ends_at: float | None,
+    statuses: dict[str, str],
+) -> Race:
+    """A race that holds only what :func:`~.race.due_transition` reads: its state, times
+    and players' statuses (the rest is left empty; nothing else reads it)."""
+    return Race(
+        code=code,
+        options=RaceOptions(
+            variant="", max_players=0, time_limit=0, undo=False, live_boards=False, countdown=0
+        ),
+        state=state,
+        version=0,
+        creator="",
+        created_at=0.0,
+        seed="",
+        salt="",
+        commitment="",
+        players={p: Entry(player=p, name="", order=0, status=s) for p, s in statuses.items()},
+        starts_at=starts_at,
+        ends_at=ends_at,
+    )
+
+
+class RaceWatch:
+    """What this node knows of a race its connections watch."""
+
+    def __init__(self, code: str) -> None:
+        self.code = code
+        self.subs: set[Subscription] = set()
+        self.seen: int | None = None
+        self.view: Race | None = None
+        """The race as far as its transitions go (state, times, players' statuses: what
+        :func:`~.race.due_transition` reads), from the first subscription's snapshot and
+        then the events; None before that, or once the race is gone."""
+        self.unseen = False
+        """Events were committed here before anything was dispatched (the snapshot of the
+        first subscription may be older than them): it catches up."""
+        self.early: dict[int, tuple[str, bytes]] = {}
+        """Events that came before one they follow (version -> audience, data): the
+        replies to this node's commits, and the channel, may interleave out of order."""
+        self.gap_timer: asyncio.TimerHandle | None = None
+        self.next_attempt = 0.0
+        """Monotonic time before which the node does not try a transition again."""
+
+    @property
+    def state(self) -> str | None:
+        """The race's state as this node knows it (None: not known)."""
+        return None if self.view is None else self.view.state.value
+
+    def set_view(
+        self,
+        state: str,
+        starts_at: float | None,
+        ends_at: float | None,
+        statuses: dict[str, str],
+    ) -> None:
+        """Know the race as a snapshot shows it."""
+        self.view = _light_view(self.code, RaceState(state), starts_at, ends_at, statuses)
+        self.next_attempt = 0.0
+
+    def set_status(self, player: str, status: str) -> None:
+        """Know a player's status (from an event, or from this node's own commit)."""
+        view = self.view
+        if view is None:
+            return
+        entry = view.players.get(player)
+        if entry is None:
+            view.players[player] = Entry(player=player, name="", order=0, status=status)
+        else:
+            entry.status = status
+
+    def note(self, fields: dict[str, Any]) -> None:
+        """Keep the race's state, times and player statuses up to date from an event."""
+        kind = fields.get("type")
+        view = self.view
+        if kind == "countdown":
+            if view is None:
+                view = self.view = _light_view(self.code, RaceState.COUNTDOWN, None, None, {})
+            view.state, view.starts_at = RaceState.COUNTDOWN, fields["starts_at"]
+        elif kind == "started":
+            if view is None:
+                view = self.view = _light_view(self.code, RaceState.RUNNING, None, None, {})
+            view.state, view.ends_at = RaceState.RUNNING, fields["ends_at"]
+            for entry in view.players.values():
+                entry.status = Status.PLAYING
+        elif kind == "finished":
+            if view is None:
+                view = self.view = _light_view(self.code, RaceState.FINISHED, None, None, {})
+            view.state = RaceState.FINISHED
+        elif view is None:
+            pass  # players' statuses come with the first snapshot
+        elif kind in ("player_joined", "progress"):
+            info = fields["player"]
+            self.set_status(info["player"], info["status"])
+        elif kind == "player_left":
+            view.players.pop(fields["player"], None)
+        self.next_attempt = 0.0

@@ -1,0 +1,87 @@
+"""The server's layers stay apart: no import circle among its modules (lazy and
+type-checking imports counted), Redis reached only from the store, the Redis links and the
+hub's pub/sub listener, websockets only from the transport, HTTP and the node."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import spider_server
+
+ROOT = Path(spider_server.__file__).resolve().parent
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in ROOT.rglob("*.py"):
+        parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = path
+    return out
+
+
+def _imports(name: str, path: Path) -> set[str]:
+    """Every module named by an import anywhere in the file (inside functions and
+    ``if TYPE_CHECKING:`` blocks too)."""
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            found.add(module)
+            found.update(f"{module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = _modules()
+    return {
+        name: {m for m in _imports(name, path) if m in modules and m != name}
+        for name, path in modules.items()
+    }
+
+
+def test_no_import_circle_in_the_server() -> None:
+    graph = _graph()
+    assert len(graph) > 20
+
+    def reachable(start: str) -> set[str]:
+        seen: set[str] = set()
+        todo = [start]
+        while todo:
+            for dep in graph[todo.pop()]:
+                if dep not in seen:
+                    seen.add(dep)
+                    todo.append(dep)
+        return seen
+
+    circles = sorted(name for name in graph if name in reachable(name))
+    assert circles == []
+
+
+def test_libraries_below_their_api_are_reached_from_their_layers_only() -> None:
+    modules = _modules()
+    users: dict[str, set[str]] = {"redis": set(), "websockets": set()}
+    for name, path in modules.items():
+        for imported in _imports(name, path):
+            top = imported.split(".")[0]
+            if top in users:
+                users[top].add(name)
+    assert users["redis"] <= {
+        "spider_server.redisconn",
+        "spider_server.hub",
+        *(m for m in modules if m.startswith("spider_server.store")),
+    }
+    assert users["websockets"] == {
+        "spider_server.transport",
+        "spider_server.http",
+        "spider_server.node",
+    }
