@@ -80,4 +80,4 @@ async def test_serve_writes_json_lines(redis_server, server_process, tmp_path: P
     others = [line for line in lines if not line.startswith("{")]
     assert others == [f"spider-race serving ws://127.0.0.1:{proc.port}/ws"]
     assert {"info", "debug"} <= {r["level"] for r in records}
-    assert any(r["logger"] == "spider_server" and "closing" in r["message"] for r in records)
+    assert any(r["logger"] == "spider_server.node" and "closing" in r["message"] for r in records)
