@@ -106,7 +106,7 @@ def test_each_wheel_has_its_metadata_and_every_package(wheels: dict[str, Path]) 
         assert meta["Version"] == VERSION
         assert meta["License-Expression"] == "MIT"
         assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
-        assert meta["Project-URL"] and meta.get_payload().strip(), name  # URLs and a readme
+        assert meta["Project-URL"] and str(meta.get_payload()).strip(), name  # URLs and a readme
         assert f"{package}/py.typed" in names
         source = ROOT / ("src" if folder == "." else folder) / package
         for module in source.rglob("*.py"):  # every module of every subpackage
