@@ -6,6 +6,10 @@
 # `make lock` re-resolves every dependency to the newest versions that the pyproject and
 # setup.py files allow and rewrites requirements.lock (what the server and command line need:
 # the Docker image) and requirements-dev.lock (that plus the tests' and linters' tools).
+# The lock is resolved on CPython 3.11 for Linux, the project's machines; each entry's hashes
+# cover every file of that version on the index (other platforms' wheels too). After a
+# `make lock`, raise the floors in the setup.py files to the new locked versions
+# (tests/packaging/test_lock.py checks that they match).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
