@@ -14,13 +14,15 @@ Kinds: ``hint`` (view text, full text, budget → the move's text or None), ``pr
 (variant, seed, budget → whether the deal is proven winnable), ``solve`` (position text,
 budget → (verdict, positions counted, the winning line's move texts)).
 
-The worker exits when its pipe closes (the node closed it or died) and ignores SIGINT
-(the node decides when it stops). During a long search it checks every 10,000 positions
+The worker exits when its pipe closes (the node closed it or died), ignores SIGINT (the
+node decides when it stops) and runs at a higher niceness than the node (the setting
+``solver_nice``). During a long search it checks every 10,000 positions
 that the node that started it is still its parent, and exits if not.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -30,9 +32,13 @@ from typing import Any
 __all__ = ["run_job", "serve"]
 
 
-def serve(conn: Connection) -> None:
-    """The worker's main loop (the target of the worker process)."""
+def serve(conn: Connection, nice: int = 0) -> None:
+    """The worker's main loop (the target of the worker process); ``nice`` is added to the
+    process's niceness, so that the node's event loop wins a contended core."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if nice:
+        with contextlib.suppress(OSError):
+            os.nice(nice)
     parent = os.getppid()
 
     def check_parent(_: int) -> None:

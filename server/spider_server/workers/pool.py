@@ -278,7 +278,10 @@ class SolverWorkers:
         loop = self._require_loop()
         mine, theirs = self._ctx.Pipe(duplex=True)
         process = self._ctx.Process(
-            target=child.serve, args=(theirs,), name="spider-race-solver", daemon=True
+            target=child.serve,
+            args=(theirs, self.settings.solver_nice),
+            name="spider-race-solver",
+            daemon=True,
         )
         try:
             process.start()

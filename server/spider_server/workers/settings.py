@@ -48,6 +48,8 @@ class WorkerSettings:
     turn (0: strict priorities)."""
     solver_jobs_per_worker: int = 200
     """Jobs a worker runs before it is replaced by a fresh one (its memory returned)."""
+    solver_nice: int = 5
+    """Niceness added to each worker process: the node's event loop wins a contended core."""
     solver_stop_grace: float = 1.0
     """On stop, how long workers get to exit before they are killed."""
 
@@ -55,7 +57,12 @@ class WorkerSettings:
         for name in ("solver_workers", "solver_queue", "solver_jobs_per_worker"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"SPIDER_RACE_{name.upper()} must be at least 1")
-        for name in ("proofs_per_identity", "proofs_per_address", "solver_yield_after"):
+        for name in (
+            "proofs_per_identity",
+            "proofs_per_address",
+            "solver_yield_after",
+            "solver_nice",
+        ):
             if getattr(self, name) < 0:
                 raise ConfigError(f"SPIDER_RACE_{name.upper()} must not be negative")
         for name in ("hint_deadline", "proof_deadline", "solve_deadline", "solver_stop_grace"):
