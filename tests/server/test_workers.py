@@ -309,3 +309,23 @@ async def test_a_busy_worker_exits_when_its_node_is_killed(tmp_path: Any) -> Non
         node.kill()
         node.wait()
     await until(lambda: not running(worker))  # no search burns a core for nobody
+
+
+NODE_MODULES = ("redis", "websockets", "spider_client", "pydantic", "msgpack", "spider_race")
+REPORT = (
+    "import sys, spider_server.workers.child\n"
+    "from spider_server.workers.child import run_job\n"
+    "run_job('prove', ('spider1', '1', 100))\n"
+    "node = [m for m in sys.modules if m.split('.')[0] in {names!r}]\n"
+    "node += [m for m in sys.modules if m.startswith('spider_server.')"
+    " and not m.startswith(('spider_server.workers', 'spider_server.errors'))]\n"
+    "sys.exit(7 if node else 0)\n"
+)
+
+
+def test_a_worker_imports_nothing_of_the_node() -> None:
+    context = multiprocessing.get_context("spawn")
+    process = context.Process(target=exec, args=(REPORT.format(names=NODE_MODULES),))
+    process.start()
+    process.join(BOUND)
+    assert process.exitcode == 0

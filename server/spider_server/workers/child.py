@@ -1,7 +1,8 @@
 """A solver worker process: it reads jobs from its pipe and answers each on the same pipe.
 
-This module runs in the worker (started by :mod:`.pool` with the ``spawn`` method) and
-imports nothing of the server: the standard library and the engine only. The messages
+This module runs in the worker (started by :mod:`.pool` with the ``spawn`` method). A
+worker imports the standard library, the engine and this package (its policy, errors and
+settings come with it), nothing of the node: no Redis client, no websockets, no protocol. The messages
 (pickled by :class:`multiprocessing.connection.Connection`):
 
 - worker → node, once, when the engine is imported: ``("ready", pid)``;
@@ -12,7 +13,7 @@ imports nothing of the server: the standard library and the engine only. The mes
 
 Kinds: ``hint`` (view text, full text, budget → the move's text or None), ``prove``
 (variant, seed, budget → whether the deal is proven winnable), ``solve`` (position text,
-budget → (verdict, positions counted, the winning line's move texts)).
+budget → a :class:`Solved`).
 
 The worker exits when its pipe closes (the node closed it or died), ignores SIGINT (the
 node decides when it stops) and runs at a higher niceness than the node (the setting
@@ -26,10 +27,21 @@ import contextlib
 import os
 import signal
 import time
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
-__all__ = ["run_job", "serve"]
+__all__ = ["Solved", "run_job", "serve"]
+
+
+@dataclass(frozen=True)
+class Solved:
+    """What a general search found: the solver's verdict (``won``, ``lost``,
+    ``unknown``), the positions it counted, the winning line's moves in notation."""
+
+    verdict: str
+    positions: int
+    line: tuple[str, ...]
 
 
 def serve(conn: Connection, nice: int = 0) -> None:
@@ -83,5 +95,5 @@ def run_job(kind: str, args: tuple[Any, ...], progress: Any = None) -> Any:
     if kind == "solve":
         text, budget = args
         solution = solve(Board.from_text(text), budget=budget, progress=progress)
-        return solution.verdict, solution.positions, tuple(solution.texts())
+        return Solved(solution.verdict, solution.positions, tuple(solution.texts()))
     raise ValueError(f"no such solver job: {kind!r}")

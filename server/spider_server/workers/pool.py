@@ -26,12 +26,12 @@ import contextlib
 import enum
 import logging
 import multiprocessing
-from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from typing import Any
 
 from . import child
+from .child import Solved
 from .errors import JobRefused, SolverTimeout, WorkerCrashed, WorkersClosed
 from .policy import Job, JobPolicy, JobState, Priority
 from .settings import WorkerSettings
@@ -60,16 +60,6 @@ class WorkerState(enum.Enum):
     """Started; the engine is being imported."""
     IDLE = "idle"
     BUSY = "busy"
-
-
-@dataclass(frozen=True)
-class Solved:
-    """What a general search found: the solver's verdict (``won``, ``lost``,
-    ``unknown``), the positions it counted, the winning line's moves in notation."""
-
-    verdict: str
-    positions: int
-    line: tuple[str, ...]
 
 
 class _Worker:
@@ -144,49 +134,63 @@ class SolverWorkers:
     # -- the jobs ---------------------------------------------------------------------------
 
     async def hint(
-        self, view_text: str, full_text: str, budget: int, *, player: str,
+        self,
+        view_text: str,
+        full_text: str,
+        budget: int,
+        *,
+        player: str,
         deadline: float | None = None,
-    ) -> str | None:  # fmt: skip
+    ) -> str | None:
         """The solver's hint (:func:`spider_engine.solver.hint`) for a player's position:
         the move's text, None when there is no legal move. One at a time per ``player``
         (:class:`HintPending`)."""
         job = Job(
-            "hint", (view_text, full_text, budget), Priority.HINT, player,
-            deadline or self.settings.hint_deadline, player=player,
-        )  # fmt: skip
+            "hint",
+            (view_text, full_text, budget),
+            Priority.HINT,
+            player,
+            deadline or self.settings.hint_deadline,
+            player=player,
+        )
         result: str | None = await self._run(job)
         return result
 
     async def prove(
-        self, variant: str, seed: str, budget: int, *, priority: Priority = Priority.RACE,
-        owner: str | None = None, identity: str | None = None, address: str | None = None,
+        self,
+        variant: str,
+        seed: str,
+        budget: int,
+        *,
+        priority: Priority = Priority.RACE,
+        owner: str | None = None,
+        identity: str | None = None,
+        address: str | None = None,
         deadline: float | None = None,
-    ) -> bool:  # fmt: skip
+    ) -> bool:
         """Whether the deal of ``seed`` is proven winnable within ``budget`` positions.
         ``owner`` (default: the identity, else the address) takes turns with other owners
         of the priority; ``identity`` and ``address`` count against their caps
         (:class:`ProofCapReached`)."""
-        job = Job(
-            "prove", (variant, seed, budget), priority,
-            owner if owner is not None else identity or address or "",
-            deadline or self.settings.proof_deadline, identity=identity, address=address,
-        )  # fmt: skip
-        return bool(await self._run(job))
+        keys = (owner, identity, address, deadline or self.settings.proof_deadline)
+        return bool(await self._run(_keyed("prove", (variant, seed, budget), priority, *keys)))
 
     async def solve(
-        self, position_text: str, budget: int, *, priority: Priority = Priority.REFILL,
-        owner: str | None = None, identity: str | None = None, address: str | None = None,
+        self,
+        position_text: str,
+        budget: int,
+        *,
+        priority: Priority = Priority.REFILL,
+        owner: str | None = None,
+        identity: str | None = None,
+        address: str | None = None,
         deadline: float | None = None,
-    ) -> Solved:  # fmt: skip
+    ) -> Solved:
         """A general search of a full position (:func:`spider_engine.solver.solve`), keys as
         for :meth:`prove`."""
-        job = Job(
-            "solve", (position_text, budget), priority,
-            owner if owner is not None else identity or address or "",
-            deadline or self.settings.solve_deadline, identity=identity, address=address,
-        )  # fmt: skip
-        verdict, positions, line = await self._run(job)
-        return Solved(verdict, positions, tuple(line))
+        keys = (owner, identity, address, deadline or self.settings.solve_deadline)
+        solved: Solved = await self._run(_keyed("solve", (position_text, budget), priority, *keys))
+        return solved
 
     async def _run(self, job: Job) -> Any:
         """Queue ``job`` and wait for its answer; refusals are raised before anything is
@@ -470,3 +474,18 @@ class SolverWorkers:
         if self._loop is None:
             raise WorkersClosed("the solver's workers were not started")
         return self._loop
+
+
+def _keyed(
+    kind: str,
+    args: tuple[Any, ...],
+    priority: Priority,
+    owner: str | None,
+    identity: str | None,
+    address: str | None,
+    deadline: float,
+) -> Job:
+    """A job counted against an identity and an address; its owner is the identity, else
+    the address, unless given."""
+    owner = owner if owner is not None else identity or address or ""
+    return Job(kind, args, priority, owner, deadline, identity=identity, address=address)
