@@ -245,7 +245,7 @@ async def test_stop_with_a_busy_worker_returns_soon_and_leaves_no_process(
 
 
 async def test_the_calling_process_runs_no_solver_code(workers: Factory) -> None:
-    pool = workers(solver_workers=2)
+    pool = workers(solver_workers=2, solver_warm=2)
     await until(lambda: pool.spawned == 2)
     small = Board.deal("spider1", "3")  # both workers ready, their start-up paid
     await asyncio.gather(*(pool.hint(small.view_text(), small.text(), 100, player=p) for p in "ab"))
@@ -265,6 +265,18 @@ async def test_the_calling_process_runs_no_solver_code(workers: Factory) -> None
         children_before.ru_utime + children_before.ru_stime
     )
     assert reaped > 2.0, reaped
+
+
+async def test_workers_beyond_the_warm_ones_start_when_jobs_wait(workers: Factory) -> None:
+    pool = workers(solver_workers=2, solver_warm=0)
+    await asyncio.sleep(0.2)
+    assert pool.pids() == [] and pool.spawned == 0
+    assert await pool.prove("spider1", "1", 5000) is True
+    assert pool.spawned == 1  # one job waited: one worker
+    both = [pool.prove("spider1", s, 5000, owner=s) for s in ("1", "2")]
+    expected = [solve(Board.deal("spider1", s), budget=5000).verdict == "won" for s in "12"]
+    assert await asyncio.gather(*both) == expected
+    assert pool.spawned == 2  # never more than solver_workers
 
 
 async def test_a_worker_is_replaced_after_its_share_of_jobs(workers: Factory) -> None:

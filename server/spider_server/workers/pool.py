@@ -16,7 +16,9 @@ runs one job at a time; the queue is :class:`.JobPolicy`'s.
 - ``spawn`` runs the node's main module in each worker, as ``__mp_main__`` (the
   ``if __name__ == "__main__"`` idiom keeps it from starting a node there; the package's
   console scripts and ``python -m`` entry points follow it).
-- A worker is replaced after ``solver_jobs_per_worker`` jobs (its memory returned).
+- ``solver_warm`` workers start with the pool, the others (up to ``solver_workers``) when
+  jobs wait; a worker is replaced after ``solver_jobs_per_worker`` jobs (its memory
+  returned).
 """
 
 from __future__ import annotations
@@ -216,7 +218,8 @@ class SolverWorkers:
     # -- the life of the pool ---------------------------------------------------------------
 
     def start(self) -> None:
-        """Start the workers (in the running event loop). Idempotent while running;
+        """Start ``solver_warm`` workers (in the running event loop); the others, up to
+        ``solver_workers``, start when jobs wait. Idempotent while running;
         :class:`WorkersClosed` once stopped."""
         if self.state is PoolState.RUNNING:
             return
@@ -224,7 +227,7 @@ class SolverWorkers:
             raise WorkersClosed("the solver's workers were stopped")
         self._loop = asyncio.get_running_loop()
         self.state = PoolState.RUNNING
-        for _ in range(self.settings.solver_workers):
+        for _ in range(min(self.settings.solver_warm, self.settings.solver_workers)):
             self._spawn()
 
     async def stop(self) -> None:
@@ -326,7 +329,10 @@ class SolverWorkers:
         job = worker.job
         if job is None or job.id != job_id:
             return  # an answer nobody waits for (cannot happen: one job at a time)
-        self._free(worker)
+        if worker.timer is not None:
+            worker.timer.cancel()
+        worker.state, worker.job, worker.timer = WorkerState.IDLE, None, None
+        worker.jobs += 1
         self.cpu_seconds += cpu
         self.policy.finish(job)
         future = self._futures.get(job.id)
@@ -344,8 +350,9 @@ class SolverWorkers:
         self._dispatch()
 
     def _dispatch(self) -> None:
-        """Give waiting jobs to idle workers; stop a refill for a waiting hint or race's
-        proof when no worker is idle."""
+        """Give waiting jobs to idle workers, start more workers (up to ``solver_workers``)
+        for jobs still waiting, and stop a refill for a waiting hint or race's proof that
+        no worker will take."""
         if self.state is not PoolState.RUNNING:
             return
         for worker in list(self._workers):
@@ -362,8 +369,15 @@ class SolverWorkers:
                 continue
             worker.state, worker.job = WorkerState.BUSY, job
             worker.timer = self._require_loop().call_later(job.deadline, self._expire, worker, job)
+        coming = sum(w.state is WorkerState.STARTING for w in self._workers)
+        if not self._failures:  # more workers for what waits (none while workers fail)
+            more = min(
+                self.policy.queued - coming, self.settings.solver_workers - len(self._workers)
+            )
+            for _ in range(more):
+                self._spawn()
+                coming += 1
         while True:
-            coming = sum(w.state is WorkerState.STARTING for w in self._workers)
             victim = self.policy.victim(coming=coming)
             if victim is None:
                 return
@@ -372,7 +386,8 @@ class SolverWorkers:
             for worker in list(self._workers):
                 if worker.job is victim:
                     worker.job = None
-                    self._recycle(worker)  # its replacement is coming
+                    self._recycle(worker)
+                    coming += 1  # its replacement
 
     def _expire(self, worker: _Worker, job: Job) -> None:
         if worker.job is not job:
@@ -430,13 +445,6 @@ class SolverWorkers:
             worker.process.kill()
         self._spawn()
 
-    def _free(self, worker: _Worker) -> None:
-        if worker.timer is not None:
-            worker.timer.cancel()
-            worker.timer = None
-        worker.state, worker.job = WorkerState.IDLE, None
-        worker.jobs += 1
-
     def _remove(self, worker: _Worker) -> None:
         """Forget the worker and close its pipe (an idle worker exits on EOF); its process
         is reaped when its sentinel says it exited."""
@@ -485,7 +493,6 @@ def _keyed(
     address: str | None,
     deadline: float,
 ) -> Job:
-    """A job counted against an identity and an address; its owner is the identity, else
-    the address, unless given."""
+    """A job counted against its keys; its owner is the identity, else the address."""
     owner = owner if owner is not None else identity or address or ""
     return Job(kind, args, priority, owner, deadline, identity=identity, address=address)

@@ -31,6 +31,9 @@ class WorkerSettings:
 
     solver_workers: int = field(default_factory=default_workers)
     """Worker processes (the machine's cores less one, at least one)."""
+    solver_warm: int = 1
+    """Workers started with the node; the others start when jobs wait (0: none before the
+    first job)."""
     solver_queue: int = 64
     """Jobs that may wait per priority (hints, races' proofs, refills); more are refused."""
     hint_deadline: float = 10.0
@@ -58,6 +61,7 @@ class WorkerSettings:
             if getattr(self, name) < 1:
                 raise ConfigError(f"SPIDER_RACE_{name.upper()} must be at least 1")
         for name in (
+            "solver_warm",
             "proofs_per_identity",
             "proofs_per_address",
             "solver_yield_after",
