@@ -1,0 +1,283 @@
+"""Which solver job runs next, and which are refused: the workers' policy, without I/O.
+
+:class:`JobPolicy` holds the queued and the running jobs and decides; it starts no process
+and never waits, so it is tested synchronously. The process side (:mod:`.pool`) asks it
+for the next job whenever a worker is free and tells it when a job ends.
+
+- **Priorities.** :class:`Priority` ``HINT`` before ``RACE`` (a proof a waiting race needs)
+  before ``REFILL`` (the seed pool's own stock). A lower priority is not starved: once
+  ``yield_after`` jobs of higher priorities were taken while it waited, its next job goes
+  first (0: strict priorities).
+- **Round-robin by owner.** Within a priority, owners (the caller's key: a player, an
+  identity, an address) take turns, one job each; an owner's own jobs run in the order
+  given. One owner with many jobs delays each other owner by one job at most per turn.
+- **Quotas.** Per player at most one hint queued or running (:class:`HintPending`); per
+  identity and per address at most a cap of other jobs queued or running
+  (:class:`ProofCapReached`); per priority at most ``queue_limit`` jobs waiting
+  (:class:`QueueFull`). A refused job changes nothing.
+- **Preemption.** When a hint or a race's proof waits and no worker is free, a running
+  refill that was taken in the ordinary order (not on its turn against starvation) is the
+  :meth:`JobPolicy.victim`: the process side stops it and :meth:`JobPolicy.requeue` puts it
+  back first in line. A refill taken on its anti-starvation turn is never preempted.
+
+A job's life: :meth:`~JobPolicy.submit` (``QUEUED``) → :meth:`~JobPolicy.take`
+(``RUNNING``) → :meth:`~JobPolicy.finish` (``DONE``); a queued job may instead be
+dropped by :meth:`~JobPolicy.cancel`, a running one put back by
+:meth:`~JobPolicy.requeue`.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import HintPending, ProofCapReached, QueueFull
+
+__all__ = ["Job", "JobPolicy", "JobState", "Priority"]
+
+
+class Priority(enum.IntEnum):
+    """Lower values run first."""
+
+    HINT = 0
+    """A player waits for a hint."""
+    RACE = 1
+    """A race waits for a proven deal (a winnable race preparing, the daily deal)."""
+    REFILL = 2
+    """The seed pool's own stock: nobody waits."""
+
+
+class JobState(enum.Enum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+
+
+_ids = itertools.count(1)
+
+
+@dataclass(eq=False)
+class Job:
+    """One piece of solver work. ``kind`` and ``args`` are what the worker runs
+    (:mod:`.child`); the other fields are the policy's."""
+
+    kind: str
+    args: tuple[Any, ...]
+    priority: Priority
+    owner: str
+    """Round-robin key within the priority."""
+    deadline: float
+    """Seconds the job may run once a worker has it."""
+    player: str | None = None
+    """For a hint: the player, who may have one hint at a time."""
+    identity: str | None = None
+    """The identity the job is counted against (its cap of jobs), if any."""
+    address: str | None = None
+    """The client address the job is counted against (its cap of jobs), if any."""
+    id: int = field(default_factory=lambda: next(_ids))
+    state: JobState = JobState.QUEUED
+    turn: bool = False
+    """Taken on its turn against starvation (then never preempted)."""
+
+
+class JobPolicy:
+    """The queues, the quotas and the order of the solver's jobs (see the module)."""
+
+    def __init__(
+        self,
+        *,
+        queue_limit: int = 64,
+        proofs_per_identity: int = 2,
+        proofs_per_address: int = 4,
+        yield_after: int = 8,
+    ) -> None:
+        self.queue_limit = queue_limit
+        self.proofs_per_identity = proofs_per_identity
+        self.proofs_per_address = proofs_per_address
+        self.yield_after = yield_after
+        # per priority: each owner's queued jobs, and the owners in their turn's order
+        self._jobs: dict[Priority, dict[str, deque[Job]]] = {p: {} for p in Priority}
+        self._order: dict[Priority, deque[str]] = {p: deque() for p in Priority}
+        self._queued: Counter[Priority] = Counter()
+        self._passed: Counter[Priority] = Counter()
+        self._running: dict[int, Job] = {}
+        self._hinting: set[str] = set()
+        self._identities: Counter[str] = Counter()
+        self._addresses: Counter[str] = Counter()
+
+    # -- what it holds ----------------------------------------------------------------------
+
+    @property
+    def queued(self) -> int:
+        """Jobs waiting, every priority."""
+        return sum(self._queued.values())
+
+    def queued_at(self, priority: Priority) -> int:
+        return self._queued[priority]
+
+    @property
+    def running(self) -> int:
+        return len(self._running)
+
+    def running_jobs(self) -> list[Job]:
+        """The running jobs, in the order they were taken."""
+        return list(self._running.values())
+
+    def pending(self, *, identity: str | None = None, address: str | None = None) -> int:
+        """Jobs queued or running counted against an identity or an address."""
+        if identity is not None:
+            return self._identities[identity]
+        return self._addresses[address] if address is not None else 0
+
+    # -- a job's life -----------------------------------------------------------------------
+
+    def submit(self, job: Job) -> None:
+        """Queue ``job``, or refuse it (nothing changes): :class:`HintPending`,
+        :class:`ProofCapReached`, :class:`QueueFull`."""
+        if job.state is not JobState.QUEUED:
+            raise ValueError(f"job {job.id} is {job.state.value}")
+        if job.player is not None and job.player in self._hinting:
+            raise HintPending("your previous hint is still being worked out")
+        if job.identity is not None and self._identities[job.identity] >= self.proofs_per_identity:
+            raise ProofCapReached(
+                f"at most {self.proofs_per_identity} deals may be proven at once per player"
+            )
+        if job.address is not None and self._addresses[job.address] >= self.proofs_per_address:
+            raise ProofCapReached(
+                f"at most {self.proofs_per_address} deals may be proven at once per address"
+            )
+        if self._queued[job.priority] >= self.queue_limit:
+            raise QueueFull(f"the solver's {job.priority.name.lower()} queue is full")
+        if job.player is not None:
+            self._hinting.add(job.player)
+        if job.identity is not None:
+            self._identities[job.identity] += 1
+        if job.address is not None:
+            self._addresses[job.address] += 1
+        self._enqueue(job, first=False)
+
+    def take(self) -> Job | None:
+        """The next job to run (now ``RUNNING``), or None when none waits."""
+        waiting = [p for p in Priority if self._queued[p]]
+        if not waiting:
+            return None
+        top = waiting[0]
+        chosen = top
+        if self.yield_after:
+            starved = [p for p in waiting[1:] if self._passed[p] >= self.yield_after]
+            if starved:
+                chosen = starved[0]
+        for p in waiting:
+            if p > chosen:
+                self._passed[p] += 1
+        self._passed[chosen] = 0
+        job = self._dequeue(chosen)
+        job.state = JobState.RUNNING
+        job.turn = chosen is not top
+        self._running[job.id] = job
+        return job
+
+    def finish(self, job: Job) -> None:
+        """A running job ended (answered, failed, timed out, or abandoned): its quotas are
+        free again. Idempotent; a queued job is dropped as by :meth:`cancel`."""
+        if job.state is JobState.QUEUED:
+            self.cancel(job)
+            return
+        if job.state is JobState.RUNNING:
+            del self._running[job.id]
+            self._release(job)
+
+    def cancel(self, job: Job) -> bool:
+        """Drop a queued job (True); False when it is not queued (running or done)."""
+        if job.state is not JobState.QUEUED:
+            return False
+        jobs = self._jobs[job.priority]
+        mine = jobs.get(job.owner)
+        if mine is None or job not in mine:
+            return False
+        mine.remove(job)
+        if not mine:
+            del jobs[job.owner]
+            self._order[job.priority].remove(job.owner)
+        self._queued[job.priority] -= 1
+        self._release(job)
+        return True
+
+    def requeue(self, job: Job) -> None:
+        """Put a running job back, first in line (its worker was taken for another job, or
+        was lost before it started); its quotas stay counted."""
+        if job.state is not JobState.RUNNING:
+            raise ValueError(f"job {job.id} is {job.state.value}")
+        del self._running[job.id]
+        job.turn = False
+        self._enqueue(job, first=True)
+
+    def victim(self, *, coming: int = 0) -> Job | None:
+        """The running refill to stop for a waiting hint or race's proof (the one taken
+        last), or None: when no more of them wait than ``coming`` workers (starting, soon
+        free) will take, or no running refill may be preempted. Call it when no worker is
+        free."""
+        if self._queued[Priority.HINT] + self._queued[Priority.RACE] <= coming:
+            return None
+        for job in reversed(self._running.values()):
+            if job.priority is Priority.REFILL and not job.turn:
+                return job
+        return None
+
+    def drain(self) -> list[Job]:
+        """Every queued and running job, now ``DONE`` (the workers stop)."""
+        jobs = [*self._running.values()]
+        for p in Priority:
+            for mine in self._jobs[p].values():
+                jobs.extend(mine)
+        for job in jobs:
+            self.finish(job)
+        return jobs
+
+    # -- inside -----------------------------------------------------------------------------
+
+    def _enqueue(self, job: Job, *, first: bool) -> None:
+        job.state = JobState.QUEUED
+        jobs, order = self._jobs[job.priority], self._order[job.priority]
+        mine = jobs.get(job.owner)
+        if mine is None:
+            mine = jobs[job.owner] = deque()
+            if not first:
+                order.append(job.owner)
+        if first:  # its owner takes the next turn
+            if job.owner in order:
+                order.remove(job.owner)
+            order.appendleft(job.owner)
+        if first:
+            mine.appendleft(job)
+        else:
+            mine.append(job)
+        self._queued[job.priority] += 1
+
+    def _dequeue(self, priority: Priority) -> Job:
+        jobs, order = self._jobs[priority], self._order[priority]
+        owner = order.popleft()
+        mine = jobs[owner]
+        job = mine.popleft()
+        if mine:
+            order.append(owner)  # the owner's next job waits for the others' turns
+        else:
+            del jobs[owner]
+        self._queued[priority] -= 1
+        return job
+
+    def _release(self, job: Job) -> None:
+        job.state = JobState.DONE
+        if job.player is not None:
+            self._hinting.discard(job.player)
+        if job.identity is not None:
+            self._identities[job.identity] -= 1
+            if self._identities[job.identity] <= 0:
+                del self._identities[job.identity]
+        if job.address is not None:
+            self._addresses[job.address] -= 1
+            if self._addresses[job.address] <= 0:
+                del self._addresses[job.address]

@@ -1,0 +1,498 @@
+"""The solver's worker processes, driven from the node's event loop.
+
+:class:`SolverWorkers` keeps ``solver_workers`` processes (``spawn`` start method, target
+:func:`.child.serve`), each with one duplex pipe. The event loop watches each pipe's
+descriptor (``loop.add_reader``) and each dead worker's sentinel, so that waiting for an
+answer or for a worker to exit never blocks the loop and no thread is involved. A worker
+runs one job at a time; the queue is :class:`.JobPolicy`'s.
+
+- A job that runs past its deadline fails with :class:`SolverTimeout`; its worker is
+  killed (SIGKILL) and a new one started.
+- A caller that stops waiting (its task cancelled) drops its job from the queue, or, when
+  the job runs, has its worker killed and replaced.
+- A worker that dies fails its job with :class:`WorkerCrashed` and is replaced (after a
+  growing pause, up to 10 s, while new workers die before they are ready; after three
+  such deaths with no worker ready, the queued jobs fail too).
+- ``spawn`` runs the node's main module in each worker, as ``__mp_main__`` (the
+  ``if __name__ == "__main__"`` idiom keeps it from starting a node there; the package's
+  console scripts and ``python -m`` entry points follow it).
+- ``solver_warm`` workers start with the pool, the others (up to ``solver_workers``) when
+  jobs wait; a worker is replaced after ``solver_jobs_per_worker`` jobs (its memory
+  returned).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import logging
+import multiprocessing
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+from typing import Any
+
+from . import child
+from .child import Solved
+from .errors import JobRefused, SolverTimeout, WorkerCrashed, WorkersClosed
+from .policy import Job, JobPolicy, JobState, Priority
+from .settings import WorkerSettings
+
+__all__ = ["PoolState", "Solved", "SolverWorkers"]
+
+log = logging.getLogger(__name__)
+
+KILL_WAIT = 2.0
+"""On stop, how long killed workers get to be gone before the node stops waiting."""
+MAX_RESTART_PAUSE = 10.0
+START_FAILURES = 3
+"""Workers in a row that die before they are ready, none ready, before the queued jobs
+fail with :class:`WorkerCrashed` (new workers are still started, with pauses)."""
+
+
+class PoolState(enum.Enum):
+    NEW = "new"
+    RUNNING = "running"
+    STOPPING = "stopping"
+    STOPPED = "stopped"
+
+
+class WorkerState(enum.Enum):
+    STARTING = "starting"
+    """Started; the engine is being imported."""
+    IDLE = "idle"
+    BUSY = "busy"
+
+
+class _Worker:
+    def __init__(self, process: BaseProcess, conn: Connection) -> None:
+        self.process = process
+        self.conn = conn
+        self.fd = conn.fileno()
+        self.state = WorkerState.STARTING
+        self.job: Job | None = None
+        self.jobs = 0
+        self.timer: asyncio.TimerHandle | None = None
+
+
+class SolverWorkers:
+    """A bounded pool of solver processes with fair queuing (see the module).
+
+    :meth:`start` in the node's event loop, then ``await`` :meth:`hint`, :meth:`prove` or
+    :meth:`solve`; :meth:`stop` ends every worker. The counters are plain attributes for
+    the node's metrics."""
+
+    def __init__(self, settings: WorkerSettings | None = None) -> None:
+        self.settings = s = settings or WorkerSettings()
+        self.policy = JobPolicy(
+            queue_limit=s.solver_queue,
+            proofs_per_identity=s.proofs_per_identity,
+            proofs_per_address=s.proofs_per_address,
+            yield_after=s.solver_yield_after,
+        )
+        self.state = PoolState.NEW
+        self._ctx = multiprocessing.get_context("spawn")
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._workers: list[_Worker] = []
+        self._dying: dict[int, BaseProcess] = {}
+        """Workers killed or retired, by sentinel, until the loop sees them exit."""
+        self._futures: dict[int, asyncio.Future[Any]] = {}
+        self._failures = 0
+        self._restarts: list[asyncio.TimerHandle] = []
+        self._stopped = asyncio.Event()
+        # metrics: counts since start (plain ints for the node's metrics)
+        self.completed = 0
+        """Jobs answered."""
+        self.refused = 0
+        """Jobs refused by a quota or a full queue."""
+        self.timed_out = 0
+        """Jobs that ran past their deadline (their worker killed)."""
+        self.cancelled = 0
+        """Jobs dropped because nobody waited any more (queued, or their worker killed)."""
+        self.failed = 0
+        """Jobs whose worker died or whose solver raised."""
+        self.preempted = 0
+        """Refills stopped (and queued again) for a hint or a race's proof."""
+        self.spawned = 0
+        """Worker processes started."""
+        self.cpu_seconds = 0.0
+        """CPU time the workers spent on answered jobs."""
+
+    @property
+    def queued(self) -> int:
+        """Jobs waiting for a worker."""
+        return self.policy.queued
+
+    @property
+    def running(self) -> int:
+        """Jobs a worker is running."""
+        return self.policy.running
+
+    def pids(self) -> list[int]:
+        """The process ids of the workers, dying ones included."""
+        procs = [w.process for w in self._workers] + list(self._dying.values())
+        return [p.pid for p in procs if p.pid is not None]
+
+    # -- the jobs ---------------------------------------------------------------------------
+
+    async def hint(
+        self,
+        view_text: str,
+        full_text: str,
+        budget: int,
+        *,
+        player: str,
+        deadline: float | None = None,
+    ) -> str | None:
+        """The solver's hint (:func:`spider_engine.solver.hint`) for a player's position:
+        the move's text, None when there is no legal move. One at a time per ``player``
+        (:class:`HintPending`)."""
+        job = Job(
+            "hint",
+            (view_text, full_text, budget),
+            Priority.HINT,
+            player,
+            deadline or self.settings.hint_deadline,
+            player=player,
+        )
+        result: str | None = await self._run(job)
+        return result
+
+    async def prove(
+        self,
+        variant: str,
+        seed: str,
+        budget: int,
+        *,
+        priority: Priority = Priority.RACE,
+        owner: str | None = None,
+        identity: str | None = None,
+        address: str | None = None,
+        deadline: float | None = None,
+    ) -> bool:
+        """Whether the deal of ``seed`` is proven winnable within ``budget`` positions.
+        ``owner`` (default: the identity, else the address) takes turns with other owners
+        of the priority; ``identity`` and ``address`` count against their caps
+        (:class:`ProofCapReached`)."""
+        keys = (owner, identity, address, deadline or self.settings.proof_deadline)
+        return bool(await self._run(_keyed("prove", (variant, seed, budget), priority, *keys)))
+
+    async def solve(
+        self,
+        position_text: str,
+        budget: int,
+        *,
+        priority: Priority = Priority.REFILL,
+        owner: str | None = None,
+        identity: str | None = None,
+        address: str | None = None,
+        deadline: float | None = None,
+    ) -> Solved:
+        """A general search of a full position (:func:`spider_engine.solver.solve`), keys as
+        for :meth:`prove`."""
+        keys = (owner, identity, address, deadline or self.settings.solve_deadline)
+        solved: Solved = await self._run(_keyed("solve", (position_text, budget), priority, *keys))
+        return solved
+
+    async def _run(self, job: Job) -> Any:
+        """Queue ``job`` and wait for its answer; refusals are raised before anything is
+        queued. Cancelling the wait drops the job."""
+        if self.state is not PoolState.RUNNING:
+            raise WorkersClosed("the solver's workers are not running")
+        try:
+            self.policy.submit(job)
+        except JobRefused:
+            self.refused += 1
+            raise
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._futures[job.id] = future
+        self._dispatch()
+        try:
+            return await future
+        except asyncio.CancelledError:
+            self._abandon(job)
+            raise
+        finally:
+            self._futures.pop(job.id, None)
+
+    # -- the life of the pool ---------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start ``solver_warm`` workers (in the running event loop); the others, up to
+        ``solver_workers``, start when jobs wait. Idempotent while running;
+        :class:`WorkersClosed` once stopped."""
+        if self.state is PoolState.RUNNING:
+            return
+        if self.state is not PoolState.NEW:
+            raise WorkersClosed("the solver's workers were stopped")
+        self._loop = asyncio.get_running_loop()
+        self.state = PoolState.RUNNING
+        for _ in range(min(self.settings.solver_warm, self.settings.solver_workers)):
+            self._spawn()
+
+    async def stop(self) -> None:
+        """Stop every worker; never blocks the event loop. What waits fails with
+        :class:`WorkersClosed`. Idle workers exit when their pipe closes; busy and starting
+        ones are sent SIGTERM at once; any still alive after ``solver_stop_grace`` is sent
+        SIGKILL and waited for up to 2 s more (then left to the interpreter's exit, which
+        terminates daemonic processes). Idempotent; a second caller waits for the first."""
+        if self.state is PoolState.NEW:
+            self.state = PoolState.STOPPED
+            self._stopped.set()
+        if self.state is not PoolState.RUNNING:
+            await self._stopped.wait()
+            return
+        self.state = PoolState.STOPPING
+        for handle in self._restarts:
+            handle.cancel()
+        self._restarts.clear()
+        for job in self.policy.drain():
+            self._fail(job, WorkersClosed("the solver's workers stopped"))
+        for worker in list(self._workers):
+            busy = worker.state is not WorkerState.IDLE
+            worker.job = None
+            self._remove(worker)
+            if busy:
+                with contextlib.suppress(ValueError, OSError):
+                    worker.process.terminate()
+        loop = asyncio.get_running_loop()
+        for wait, last in ((self.settings.solver_stop_grace, False), (KILL_WAIT, True)):
+            until = loop.time() + wait
+            while self._dying and loop.time() < until:
+                await asyncio.sleep(0.02)
+            if last or not self._dying:
+                break
+            for process in self._dying.values():
+                with contextlib.suppress(ValueError, OSError):
+                    process.kill()
+        if self._dying:
+            log.warning("solver workers still alive after stop: %s", self.pids())
+        self.state = PoolState.STOPPED
+        self._stopped.set()
+
+    async def __aenter__(self) -> SolverWorkers:
+        self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    # -- workers ----------------------------------------------------------------------------
+
+    def _spawn(self) -> None:
+        if self.state is not PoolState.RUNNING:
+            return
+        loop = self._require_loop()
+        mine, theirs = self._ctx.Pipe(duplex=True)
+        process = self._ctx.Process(
+            target=child.serve,
+            args=(theirs, self.settings.solver_nice),
+            name="spider-race-solver",
+            daemon=True,
+        )
+        try:
+            process.start()
+        except OSError as e:
+            mine.close()
+            theirs.close()
+            log.error("cannot start a solver worker: %s", e)
+            self._restart_later()
+            return
+        finally:
+            theirs.close()  # the worker has its own copy: EOF here when it exits
+        self.spawned += 1
+        worker = _Worker(process, mine)
+        self._workers.append(worker)
+        loop.add_reader(worker.fd, self._readable, worker)
+
+    def _restart_later(self) -> None:
+        """Start a worker after a pause that doubles with each worker that died before it
+        was ready (0.5 s, 1 s, … up to 10 s)."""
+        loop = self._require_loop()
+        self._failures += 1
+        pause = min(MAX_RESTART_PAUSE, 0.25 * 2**self._failures)
+        self._restarts = [h for h in self._restarts if h.when() > loop.time()]
+        self._restarts.append(loop.call_later(pause, self._spawn))
+
+    def _readable(self, worker: _Worker) -> None:
+        try:
+            message = worker.conn.recv()
+        except (EOFError, OSError):
+            self._lost(worker)
+            return
+        if message[0] == "ready":
+            worker.state = WorkerState.IDLE
+            self._failures = 0
+            self._dispatch()
+            return
+        job_id, ok, value, cpu = message
+        job = worker.job
+        if job is None or job.id != job_id:
+            return  # an answer nobody waits for (cannot happen: one job at a time)
+        if worker.timer is not None:
+            worker.timer.cancel()
+        worker.state, worker.job, worker.timer = WorkerState.IDLE, None, None
+        worker.jobs += 1
+        self.cpu_seconds += cpu
+        self.policy.finish(job)
+        future = self._futures.get(job.id)
+        if ok:
+            self.completed += 1
+            if future is not None and not future.done():
+                future.set_result(value)
+        else:
+            self.failed += 1
+            log.warning("solver job %s failed: %s", job.kind, value)
+            self._fail(job, WorkerCrashed(f"the solver failed: {value}"))
+        if worker.jobs >= self.settings.solver_jobs_per_worker:
+            self._remove(worker)  # it exits on EOF
+            self._spawn()
+        self._dispatch()
+
+    def _dispatch(self) -> None:
+        """Give waiting jobs to idle workers, start more workers (up to ``solver_workers``)
+        for jobs still waiting, and stop a refill for a waiting hint or race's proof that
+        no worker will take."""
+        if self.state is not PoolState.RUNNING:
+            return
+        for worker in list(self._workers):
+            if worker.state is not WorkerState.IDLE:
+                continue
+            job = self.policy.take()
+            if job is None:
+                return
+            try:
+                worker.conn.send((job.id, job.kind, job.args))
+            except OSError:
+                self.policy.requeue(job)
+                self._lost(worker)
+                continue
+            worker.state, worker.job = WorkerState.BUSY, job
+            worker.timer = self._require_loop().call_later(job.deadline, self._expire, worker, job)
+        coming = sum(w.state is WorkerState.STARTING for w in self._workers)
+        if not self._failures:  # more workers for what waits (none while workers fail)
+            more = min(
+                self.policy.queued - coming, self.settings.solver_workers - len(self._workers)
+            )
+            for _ in range(more):
+                self._spawn()
+                coming += 1
+        while True:
+            victim = self.policy.victim(coming=coming)
+            if victim is None:
+                return
+            self.policy.requeue(victim)
+            self.preempted += 1
+            for worker in list(self._workers):
+                if worker.job is victim:
+                    worker.job = None
+                    self._recycle(worker)
+                    coming += 1  # its replacement
+
+    def _expire(self, worker: _Worker, job: Job) -> None:
+        if worker.job is not job:
+            return
+        self.timed_out += 1
+        worker.job = None
+        self.policy.finish(job)
+        self._fail(job, SolverTimeout(f"the solver ran past its deadline ({job.deadline:g} s)"))
+        self._recycle(worker)
+
+    def _abandon(self, job: Job) -> None:
+        """Nobody waits for ``job`` any more: drop it, or kill the worker running it."""
+        if self.policy.cancel(job):
+            self.cancelled += 1
+            return
+        if job.state is not JobState.RUNNING:
+            return
+        self.cancelled += 1
+        self.policy.finish(job)
+        for worker in list(self._workers):
+            if worker.job is job:
+                worker.job = None
+                self._recycle(worker)
+        self._dispatch()
+
+    def _lost(self, worker: _Worker) -> None:
+        """The worker's pipe closed: it died."""
+        started = worker.state is not WorkerState.STARTING
+        job = worker.job
+        worker.job = None
+        self._remove(worker)
+        if job is not None:
+            self.failed += 1
+            self.policy.finish(job)
+            self._fail(job, WorkerCrashed("the solver's worker died while running the job"))
+        if self.state is not PoolState.RUNNING:
+            return
+        log.warning("a solver worker died (pid %s)", worker.process.pid)
+        if started:
+            self._spawn()
+            self._dispatch()
+            return
+        self._restart_later()
+        ready = any(w.state is not WorkerState.STARTING for w in self._workers)
+        if not ready and self._failures >= START_FAILURES:
+            # workers die before they are ready: what waits would wait for ever
+            for job in self.policy.drain():
+                self.failed += 1
+                self._fail(job, WorkerCrashed("the solver's workers cannot start"))
+
+    def _recycle(self, worker: _Worker) -> None:
+        """Kill the worker (its job is no one's any more) and start another."""
+        self._remove(worker)
+        with contextlib.suppress(ValueError, OSError):
+            worker.process.kill()
+        self._spawn()
+
+    def _remove(self, worker: _Worker) -> None:
+        """Forget the worker and close its pipe (an idle worker exits on EOF); its process
+        is reaped when its sentinel says it exited."""
+        if worker not in self._workers:
+            return
+        self._workers.remove(worker)
+        loop = self._require_loop()
+        loop.remove_reader(worker.fd)
+        if worker.timer is not None:
+            worker.timer.cancel()
+            worker.timer = None
+        worker.conn.close()
+        process = worker.process
+        sentinel = process.sentinel
+        self._dying[sentinel] = process
+        loop.add_reader(sentinel, self._reap, sentinel)
+
+    def _reap(self, sentinel: int) -> None:
+        process = self._dying.get(sentinel)
+        if process is None:
+            return
+        process.join(0)  # does not wait: the sentinel says it exited
+        if process.exitcode is None:
+            return
+        self._require_loop().remove_reader(sentinel)
+        del self._dying[sentinel]
+        process.close()
+
+    def _fail(self, job: Job, error: Exception) -> None:
+        future = self._futures.get(job.id)
+        if future is not None and not future.done():
+            future.set_exception(error)
+
+    def _require_loop(self) -> asyncio.AbstractEventLoop:
+        if self._loop is None:
+            raise WorkersClosed("the solver's workers were not started")
+        return self._loop
+
+
+def _keyed(
+    kind: str,
+    args: tuple[Any, ...],
+    priority: Priority,
+    owner: str | None,
+    identity: str | None,
+    address: str | None,
+    deadline: float,
+) -> Job:
+    """A job counted against its keys; its owner is the identity, else the address."""
+    owner = owner if owner is not None else identity or address or ""
+    return Job(kind, args, priority, owner, deadline, identity=identity, address=address)

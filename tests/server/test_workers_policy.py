@@ -1,0 +1,222 @@
+"""The solver workers' policy without processes: priorities, turns by owner, quotas,
+preemption and cancellation, all synchronous."""
+
+from __future__ import annotations
+
+import pytest
+
+from spider_server.errors import RateLimited
+from spider_server.workers import (
+    HintPending,
+    Job,
+    JobPolicy,
+    JobState,
+    Priority,
+    ProofCapReached,
+    QueueFull,
+)
+
+
+def job(
+    priority: Priority = Priority.REFILL,
+    owner: str = "",
+    *,
+    player: str | None = None,
+    identity: str | None = None,
+    address: str | None = None,
+) -> Job:
+    kind = "hint" if priority is Priority.HINT else "prove"
+    return Job(kind, (), priority, owner, 10.0, player=player, identity=identity, address=address)
+
+
+def hint(player: str) -> Job:
+    return job(Priority.HINT, player, player=player)
+
+
+def take_all(policy: JobPolicy) -> list[Job]:
+    taken = []
+    while (j := policy.take()) is not None:
+        taken.append(j)
+    return taken
+
+
+def test_hints_before_races_before_refills() -> None:
+    policy = JobPolicy(yield_after=0)
+    refill, race, h = job(Priority.REFILL), job(Priority.RACE, "id1"), hint("p")
+    for j in (refill, race, h):
+        policy.submit(j)
+    assert policy.queued == 3
+    assert take_all(policy) == [h, race, refill]
+    assert all(j.state is JobState.RUNNING for j in (refill, race, h))
+    assert policy.running == 3 and policy.queued == 0
+
+
+def test_owners_take_turns_within_a_priority() -> None:
+    policy = JobPolicy(proofs_per_identity=10)
+    a = [job(Priority.RACE, "a", identity="a") for _ in range(3)]
+    b = [job(Priority.RACE, "b", identity="b") for _ in range(2)]
+    c = job(Priority.RACE, "c", identity="c")
+    for j in (*a, *b, c):
+        policy.submit(j)
+    assert take_all(policy) == [a[0], b[0], c, a[1], b[1], a[2]]
+
+
+def test_an_owner_arriving_later_waits_at_most_one_turn() -> None:
+    policy = JobPolicy(proofs_per_identity=10)
+    flood = [job(Priority.RACE, "flood", identity="flood") for _ in range(5)]
+    for j in flood:
+        policy.submit(j)
+    assert policy.take() is flood[0]
+    late = job(Priority.RACE, "late", identity="late")
+    policy.submit(late)
+    assert policy.take() is flood[1]
+    assert policy.take() is late
+
+
+def test_a_lower_priority_gets_a_turn_after_yield_after_higher_jobs() -> None:
+    policy = JobPolicy(yield_after=2)
+    refill = job(Priority.REFILL)
+    policy.submit(refill)
+    hints = [hint(f"p{i}") for i in range(4)]
+    for h in hints:
+        policy.submit(h)
+    order = take_all(policy)
+    assert order == [hints[0], hints[1], refill, hints[2], hints[3]]
+    assert refill.turn and not hints[0].turn
+
+
+def test_strict_priorities_when_yield_after_is_zero() -> None:
+    policy = JobPolicy(yield_after=0)
+    refill = job(Priority.REFILL)
+    policy.submit(refill)
+    hints = [hint(f"p{i}") for i in range(12)]
+    for h in hints:
+        policy.submit(h)
+    assert take_all(policy) == [*hints, refill]
+
+
+def test_one_hint_at_a_time_per_player() -> None:
+    policy = JobPolicy()
+    first = hint("p")
+    policy.submit(first)
+    with pytest.raises(HintPending):
+        policy.submit(hint("p"))  # queued
+    other = hint("q")
+    policy.submit(other)  # another player is not held back
+    assert policy.take() is first
+    with pytest.raises(HintPending):
+        policy.submit(hint("p"))  # running
+    policy.finish(first)
+    assert first.state is JobState.DONE
+    again = hint("p")
+    policy.submit(again)
+    assert policy.queued == 2
+
+
+def test_refusals_are_rate_limited_errors_and_change_nothing() -> None:
+    policy = JobPolicy()
+    policy.submit(hint("p"))
+    refused = hint("p")
+    with pytest.raises(RateLimited) as e:
+        policy.submit(refused)
+    assert e.value.code == "rate_limited"
+    assert policy.queued == 1 and refused.state is JobState.QUEUED
+    assert take_all(policy) != [refused]
+
+
+def test_cap_of_proofs_per_identity() -> None:
+    policy = JobPolicy(proofs_per_identity=2, proofs_per_address=10)
+    one, two = job(Priority.RACE, "a", identity="a"), job(Priority.RACE, "a", identity="a")
+    policy.submit(one)
+    policy.submit(two)
+    with pytest.raises(ProofCapReached):
+        policy.submit(job(Priority.RACE, "a", identity="a"))
+    policy.submit(job(Priority.RACE, "b", identity="b"))
+    assert policy.pending(identity="a") == 2
+    assert policy.take() is one  # running still counts
+    with pytest.raises(ProofCapReached):
+        policy.submit(job(Priority.RACE, "a", identity="a"))
+    policy.finish(one)
+    assert policy.pending(identity="a") == 1
+    policy.submit(job(Priority.RACE, "a", identity="a"))
+    assert policy.cancel(two)  # a dropped job frees its place too
+    assert policy.pending(identity="a") == 1
+
+
+def test_cap_of_proofs_per_address_across_identities() -> None:
+    policy = JobPolicy(proofs_per_identity=5, proofs_per_address=3)
+    for i in range(3):
+        policy.submit(job(Priority.RACE, f"id{i}", identity=f"id{i}", address="10.0.0.1"))
+    with pytest.raises(ProofCapReached):
+        policy.submit(job(Priority.RACE, "fresh", identity="fresh", address="10.0.0.1"))
+    policy.submit(job(Priority.RACE, "x", identity="x", address="10.0.0.2"))
+    assert policy.pending(address="10.0.0.1") == 3
+    assert policy.pending(identity="fresh") == 0  # the refused job counted nowhere
+
+
+def test_each_priority_queue_is_bounded() -> None:
+    policy = JobPolicy(queue_limit=2)
+    policy.submit(job(Priority.REFILL))
+    policy.submit(job(Priority.REFILL))
+    with pytest.raises(QueueFull):
+        policy.submit(job(Priority.REFILL))
+    policy.submit(hint("p"))  # another priority has its own bound
+    policy.take()  # the hint runs: refills still fill their queue
+    with pytest.raises(QueueFull):
+        policy.submit(job(Priority.REFILL))
+    policy.take()  # a refill leaves the queue
+    policy.submit(job(Priority.REFILL))
+    assert policy.queued_at(Priority.REFILL) == 2
+
+
+def test_cancel_drops_a_queued_job_only() -> None:
+    policy = JobPolicy()
+    a, b, c = job(owner="a"), job(owner="b"), job(owner="a")
+    for j in (a, b, c):
+        policy.submit(j)
+    assert policy.cancel(b)
+    assert not policy.cancel(b)
+    running = policy.take()
+    assert running is a
+    assert not policy.cancel(a)  # running: the process side kills its worker instead
+    assert take_all(policy) == [c]
+    assert b.state is JobState.DONE
+
+
+def test_a_refill_is_preempted_for_a_hint_and_runs_again_first() -> None:
+    policy = JobPolicy()
+    refill, other = job(Priority.REFILL, "pool"), job(Priority.REFILL, "pool2")
+    policy.submit(refill)
+    policy.submit(other)
+    assert policy.take() is refill
+    assert policy.victim() is None  # nothing more urgent waits
+    h = hint("p")
+    policy.submit(h)
+    assert policy.victim(coming=1) is None  # a starting worker will take the hint
+    assert policy.victim() is refill
+    policy.requeue(refill)
+    assert policy.victim() is None
+    assert take_all(policy) == [h, refill, other]
+
+
+def test_a_refill_taken_on_its_turn_is_not_preempted() -> None:
+    policy = JobPolicy(yield_after=1)
+    refill = job(Priority.REFILL)
+    policy.submit(refill)
+    policy.submit(hint("p"))
+    policy.submit(hint("q"))
+    assert policy.take().priority is Priority.HINT
+    assert policy.take() is refill and refill.turn
+    assert policy.victim() is None
+
+
+def test_drain_ends_every_job_and_frees_the_quotas() -> None:
+    policy = JobPolicy(proofs_per_identity=1)
+    h, p = hint("p"), job(Priority.RACE, "a", identity="a")
+    policy.submit(h)
+    policy.submit(p)
+    policy.take()
+    assert set(policy.drain()) == {h, p}
+    assert policy.queued == 0 and policy.running == 0
+    policy.submit(hint("p"))
+    policy.submit(job(Priority.RACE, "a", identity="a"))
