@@ -10,10 +10,9 @@ from typing import Any
 
 import pytest
 
-from tests.server.server_helpers import Client
-
 from spider_server.embedded import SERVER_FLOOR, judge_server
 from spider_server.errors import EmbeddedRedisError
+from tests.server.server_helpers import Client
 
 
 def _embedded_port(log: Path) -> int:
