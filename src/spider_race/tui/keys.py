@@ -99,7 +99,7 @@ def help_text(view: Board | None) -> Text:
         (": or tab", f"type a move ({', '.join(move_examples(view))})"),
         ("escape", "drop what is picked"),
         ("?", "hide these keys"),
-        ("q", "quit"),
+        ("q", "quit (or ctrl+c)"),
     ]
     out = Text()
     out.append("Keys\n", style="bold underline")

@@ -18,7 +18,13 @@ Keys on the race screen (the board has the focus; ``?`` shows them):
 - ``:`` (or ``tab``) goes to the move line: type a move (``d1j``, ``+``, ``xadfj``,
   ``*c3f``, ``a1z``) or ``undo``, ``resign``, ``ready`` and press enter; ``escape`` goes back
   to the board;
-- ``q`` quits.
+- ``q`` (or ``ctrl+c``) quits.
+
+The footer shows only the keys that can act (a spectator's: ``?`` and ``q``). A
+spectator has no board of their own: the side pane, with every player's progress and their
+boards side by side (:mod:`.tiles`), has the focus and scrolls by the arrow and page keys.
+Nothing on the screen moves when a column is picked: the move being picked is a line of its
+own under the board, and the board's pane keeps its width.
 
 The screen is drawn again from the client's state (:meth:`RaceScreen.redraw`) on every
 event the app passes on and after every key that changes what is picked.
