@@ -17,6 +17,7 @@ from spider_race.tui.render import (
     board_width,
     card_name,
     card_text,
+    cards_as_shown,
     render_board,
 )
 from spider_race.tui.tiles import tile_boards
@@ -347,3 +348,14 @@ def test_spectators_boards_go_side_by_side_when_they_fit() -> None:
     later = tile_boards([(names[0], played.view()), *boards[1:]], width=116).plain
     assert later.splitlines()[0] == first
     assert tile_boards([], width=116).plain == ""
+
+
+def test_explanations_name_cards_as_the_board_shows_them() -> None:
+    view = Board.deal("spider4", "1").view()
+    why = view.explain_illegal(Move.from_text("e1f"))
+    assert "Ts" in why  # the engine names cards by their tokens
+    assert cards_as_shown(view, why) == "2♣ does not go onto 10♠ in column f"
+    wizard = Board.deal("wizard+weave", "w0")
+    assert cards_as_shown(wizard, "Tw onto 10t, 0t") == "10⚚ onto trump 10, trump 0"
+    starfish = Board.deal("starfish", "j0")
+    assert cards_as_shown(starfish, "@ for Tq in d1j") == "Jk☆ for 10Ψ in d1j"

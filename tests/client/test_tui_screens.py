@@ -76,6 +76,11 @@ async def test_picking_a_column_moves_nothing_on_the_screen(
         await pilot.pause()
         assert "move:" not in text_of(app, "#board")
         assert players.region == before
+        if variant == "spider4":  # a refusal names cards as the board shows them
+            await pilot.press("e", "f")
+            await pilot.pause()
+            assert text_of(app, "#message") == "e1f: 2♣ does not go onto 10♠ in column f"
+            assert players.region == before
         await pilot.press("q")
 
 

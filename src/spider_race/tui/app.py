@@ -35,6 +35,7 @@ from spider_client.protocol import Finished
 from ..words import error_text
 from .lobby import LobbyScreen
 from .race_screen import RaceScreen
+from .render import cards_as_shown
 
 __all__ = ["LobbyScreen", "RaceApp", "RaceScreen"]
 
@@ -146,7 +147,8 @@ class RaceApp(App[int]):
             elif what == "ready":
                 await client.ready(kwargs.get("ready", True))
         except SpiderClientError as e:
-            screen.say(error_text(e))
+            view = client.view
+            screen.say(cards_as_shown(view, error_text(e)) if view is not None else error_text(e))
         screen.redraw()
 
     async def quit_app(self) -> None:

@@ -64,7 +64,7 @@ from .keys import (
     variant_board,
 )
 from .progress import format_clock, render_players, render_results
-from .render import RESERVE, board_width, render_board
+from .render import RESERVE, board_width, cards_as_shown, render_board
 from .tiles import tile_boards
 
 __all__ = ["BoardView", "RaceScreen"]
@@ -479,7 +479,7 @@ class RaceScreen(Screen[None]):
             self.say(str(e))
             return
         if not view.is_legal(move):
-            self.say(f"{text}: {view.explain_illegal(move)}")
+            self.say(f"{text}: {cards_as_shown(view, view.explain_illegal(move))}")
             self.redraw()
             return
         self.say("")

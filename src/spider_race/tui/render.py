@@ -7,6 +7,8 @@ as ``10`` on the cards; ``T`` stays the notation's.
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Collection
 
 from rich.text import Text
@@ -25,6 +27,7 @@ __all__ = [
     "RESERVE",
     "card_text",
     "card_name",
+    "cards_as_shown",
     "deck_of",
     "render_board",
     "board_width",
@@ -215,6 +218,28 @@ def card_text(board: Board, card: int, *, face_down: bool = False) -> Text:
         else:
             out.append(text, style=style)
     return out
+
+
+@functools.cache
+def _token_pattern(tokens: tuple[str, ...]) -> re.Pattern[str]:
+    """A card token of a deck, as a word of its own (longest tokens first)."""
+    words = sorted((t for t in tokens[1:] if t), key=len, reverse=True)
+    return re.compile(r"(?<![\w@*])(" + "|".join(map(re.escape, words)) + r")(?!\w)")
+
+
+def cards_as_shown(board: Board, text: str) -> str:
+    """``text`` (an explanation of the engine's, which names cards by their tokens: ``Ts
+    does not go onto 5d``) with each card written as players read it on the board:
+    ``10♠ does not go onto 5♦`` (a Tarot trump as ``trump 10``)."""
+    cards = board.variant.cards
+
+    def shown(match: re.Match[str]) -> str:
+        card = cards.index[match.group(0)]
+        if deck_of(board) == "wizard" and cards.suits[card] == "t":
+            return card_name(board, card)
+        return card_text(board, card).plain.strip()
+
+    return _token_pattern(cards.tokens).sub(shown, text)
 
 
 def _foundation_text(board: Board) -> Text:
