@@ -14,6 +14,7 @@ from spider_race.tui.render import (
     DECK_SUITS,
     RESERVE,
     TRUMP_STYLE,
+    board_room,
     board_width,
     card_name,
     card_text,
@@ -359,3 +360,12 @@ def test_explanations_name_cards_as_the_board_shows_them() -> None:
     assert cards_as_shown(wizard, "Tw onto 10t, 0t") == "10⚚ onto trump 10, trump 0"
     starfish = Board.deal("starfish", "j0")
     assert cards_as_shown(starfish, "@ for Tq in d1j") == "Jk☆ for 10Ψ in d1j"
+
+
+def test_a_boards_room_holds_it_at_the_end_of_the_game() -> None:
+    # Spider: 40 cells of columns, but the stock line with eight runs gone is 42
+    won = Board.from_text("spider4 " + "/".join(["|"] * 10) + " - shdcshdc")
+    widest = max(cell_len(line) for line in render_board(won).plain.splitlines())
+    assert widest == 42 and board_room("spider4") >= widest
+    assert board_room("wizard+weave") >= board_width(Board.deal("wizard+weave", "1"))
+    assert board_room("no-such-game") == 0

@@ -64,7 +64,7 @@ from .keys import (
     variant_board,
 )
 from .progress import format_clock, render_players, render_results
-from .render import RESERVE, board_width, cards_as_shown, render_board
+from .render import RESERVE, board_room, cards_as_shown, render_board
 from .tiles import tile_boards
 
 __all__ = ["BoardView", "RaceScreen"]
@@ -196,7 +196,7 @@ class RaceScreen(Screen[None]):
         and never shrinks, so that nothing beside the board moves as the game goes on."""
         width = max((cell_len(line) for line in text.plain.splitlines()), default=0)
         if sample is not None:
-            width = max(width, _room_of(sample))
+            width = max(width, board_room(sample.variant.id))
         pane = self.query_one("#board-pane")
         wanted = max(width + 3, 44)  # the padding and the scroll bar's gutter
         current = pane.styles.width
@@ -484,13 +484,3 @@ class RaceScreen(Screen[None]):
             return
         self.say("")
         self.race_app.act("move", move=text)
-
-
-def _room_of(sample: Board) -> int:
-    """The cells a game's board needs: its columns (and reserve), and its stock line with
-    every set in the foundation (Wizard's trumps are counted in the Tower line)."""
-    lines = render_board(sample).plain.splitlines()
-    sets = sample.variant.set_count() if sample.variant.base != "wizard" else 4
-    stock = next((line for line in lines if line.startswith("stock")), "")
-    widest = max(cell_len(line) for line in lines)
-    return max(board_width(sample), widest, cell_len(stock) - 1 + sets)

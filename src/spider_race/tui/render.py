@@ -11,9 +11,10 @@ import functools
 import re
 from collections.abc import Collection
 
+from rich.cells import cell_len
 from rich.text import Text
 
-from spider_engine import Board
+from spider_engine import Board, EngineError
 from spider_engine.moves import column_index, column_letter
 
 from ..words import plural
@@ -30,6 +31,7 @@ __all__ = [
     "cards_as_shown",
     "deck_of",
     "render_board",
+    "board_room",
     "board_width",
 ]
 
@@ -303,6 +305,22 @@ def board_width(board: Board, *, cell: int = CELL) -> int:
     if _has_reserve(board):
         width += 2 + cell
     return width
+
+
+@functools.cache
+def board_room(variant: str) -> int:
+    """The cells a board of ``variant`` needs at most: its columns (and reserve), and its
+    stock line with every set in the foundation (Wizard's trumps are counted in the Tower
+    line); 0 for an unknown variant."""
+    try:
+        sample = Board.deal(variant, "0")
+    except EngineError:
+        return 0
+    lines = render_board(sample).plain.splitlines()
+    sets = sample.variant.set_count() if sample.variant.base != "wizard" else 4
+    stock = next((line for line in lines if line.startswith("stock")), "")
+    widest = max(cell_len(line) for line in lines)
+    return max(board_width(sample), widest, cell_len(stock) - 1 + sets)
 
 
 def render_board(
