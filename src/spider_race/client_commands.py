@@ -29,6 +29,8 @@ from spider_client import Client, SpiderClientError, make_bot, play_race
 from spider_client import protocol as p
 from spider_client.events import Disconnected, Reconnected
 
+from .words import error_text, plural
+
 __all__ = ["run", "run_bot", "run_demo", "local_server", "format_event", "format_results"]
 
 
@@ -72,7 +74,7 @@ def _run_async(job: Any) -> int:
     except (KeyboardInterrupt, asyncio.CancelledError):
         return 130
     except SpiderClientError as e:
-        print(f"spider-race: {e}", file=sys.stderr)
+        print(f"spider-race: {error_text(e)}", file=sys.stderr)
         return 1
 
 
@@ -114,8 +116,9 @@ async def run_bot(
         me = client.me
         if me is not None:
             print(
-                f"{me.name}: {me.status} — {me.runs} runs, {me.turned_up} cards turned up,"
-                f" {me.moves} moves, score {me.score}",
+                f"{me.name}: {me.status} — {plural(me.runs, 'run')},"
+                f" {plural(me.turned_up, 'card')} turned up, {plural(me.moves, 'move')},"
+                f" score {me.score}",
                 file=out,
             )
         if race.results:
@@ -353,8 +356,9 @@ def format_event(event: Any, names: dict[str, str]) -> str:
     if isinstance(event, p.Progress):
         i = event.player
         return (
-            f"[{event.version}] {i.name}: {i.status}, {i.runs} runs, {i.turned_up} turned up,"
-            f" {i.deals_left} deals left, {i.moves} moves, score {i.score}"
+            f"[{event.version}] {i.name}: {i.status}, {plural(i.runs, 'run')},"
+            f" {i.turned_up} turned up, {plural(i.deals_left, 'deal')} left,"
+            f" {plural(i.moves, 'move')}, score {i.score}"
         )
     if isinstance(event, p.Finished):
         return f"[{event.version}] finished — seed {event.seed!r} revealed"

@@ -68,14 +68,17 @@ async def test_bot_command_plays_a_race_and_prints_its_result(
         await _resign_when_started(host)
         assert await asyncio.wait_for(command, 90) == 0
     out = capsys.readouterr().out
-    assert re.search(r"gus: (won|resigned|stuck) — \d+ runs", out)
+    assert re.search(r"gus: (won|resigned|stuck) — (1 run|\d+ runs), ", out)
+    assert not re.search(r"\b1 (runs|cards|moves)\b", out)
 
 
 async def test_bot_command_reports_a_missing_race(redis_server, server_node, capsys) -> None:
     node = await server_node(redis_server.url, **FAST)
     status = await asyncio.to_thread(cli.main, ["bot", "ZZZZZ", "--url", node.url])
     assert status == 1
-    assert "no race" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "no race" in err
+    assert err.count("ZZZZZ") == 1 and "not_found" not in err  # said once, in words
 
 
 async def test_headless_demo_on_a_given_server(redis_server, server_node, capsys) -> None:

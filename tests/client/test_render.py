@@ -8,20 +8,20 @@ from rich.cells import cell_len
 from spider_client.protocol import PlayerInfo, RaceInfo, Result
 from spider_engine import Board, Move
 from spider_engine.moves import column_letter
+from spider_race.tui.progress import format_clock, progress_bar, render_players, render_results
 from spider_race.tui.render import (
     BACK,
     DECK_SUITS,
     RESERVE,
     TRUMP_STYLE,
+    board_room,
     board_width,
     card_name,
     card_text,
-    format_clock,
-    progress_bar,
+    cards_as_shown,
     render_board,
-    render_players,
-    render_results,
 )
+from spider_race.tui.tiles import tile_boards
 
 
 def _running_race(variant: str, players: list[PlayerInfo]) -> RaceInfo:
@@ -46,7 +46,8 @@ def test_board_shows_backs_suits_in_colour_and_the_stock() -> None:
     plain = text.plain
     assert plain.splitlines()[0].split() == list("abcdefghij")
     assert plain.count(BACK) == sum(view.down)
-    assert "Q♥" in plain and "T♣" in plain
+    assert "Q♥" in plain and "10♣" in plain  # ten is 10 on the cards (T only in moves)
+    assert "T♣" not in plain
     assert "5 deals left" in plain
     styles = {str(span.style) for span in text.spans}
     assert "bold red" in styles  # hearts
@@ -91,8 +92,8 @@ SPIDER4_1 = "\n".join(
         "▒▒▒ ▒▒▒ ▒▒▒ ▒▒▒ ▒▒▒ ▒▒▒ ▒▒▒ ▒▒▒ ▒▒▒ ▒▒▒ ",
         "▒▒▒ ▒▒▒ ▒▒▒ ▒▒▒ ▒▒▒ ▒▒▒ ▒▒▒ ▒▒▒ ▒▒▒ ▒▒▒ ",
         "▒▒▒ ▒▒▒ ▒▒▒ ▒▒▒ ▒▒▒ ▒▒▒ ▒▒▒ ▒▒▒ ▒▒▒ ▒▒▒ ",
-        "▒▒▒ ▒▒▒ ▒▒▒ ▒▒▒  2♣  T♠  5♦  7♠  A♣  6♦ ",
-        " Q♥  T♣  T♠  5♠                         ",
+        "▒▒▒ ▒▒▒ ▒▒▒ ▒▒▒  2♣ 10♠  5♦  7♠  A♣  6♦ ",
+        " Q♥ 10♣ 10♠  5♠                         ",
         "stock: 5 deals left   foundation: -",
     ]
 )
@@ -105,8 +106,8 @@ def test_spider_looks_as_it_always_did() -> None:
     styles = {text.plain[s.start : s.end]: str(s.style) for s in text.spans}
     assert styles[" Q♥"] == "bold red"
     assert styles[" 5♦"] == "bold blue"
-    assert styles[" T♣"] == "bold green"
-    assert styles[" T♠"] == "bold white"
+    assert styles["10♣"] == "bold green"
+    assert styles["10♠"] == "bold white"
     assert styles[BACK] == "blue on grey23"
     # a known face-down card (the full board, after a race) is dimmed on grey
     full = Board.deal("spider4", "1")
@@ -223,7 +224,7 @@ def test_starfish_six_suits_jokers_and_the_troupe() -> None:
     board = Board.deal("starfish", "j0")
     cards = board.variant.cards
     assert card_text(board, cards.card("Qr")).plain == " Q★"
-    assert card_text(board, cards.card("Tq")).plain == " TΨ"
+    assert card_text(board, cards.card("Tq")).plain == "10Ψ"
     plain = render_board(board.view()).plain
     assert plain.endswith("troupe: 6 Jokers ☆☆☆☆☆☆")
     board.push(Move.from_text("*a3k"))
@@ -267,3 +268,104 @@ def test_a_player_line_too_wide_for_the_pane_goes_on_two_lines() -> None:
     assert len(narrow) == 2 and max(cell_len(line) for line in narrow) <= 58
     assert narrow[0].endswith("3/26 runs") and narrow[1].startswith(" " * 17 + "0 up")
     assert "12 moves" in narrow[1] and narrow[1].endswith("playing")
+
+
+# -- words, names, the move being picked, spectators' boards side by side ------------------------
+
+
+def test_counts_agree_with_their_words() -> None:
+    race = _running_race(
+        "spider1",
+        [
+            PlayerInfo(player="p1", name="ada", status="playing", runs=1, moves=1),
+            PlayerInfo(player="p2", name="bob", status="playing", runs=2, moves=2),
+        ],
+    )
+    lines = render_players(race, sets=8, cards=104).plain.splitlines()
+    assert "   1 move   score" in lines[0] and "   2 moves  score" in lines[1]
+    assert "1 moves" not in lines[0]
+    results = [
+        Result(rank=1, player="p1", name="ada", status="won", time=9.0, runs=1, moves=1, score=9),
+        Result(rank=2, player="p2", name="bob", status="stuck", time=None, runs=0, moves=3, score=5),
+    ]
+    plain = render_results(results).plain
+    assert "1 run  1 move  score 9" in plain and "0 runs  3 moves  score 5" in plain
+    one_deal = Board.from_text("spider1 " + "/".join(["|Ks"] * 10) + " " + "As" * 10 + " -")
+    assert "stock: 1 deal left" in render_board(one_deal).plain
+
+
+def test_names_have_the_room_they_need() -> None:
+    long = "Charles (greedy)"
+    longest = "A name of thirty-two characters!"
+    race = _running_race(
+        "spider1",
+        [
+            PlayerInfo(player="p1", name=long, status="playing"),
+            PlayerInfo(player="p2", name="ada", status="playing"),
+        ],
+    )
+    lines = render_players(race, sets=8, cards=104).plain.splitlines()
+    assert lines[0].startswith("  " + long + " ")
+    bars = [line.index("░") for line in lines]
+    assert bars[0] == bars[1]  # the columns line up
+    race.players.append(PlayerInfo(player="p3", name=longest, status="playing"))
+    lines = render_players(race, sets=8, cards=104).plain.splitlines()
+    assert longest not in lines[2] and longest[:23] + "…" in lines[2]  # elided past 24 cells
+    results = [
+        Result(rank=1, player="p3", name=longest, status="won", time=9.0, runs=8, moves=9, score=9)
+    ]
+    assert longest in render_results(results).plain  # whole in the results
+
+
+def test_the_move_being_picked_has_a_line_of_its_own() -> None:
+    view = Board.deal("spider4", "1").view()
+    plain = render_board(view).plain
+    picked = render_board(view, selected=0, pending="a12").plain
+    assert picked.splitlines()[:-1] == plain.splitlines()
+    assert picked.splitlines()[-1] == "move: a12▏"
+    width = max(cell_len(line) for line in plain.splitlines())
+    assert max(cell_len(line) for line in picked.splitlines()) <= width
+
+
+def test_spectators_boards_go_side_by_side_when_they_fit() -> None:
+    names = ["Ada (greedy)", "Brian (random)", "Charles (greedy)"]
+    boards = [(n, Board.deal("spider1", str(i)).view()) for i, n in enumerate(names)]
+    wide = tile_boards(boards, width=116).plain.splitlines()
+    assert all(n in wide[0] for n in names)  # one row: every name on the first line
+    assert max(cell_len(line) for line in wide) <= 116
+    header = wide[1]
+    assert header.count(" a ") == 3  # three boards' column letters on one line
+    # two boards keep the space between cards
+    two = tile_boards(boards[:2], width=116).plain.splitlines()
+    assert all(n in two[0] for n in names[:2]) and " a   b " in two[1]
+    # too narrow for two: one below the other, names whole
+    narrow = tile_boards(boards, width=50).plain
+    rows = [line for line in narrow.splitlines() if any(n in line for n in names)]
+    assert [line.strip() for line in rows] == names
+    # a board keeps its place while the game goes on
+    first = tile_boards(boards, width=116).plain.splitlines()[0]
+    played = Board.deal("spider1", "0")
+    played.push(Move.deal())
+    later = tile_boards([(names[0], played.view()), *boards[1:]], width=116).plain
+    assert later.splitlines()[0] == first
+    assert tile_boards([], width=116).plain == ""
+
+
+def test_explanations_name_cards_as_the_board_shows_them() -> None:
+    view = Board.deal("spider4", "1").view()
+    why = view.explain_illegal(Move.from_text("e1f"))
+    assert "Ts" in why  # the engine names cards by their tokens
+    assert cards_as_shown(view, why) == "2♣ does not go onto 10♠ in column f"
+    wizard = Board.deal("wizard+weave", "w0")
+    assert cards_as_shown(wizard, "Tw onto 10t, 0t") == "10⚚ onto trump 10, trump 0"
+    starfish = Board.deal("starfish", "j0")
+    assert cards_as_shown(starfish, "@ for Tq in d1j") == "Jk☆ for 10Ψ in d1j"
+
+
+def test_a_boards_room_holds_it_at_the_end_of_the_game() -> None:
+    # Spider: 40 cells of columns, but the stock line with eight runs gone is 42
+    won = Board.from_text("spider4 " + "/".join(["|"] * 10) + " - shdcshdc")
+    widest = max(cell_len(line) for line in render_board(won).plain.splitlines())
+    assert widest == 42 and board_room("spider4") >= widest
+    assert board_room("wizard+weave") >= board_width(Board.deal("wizard+weave", "1"))
+    assert board_room("no-such-game") == 0

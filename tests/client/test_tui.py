@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from textual import events
-from textual.widgets import Input, Static
+from textual.widgets import Input, Select, Static
 
 from spider_client import Client
 from spider_engine import Board, Move
@@ -48,10 +48,11 @@ async def test_a_spider1_race_is_won_by_keystrokes_alone(redis_server, server_no
 
     app = RaceApp(url=node.url, name="ada")
     async with app.run_test(size=(150, 60)) as pilot:
-        # the lobby: variant spider1, our seed, enter
-        variant = app.screen.query_one("#variant", Input)
-        assert variant.has_focus
-        await pilot.press(*["backspace"] * len(variant.value), *"spider1", "tab", *SEED, "enter")
+        # the lobby: variant spider1 (chosen from the start), our seed, enter
+        variant = app.screen.query_one("#variant", Select)
+        assert variant.has_focus and variant.value == "spider1"
+        app.screen.query_one("#seed", Input).focus()
+        await pilot.press(*SEED, "enter")
         await until(pilot, lambda: isinstance(app.screen, RaceScreen) and app.client is not None)
         client = app.client
         assert client is not None and client.race is not None

@@ -13,7 +13,9 @@ The screens are :class:`~.lobby.LobbyScreen` and :class:`~.race_screen.RaceScree
 docstring lists its keys); they reach the app through :class:`~.host.RaceHost`.
 
 The app talks to the server through one :class:`~spider_client.Client`; every event
-redraws the screen, a timer redraws the clocks.
+redraws the screen, a timer redraws the clocks. ``ctrl+c`` quits, as ``ctrl+q`` does (and
+``q`` on the race screen). The server's refusals are shown by their message alone (``no
+race ZZZZZ``), which already says what was refused.
 """
 
 from __future__ import annotations
@@ -23,14 +25,17 @@ from typing import Any
 
 from textual import work
 from textual.app import App
+from textual.binding import Binding
 from textual.widgets import Static
 
 from spider_client import Client, Disconnected, Reconnected, SpiderClientError
 from spider_client.protocol import Error as ErrorMessage
 from spider_client.protocol import Finished
 
+from ..words import error_text
 from .lobby import LobbyScreen
 from .race_screen import RaceScreen
+from .render import cards_as_shown
 
 __all__ = ["LobbyScreen", "RaceApp", "RaceScreen"]
 
@@ -43,6 +48,7 @@ class RaceApp(App[int]):
     return value is 0, or 1 when it could not connect."""
 
     TITLE = "spider-race"
+    BINDINGS = [Binding("ctrl+c", "quit", "quit", show=False, priority=True)]
 
     def __init__(
         self,
@@ -63,6 +69,8 @@ class RaceApp(App[int]):
         self.client_options = client_options or {}
         self.client: Client | None = None
         self.race_screen: RaceScreen | None = None
+        self.exit_message = ""
+        """Why the app gave up (printed once it has left the terminal), or empty."""
 
     def on_mount(self) -> None:
         if self.code is not None:
@@ -88,13 +96,13 @@ class RaceApp(App[int]):
                 await self.client.join(code, self.role)
                 self.code = code
         except (SpiderClientError, OSError, TimeoutError) as e:
-            self.notify(
-                f"could not {'create' if create else 'join'} the race: {e}", severity="error"
-            )
+            why = f"could not {'create the race' if create else 'join'}: {error_text(e)}"
             if isinstance(self.screen, LobbyScreen):
-                self.screen.query_one("#lobby-message", Static).update(str(e))
+                self.notify(why, severity="error")
+                self.screen.query_one("#lobby-message", Static).update(why)
                 return
-            self.exit(1)
+            self.exit_message = f"spider-race: {why}"
+            self.exit(1, message=self.exit_message)
             return
         self.race_screen = RaceScreen()
         await self.push_screen(self.race_screen)
@@ -116,7 +124,7 @@ class RaceApp(App[int]):
             elif isinstance(event, Reconnected):
                 screen.say(f"reconnected to {event.node}")
             elif isinstance(event, ErrorMessage):
-                screen.say(f"{event.error}: {event.message}")
+                screen.say(event.message or event.error)
             elif isinstance(event, Finished):
                 screen.say("the race is over")
             screen.redraw()
@@ -139,13 +147,18 @@ class RaceApp(App[int]):
             elif what == "ready":
                 await client.ready(kwargs.get("ready", True))
         except SpiderClientError as e:
-            screen.say(str(e))
+            view = client.view
+            screen.say(cards_as_shown(view, error_text(e)) if view is not None else error_text(e))
         screen.redraw()
 
     async def quit_app(self) -> None:
         if self.client is not None:
             await self.client.close()
         self.exit(0)
+
+    async def action_quit(self) -> None:
+        """``ctrl+c`` and ``ctrl+q``: close the connection and leave."""
+        await self.quit_app()
 
     async def on_unmount(self) -> None:
         if self.client is not None:

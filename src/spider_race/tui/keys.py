@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from spider_client.protocol import RaceInfo
 from spider_engine import Board, EngineError, Move
 from spider_engine.moves import column_letter
 
@@ -22,6 +23,7 @@ __all__ = [
     "has_stock",
     "help_text",
     "joker_depth",
+    "key_acts",
     "move_examples",
     "place_letter",
     "variant_board",
@@ -97,7 +99,7 @@ def help_text(view: Board | None) -> Text:
         (": or tab", f"type a move ({', '.join(move_examples(view))})"),
         ("escape", "drop what is picked"),
         ("?", "hide these keys"),
-        ("q", "quit"),
+        ("q", "quit (or ctrl+c)"),
     ]
     out = Text()
     out.append("Keys\n", style="bold underline")
@@ -106,6 +108,27 @@ def help_text(view: Board | None) -> Text:
         out.append(what + "\n")
     out.rstrip()
     return out
+
+
+PLAYER_ACTIONS = frozenset({"deal", "undo", "ready", "type_move"})
+"""The race screen's actions that only a player's keys have."""
+
+
+def key_acts(action: str, *, role: str, race: RaceInfo | None, view: Board | None) -> bool:
+    """Whether the race screen's key for ``action`` acts (and so shows in the footer): a
+    player's keys only for players, and only when they can act: deal in a game with a
+    stock, undo in a race that allows it, ready before the start. Other keys always."""
+    if action not in PLAYER_ACTIONS:
+        return True
+    if role != "player":
+        return False
+    if action == "deal":
+        return has_stock(view)
+    if action == "undo":
+        return race is None or race.undo
+    if action == "ready":
+        return race is None or race.state in ("open", "countdown")
+    return True
 
 
 def fitting_count(view: Board, source: int, target: int) -> int:

@@ -1,4 +1,11 @@
-"""The lobby: create a race with its options, or join one by code."""
+"""The lobby: create a race with its options, or join one by code.
+
+Every field has its label. The focus starts on the variant choice (``spider1``, the
+newcomer's game, unless another is chosen), not in a text field: a stray key types
+nothing. Tab goes down the form: name, variant, the variant's options, seed, time limit,
+undo, live boards, Create race, join code, Join. Enter in a text field of the new race
+creates it; Enter in the join code joins.
+"""
 
 from __future__ import annotations
 
@@ -6,23 +13,66 @@ from typing import Any
 
 from textual import on
 from textual.app import ComposeResult
-from textual.containers import Vertical
+from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Button, Checkbox, Input, Label, Static
+from textual.widgets import Button, Checkbox, Input, Label, Select, Static
+
+from spider_engine.variants import find_variant, variant_ids
 
 from .host import host_of
 
-__all__ = ["LobbyScreen"]
+__all__ = ["DEFAULT_VARIANT", "OPTIONS", "VARIANTS", "LobbyScreen", "variant_choices"]
+
+DEFAULT_VARIANT = "spider1"
+"""The variant a newcomer should start with: Spider of one suit."""
+
+VARIANTS = {
+    "spider1": "Spider, one suit: start here",
+    "spider2": "Spider, two suits",
+    "spider4": "Spider, four suits: the hardest",
+    "spiderette": "Spiderette: one deck, seven columns",
+    "myrmex": "Myrmex: the Decktet, cards of two suits",
+    "wizard": "Wizard's Tower: tarot cards, no stock",
+    "sparrow": "Sparrow: Mah Jong tiles",
+    "starfish": "Starfish: six suits and Jokers",
+}
+"""The variants in the order a newcomer meets them, each with a line saying what it is."""
+
+OPTIONS = {
+    "keep": "completed runs stay on the board",
+    "open": "every card dealt face up",
+    "relaxed": "the stock deals onto empty columns",
+    "blind": "dealt as Spider: only the last card of a column face up",
+    "weave": "a reserve place, z",
+}
+"""The variants' options, each with what it changes (shown when the mouse rests on it)."""
+
+
+def variant_choices() -> list[tuple[str, str]]:
+    """The variant choice's lines (``spider1 — Spider, one suit: start here``) and ids: the
+    known variants in :data:`VARIANTS`'s order, then any other the engine lists."""
+    known = set(variant_ids())
+    ids = [v for v in VARIANTS if v in known] + sorted(known - set(VARIANTS))
+    return [(f"{v} — {VARIANTS[v]}" if v in VARIANTS else v, v) for v in ids]
 
 
 class LobbyScreen(Screen[None]):
-    """Create a race (variant, seed, time limit, undo, live boards) or join one by code."""
+    """Create a race (variant and its options, seed, time limit, undo, live boards) or join
+    one by code."""
 
     CSS = """
-    LobbyScreen { align: center middle; }
-    #lobby { width: 64; height: auto; border: round $accent; padding: 1 2; }
-    #lobby Input { margin-bottom: 1; }
-    #lobby Label { margin-top: 1; }
+    LobbyScreen { align: center middle; overflow-y: auto; }
+    #lobby { width: 78; height: auto; border: round $accent; padding: 0 2; }
+    #lobby .row { height: auto; }
+    #lobby .field { width: 13; padding: 1 1 0 0; }
+    #lobby .heading { margin-top: 1; text-style: bold; }
+    #lobby Input { width: 1fr; }
+    #lobby #minutes { width: 10; }
+    #lobby #minutes-unit { width: auto; padding: 1 1 0 1; }
+    #lobby #variant { width: 1fr; }
+    #lobby #code { width: 16; }
+    #lobby Checkbox { width: auto; }
+    #lobby-message { height: auto; color: $warning; }
     """
 
     def __init__(self, *, name: str) -> None:
@@ -31,29 +81,74 @@ class LobbyScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="lobby"):
-            yield Label("[b]spider-race[/b] — race friends on the same Spider deal")
-            yield Input(value=self.player_name, placeholder="your name", id="name")
-            yield Label("New race")
-            yield Input(
-                value="spider4",
-                placeholder="variant (spider1, spider4, myrmex, wizard+weave, sparrow, starfish, …)",
-                id="variant",
-            )
-            yield Input(placeholder="seed (empty: a secret random seed)", id="seed")
-            yield Input(value="30", placeholder="time limit in minutes", id="minutes")
-            yield Checkbox("undo allowed", value=True, id="undo")
-            yield Checkbox("live boards for spectators", value=False, id="live")
-            yield Button("Create race", id="create", variant="primary")
-            yield Label("Or join a race")
-            yield Input(placeholder="join code", id="code")
-            yield Button("Join", id="join")
+            yield Label("[b]spider-race[/b] — race friends on the same deal")
+            with Horizontal(classes="row"):
+                yield Label("Your name", classes="field")
+                yield Input(value=self.player_name, placeholder="your name", id="name")
+            yield Label("New race", classes="heading")
+            with Horizontal(classes="row"):
+                yield Label("Variant", classes="field")
+                yield Select(
+                    variant_choices(), value=DEFAULT_VARIANT, allow_blank=False, id="variant"
+                )
+            with Horizontal(classes="row", id="options"):
+                yield Label("Options", classes="field")
+                for option, what in OPTIONS.items():
+                    box = Checkbox(option, value=False, id=f"option-{option}")
+                    box.tooltip = what
+                    yield box
+            with Horizontal(classes="row"):
+                yield Label("Seed", classes="field")
+                yield Input(placeholder="empty: a secret random seed", id="seed")
+            with Horizontal(classes="row"):
+                yield Label("Time limit", classes="field")
+                yield Input(value="30", placeholder="30", id="minutes", type="number")
+                yield Label("minutes", id="minutes-unit")
+            with Horizontal(classes="row"):
+                yield Label("", classes="field")
+                yield Checkbox("undo allowed", value=True, id="undo")
+                yield Checkbox("live boards for spectators", value=False, id="live")
+            with Horizontal(classes="row"):
+                yield Label("", classes="field")
+                yield Button("Create race", id="create", variant="primary")
+            yield Label("Or join a race", classes="heading")
+            with Horizontal(classes="row"):
+                yield Label("Join code", classes="field")
+                yield Input(placeholder="ABCDE", id="code")
+                yield Label(" ")
+                yield Button("Join", id="join")
             yield Static("", id="lobby-message")
 
     def on_mount(self) -> None:
-        self.query_one("#variant", Input).focus()
+        self._show_options(DEFAULT_VARIANT)
+        self.query_one("#variant", Select).focus()
+
+    @on(Select.Changed, "#variant")
+    def _variant_changed(self, event: Select.Changed) -> None:
+        if isinstance(event.value, str):
+            self._show_options(event.value)
+
+    def _show_options(self, base: str) -> None:
+        """Show only the options of ``base`` (an option of another variant is unticked)."""
+        allowed = find_variant(base).options_allowed
+        for option in OPTIONS:
+            box = self.query_one(f"#option-{option}", Checkbox)
+            box.display = option in allowed
+            if option not in allowed:
+                box.value = False
+
+    def variant(self) -> str:
+        """The variant id chosen: the base and its ticked options, in alphabetical order."""
+        base = self.query_one("#variant", Select).value
+        chosen = [
+            option
+            for option in sorted(OPTIONS)
+            if self.query_one(f"#option-{option}", Checkbox).value
+        ]
+        return "+".join([base if isinstance(base, str) else DEFAULT_VARIANT, *chosen])
 
     @on(Button.Pressed, "#create")
-    @on(Input.Submitted, "#name, #variant, #seed, #minutes")
+    @on(Input.Submitted, "#name, #seed, #minutes")
     def create(self) -> None:
         seed = self.query_one("#seed", Input).value.strip()
         minutes = self.query_one("#minutes", Input).value.strip() or "30"
@@ -63,7 +158,7 @@ class LobbyScreen(Screen[None]):
             self.query_one("#lobby-message", Static).update("the time limit is a number of minutes")
             return
         options: dict[str, Any] = {
-            "variant": self.query_one("#variant", Input).value.strip() or "spider4",
+            "variant": self.variant(),
             "time_limit": time_limit,
             "undo": self.query_one("#undo", Checkbox).value,
             "live_boards": self.query_one("#live", Checkbox).value,

@@ -18,7 +18,13 @@ Keys on the race screen (the board has the focus; ``?`` shows them):
 - ``:`` (or ``tab``) goes to the move line: type a move (``d1j``, ``+``, ``xadfj``,
   ``*c3f``, ``a1z``) or ``undo``, ``resign``, ``ready`` and press enter; ``escape`` goes back
   to the board;
-- ``q`` quits.
+- ``q`` (or ``ctrl+c``) quits.
+
+The footer shows only the keys that can act (a spectator's: ``?`` and ``q``). A
+spectator has no board of their own: the side pane, with every player's progress and their
+boards side by side (:mod:`.tiles`), has the focus and scrolls by the arrow and page keys.
+Nothing on the screen moves when a column is picked: the move being picked is a line of its
+own under the board, and the board's pane keeps its width.
 
 The screen is drawn again from the client's state (:meth:`RaceScreen.redraw`) on every
 event the app passes on and after every key that changes what is picked.
@@ -33,7 +39,7 @@ from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Horizontal, ScrollableContainer, VerticalScroll
 from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
@@ -49,13 +55,17 @@ from .keys import (
     has_jokers,
     has_reserve,
     has_sets,
+    has_stock,
     help_text,
     joker_depth,
+    key_acts,
     move_examples,
     place_letter,
     variant_board,
 )
-from .render import RESERVE, format_clock, render_board, render_players, render_results
+from .progress import format_clock, render_players, render_results
+from .render import RESERVE, board_room, cards_as_shown, render_board
+from .tiles import tile_boards
 
 __all__ = ["BoardView", "RaceScreen"]
 
@@ -72,10 +82,10 @@ class RaceScreen(Screen[None]):
     #top { height: 1; background: $boost; padding: 0 1; }
     #main { height: 1fr; }
     #board-pane { width: 44; padding: 0 1; scrollbar-gutter: stable; scrollbar-size-vertical: 1; }
-    #side { width: 1fr; padding: 0 1; }
+    #side { width: 1fr; padding: 0 1; overflow-x: auto; }
     #players { height: auto; }
     #results { height: auto; margin-top: 1; }
-    #boards { height: auto; margin-top: 1; }
+    #boards { height: auto; width: auto; margin-top: 1; }
     #help { height: auto; margin-top: 1; border: round $accent; padding: 0 1; }
     #message { height: 1; padding: 0 1; color: $warning; }
     #move { dock: bottom; }
@@ -101,6 +111,7 @@ class RaceScreen(Screen[None]):
         """``"set"`` after ``x`` (Sparrow), ``"joker"`` after ``*`` (Starfish), else ``""``."""
         self.set_columns: list[int] = []
         """The columns picked for a set, in the order picked."""
+        self._keys_shown: tuple[object, ...] = ()
 
     @property
     def race_app(self) -> RaceHost:
@@ -111,7 +122,7 @@ class RaceScreen(Screen[None]):
         with Horizontal(id="main"):
             with VerticalScroll(id="board-pane"):
                 yield BoardView("", id="board")
-            with VerticalScroll(id="side"):
+            with ScrollableContainer(id="side"):
                 yield Static("", id="players")
                 yield Static("", id="results")
                 yield Static("", id="boards")
@@ -123,11 +134,14 @@ class RaceScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        self.query_one("#help").display = False
         if self.race_app.role == "spectator":
+            # no board of one's own: the side (players and their boards) scrolls by keys
             self.query_one("#board-pane").display = False
             self.query_one("#move").display = False
-        self.query_one("#help").display = False
-        self.query_one("#board", BoardView).focus()
+            self.query_one("#side").focus()
+        else:
+            self.query_one("#board", BoardView).focus()
         self.set_interval(0.25, self.redraw_top)
         self.redraw()
 
@@ -149,18 +163,19 @@ class RaceScreen(Screen[None]):
         race = client.race
         view = client.view
         board = self.query_one("#board", BoardView)
+        sample = variant_board(race.variant) if race is not None else None
         if view is not None:
             text = render_board(view, selected=self._selected(), pending=self._pending())
-            self._fit_board(text)
+            self._fit_board(text, sample)
             board.update(text)
             self._show_examples(view)
         elif race is not None and race.state in ("open", "countdown"):
             text = self._waiting_text(race)
-            self._fit_board(text)
+            self._fit_board(text, sample)
             board.update(text)
+        self._refresh_keys(client)
         if race is None:
             return
-        sample = variant_board(race.variant)
         sets = sample.variant.set_count() if sample else 8
         cards = len(sample.variant.canonical_deck()) if sample else 104
         self.query_one("#players", Static).update(
@@ -174,13 +189,18 @@ class RaceScreen(Screen[None]):
         boards_pane.update(boards)
         boards_pane.display = bool(boards.plain)
 
-    def _fit_board(self, text: Text) -> None:
+    def _fit_board(self, text: Text, sample: Board | None) -> None:
         """Make the board's pane as wide as the board's widest line (at least 44 cells), so
-        that no line wraps: 12- and 13-column boards are wider than Spider's."""
+        that no line wraps: 12- and 13-column boards are wider than Spider's. The width is
+        the game's from the start (its board, with room for every set in the foundation)
+        and never shrinks, so that nothing beside the board moves as the game goes on."""
         width = max((cell_len(line) for line in text.plain.splitlines()), default=0)
+        if sample is not None:
+            width = max(width, board_room(sample.variant.id))
         pane = self.query_one("#board-pane")
         wanted = max(width + 3, 44)  # the padding and the scroll bar's gutter
-        if pane.styles.width is None or pane.styles.width.value != wanted:
+        current = pane.styles.width
+        if current is None or current.value < wanted:
             pane.styles.width = wanted
 
     def _side_width(self) -> int | None:
@@ -206,34 +226,58 @@ class RaceScreen(Screen[None]):
             line.placeholder = placeholder
 
     def _waiting_text(self, race: RaceInfo) -> Text:
+        # lines no wider than a Spider board, so that the pane keeps its width
         lines = [
             f"Race [b]{race.code}[/b] — {race.variant}",
             "",
             "Friends join with this code.",
-            f"Undo: {'allowed' if race.undo else 'not allowed'}.  "
+            f"Undo: {'allowed' if race.undo else 'not allowed'}.",
             f"Live boards for spectators: {'on' if race.live_boards else 'off'}.",
             f"Time limit: {format_clock(race.time_limit)}.",
             "",
-            "Press [b]r[/b] when you are ready, [b]?[/b] for the keys.",
+            "Press [b]r[/b] when ready, [b]?[/b] for the keys.",
         ]
         return Text.from_markup("\n".join(lines))
 
     def _other_boards(self, race: RaceInfo) -> Text:
-        """Every player's board, for spectators (live boards, or after the race)."""
+        """Every player's board, for spectators (live boards, or after the race): side by
+        side as many as the side pane's width holds."""
         client = self.race_app.client
-        out = Text()
         if client is None or not client.boards or self.race_app.role != "spectator":
-            return out
+            return Text()
         names = {info.player: info.name for info in race.players}
+        boards: list[tuple[str, Board]] = []
         for player, text in client.boards.items():
             try:
-                board = Board.from_text(text)
+                boards.append((names.get(player, player), Board.from_text(text)))
             except EngineError:
                 continue
-            out.append(names.get(player, player) + "\n", style="bold underline")
-            out.append_text(render_board(board, compact=True))
-            out.append("\n\n")
-        return out
+        return tile_boards(boards, width=self._side_width())
+
+    def _refresh_keys(self, client: Client) -> None:
+        """Show in the footer only the keys that can act (see :meth:`check_action`): redrawn
+        when the race's state, or whether it has undo or a stock, changes."""
+        race = client.race
+        keys = (
+            self.race_app.role,
+            race.state if race is not None else "",
+            race.undo if race is not None else True,
+            has_stock(client.view),
+        )
+        if keys != self._keys_shown:
+            self._keys_shown = keys
+            self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Whether a key is shown and acts (:func:`~.keys.key_acts`): a player's keys only
+        for players, and only when they can act."""
+        client = self.race_app.client
+        return key_acts(
+            action,
+            role=self.race_app.role,
+            race=client.race if client is not None else None,
+            view=client.view if client is not None else None,
+        )
 
     def redraw_top(self) -> None:
         client = self.race_app.client
@@ -435,7 +479,7 @@ class RaceScreen(Screen[None]):
             self.say(str(e))
             return
         if not view.is_legal(move):
-            self.say(f"{text}: {view.explain_illegal(move)}")
+            self.say(f"{text}: {cards_as_shown(view, view.explain_illegal(move))}")
             self.redraw()
             return
         self.say("")

@@ -1,19 +1,23 @@
-"""Drawing a race as rich text: boards, progress bars, clocks and results.
+"""Drawing boards as rich text, card by card in each deck's look.
 
-Pure functions of the client's data (engine boards and protocol dataclasses) to
-:class:`rich.text.Text`, so that they are tested without a terminal.
+Pure functions of engine boards to :class:`rich.text.Text`, so that they are tested
+without a terminal (the players' progress is drawn by :mod:`.progress`). Players read ten
+as ``10`` on the cards; ``T`` stays the notation's.
 """
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Collection
 
 from rich.cells import cell_len
 from rich.text import Text
 
-from spider_client.protocol import PlayerInfo, RaceInfo, Result
-from spider_engine import Board
+from spider_engine import Board, EngineError
 from spider_engine.moves import column_index, column_letter
+
+from ..words import plural
 
 __all__ = [
     "SUIT_SYMBOLS",
@@ -24,13 +28,11 @@ __all__ = [
     "RESERVE",
     "card_text",
     "card_name",
+    "cards_as_shown",
     "deck_of",
     "render_board",
+    "board_room",
     "board_width",
-    "render_players",
-    "render_results",
-    "format_clock",
-    "progress_bar",
 ]
 
 SUIT_SYMBOLS = {"s": "♠", "h": "♥", "d": "♦", "c": "♣"}
@@ -107,6 +109,9 @@ JOKER_FACE = "Jk☆"
 JOKER_STYLE = "bold #5a2ca0 on #e6dcff"
 """Jokers: lilac tiles, as on the web page."""
 
+_SHOWN_RANKS = {"T": "10"}
+"""Ranks written otherwise on the cards than in the notation: ten is ``10`` (``T`` only in
+move texts)."""
 _RANK_NAMES = {"A": "ace", "T": "ten", "J": "jack", "Q": "queen", "K": "king"}
 _TAROT_RANKS = {"T": "10", "P": "Pg", "N": "Kn"}
 _TAROT_NAMES = {"A": "ace", "T": "ten", "P": "page", "N": "knight", "Q": "queen", "K": "king"}
@@ -164,7 +169,7 @@ def _face(deck: str, token: str, suits: str) -> Segments:
     table = DECK_SUITS.get(deck, _STANDARD)
     if suits in table:
         symbol, style = table[suits][:2]
-        return [(f"{rank.rjust(2)}{symbol}", style)]
+        return [(f"{_SHOWN_RANKS.get(rank, rank).rjust(2)}{symbol}", style)]
     # a card of a deck this module does not know: its token, plainly
     return [(token[:FACE].rjust(FACE), "bold")]
 
@@ -217,6 +222,28 @@ def card_text(board: Board, card: int, *, face_down: bool = False) -> Text:
     return out
 
 
+@functools.cache
+def _token_pattern(tokens: tuple[str, ...]) -> re.Pattern[str]:
+    """A card token of a deck, as a word of its own (longest tokens first)."""
+    words = sorted((t for t in tokens[1:] if t), key=len, reverse=True)
+    return re.compile(r"(?<![\w@*])(" + "|".join(map(re.escape, words)) + r")(?!\w)")
+
+
+def cards_as_shown(board: Board, text: str) -> str:
+    """``text`` (an explanation of the engine's, which names cards by their tokens: ``Ts
+    does not go onto 5d``) with each card written as players read it on the board:
+    ``10♠ does not go onto 5♦`` (a Tarot trump as ``trump 10``)."""
+    cards = board.variant.cards
+
+    def shown(match: re.Match[str]) -> str:
+        card = cards.index[match.group(0)]
+        if deck_of(board) == "wizard" and cards.suits[card] == "t":
+            return card_name(board, card)
+        return card_text(board, card).plain.strip()
+
+    return _token_pattern(cards.tokens).sub(shown, text)
+
+
 def _foundation_text(board: Board) -> Text:
     """The sets that have left, each as its suit's symbol (Sparrow's Winds and Flowers as
     their tiles' marks); Wizard's trumps are counted in the Tower line instead."""
@@ -245,8 +272,9 @@ def _has_reserve(board: Board) -> bool:
     return v.base == "wizard" and "reserve" in v.extra_fields and bool(board.extra)
 
 
-def _extra_line(board: Board) -> Text | None:
-    """The line of a game's extra state: Wizard's Tower, Starfish's Troupe."""
+def _extra_line(board: Board, *, sep: str = "   ") -> Text | None:
+    """The line of a game's extra state: Wizard's Tower, Starfish's Troupe (Wizard's
+    reserve after ``sep``)."""
     v = board.variant
     if v.base == "wizard":
         gone = board.foundation.count("t")
@@ -258,14 +286,14 @@ def _extra_line(board: Board) -> Text | None:
             out.append(f"{gone}/{total} trumps gone, next ")
             out.append(str(gone).rjust(2), style=TRUMP_STYLE)
         if _has_reserve(board):
-            out.append("   reserve z: ")
+            out.append(f"{sep}reserve z: ")
             card = board.extra[0]
             out.append_text(card_text(board, card) if card > 0 else Text("empty", style="dim"))
         return out
     if v.base == "starfish" and board.extra:
         jokers = board.extra[0]
         out = Text("troupe: ")
-        out.append(f"{jokers} Joker{'s' if jokers != 1 else ''} ", style="bold")
+        out.append(plural(jokers, "Joker") + " ", style="bold")
         out.append("☆" * jokers, style="bold #d27cff")
         return out
     return None
@@ -279,6 +307,22 @@ def board_width(board: Board, *, cell: int = CELL) -> int:
     return width
 
 
+@functools.cache
+def board_room(variant: str) -> int:
+    """The cells a board of ``variant`` needs at most: its columns (and reserve), and its
+    stock line with every set in the foundation (Wizard's trumps are counted in the Tower
+    line); 0 for an unknown variant."""
+    try:
+        sample = Board.deal(variant, "0")
+    except EngineError:
+        return 0
+    lines = render_board(sample).plain.splitlines()
+    sets = sample.variant.set_count() if sample.variant.base != "wizard" else 4
+    stock = next((line for line in lines if line.startswith("stock")), "")
+    widest = max(cell_len(line) for line in lines)
+    return max(board_width(sample), widest, cell_len(stock) - 1 + sets)
+
+
 def render_board(
     board: Board,
     *,
@@ -290,8 +334,10 @@ def render_board(
     """The board: a header of column letters (``selected`` highlighted: one column or
     several), the columns side by side (face-down cards as backs), Wizard's reserve ``z``
     at the right with ``weave``, then the stock's deals left and the foundation, and a line
-    for the game's extra state (Wizard's Tower, Starfish's Troupe). ``compact`` draws a run
-    of face-down cards as one back with its count. A board wider than ``max_width`` cells
+    for the game's extra state (Wizard's Tower, Starfish's Troupe), and last the move being
+    picked (``pending``) on a line of its own, so that picking never widens the board.
+    ``compact`` draws a run of face-down cards as one back with its count and puts each
+    count (stock, foundation, reserve) on its own line. A board wider than ``max_width`` cells
     drops the space between cards."""
     chosen: set[int] = (
         set() if selected is None else {selected} if isinstance(selected, int) else set(selected)
@@ -313,7 +359,8 @@ def render_board(
         down = board.down[i]
         cells: list[Text] = []
         if compact and down:
-            cells.append(Text(f"▒×{down}".ljust(3), style=BACK_STYLE))
+            back = f"▒×{down}" if down < 10 or cell > FACE else f"▒{down}"
+            cells.append(Text(back.ljust(FACE), style=BACK_STYLE))
             cards = list(enumerate(col))[down:]
         else:
             cards = list(enumerate(col))
@@ -338,129 +385,18 @@ def render_board(
         elif reserve:
             out.append("│", style="dim")
         out.append("\n")
+    sep = "\n" if compact else "   "
     if board.variant.stock_deals:
-        deals = board.deals_left()
-        out.append(f"stock: {deals} deal{'s' if deals != 1 else ''} left")
+        out.append(f"stock: {plural(board.deals_left(), 'deal')} left")
     else:
         out.append("stock: none")
-    out.append("   foundation: ")
+    out.append(f"{sep}foundation: ")
     out.append_text(_foundation_text(board))
-    if pending:
-        out.append(f"   move: {pending}▏", style="bold yellow")
-    extra = _extra_line(board)
+    extra = _extra_line(board, sep=sep)
     if extra is not None:
         out.append("\n")
         out.append_text(extra)
-    return out
-
-
-def progress_bar(done: int, total: int, *, width: int = 16) -> Text:
-    """A bar of ``width`` cells, ``done`` of ``total`` filled."""
-    total = max(total, 1)
-    filled = round(width * min(done, total) / total)
-    bar = Text("█" * filled, style="green")
-    bar.append("░" * (width - filled), style="grey39")
-    return bar
-
-
-STATUS_STYLES = {
-    "won": "bold green",
-    "playing": "cyan",
-    "waiting": "dim",
-    "stuck": "yellow",
-    "resigned": "red",
-    "timeout": "red",
-    "left": "dim red",
-}
-
-
-def render_players(
-    race: RaceInfo,
-    *,
-    sets: int,
-    cards: int,
-    me: str | None = None,
-    now: float | None = None,
-    width: int | None = None,
-) -> Text:
-    """Every player's progress: runs completed (a bar out of ``sets``), cards turned up,
-    moves, score and status; ``me`` is marked. A player's line longer than ``width`` cells
-    goes on two lines."""
-    out = Text()
-    for info in race.players:
-        _player_line(out, info, race, sets=sets, cards=cards, me=me, width=width)
-    if not race.players:
-        out.append("no players yet\n", style="dim")
-    if race.spectators:
-        out.append(f"{race.spectators} watching\n", style="dim")
-    return out
-
-
-def _player_line(
-    out: Text,
-    info: PlayerInfo,
-    race: RaceInfo,
-    *,
-    sets: int,
-    cards: int,
-    me: str | None,
-    width: int | None,
-) -> None:
-    mark = "▶ " if info.player == me else "  "
-    out.append(mark, style="bold yellow")
-    out.append(info.name[:14].ljust(15), style="bold" if info.player == me else "")
-    if race.state in ("open", "countdown"):
-        ready = "ready" if info.ready else "not ready"
-        out.append(ready, style="green" if info.ready else "dim")
-        if not info.connected:
-            out.append("  (away)", style="dim")
+    if pending:
         out.append("\n")
-        return
-    out.append_text(progress_bar(info.runs, sets))
-    out.append(f" {info.runs}/{sets} runs")
-    rest = Text(f"{info.turned_up:3d} up  {info.moves:4d} moves  score {info.score:4d}  ")
-    rest.append(info.status, style=STATUS_STYLES.get(info.status, ""))
-    if info.time is not None and info.status == "won":
-        rest.append(f" in {format_clock(info.time)}", style="green")
-    if not info.connected:
-        rest.append("  (away)", style="dim")
-    line = out.plain[out.plain.rfind("\n") + 1 :]
-    if width is not None and cell_len(line) + 2 + rest.cell_len > width:
-        # too narrow for one line: the rest under the bar
-        out.append("\n" + " " * 17)
-        rest = _lstrip(rest)
-    else:
-        out.append("  ")
-    out.append_text(rest)
-    out.append("\n")
-
-
-def _lstrip(text: Text) -> Text:
-    """``text`` without its leading spaces (its styles kept)."""
-    spaces = len(text.plain) - len(text.plain.lstrip(" "))
-    return text[spaces:]
-
-
-def render_results(results: list[Result], *, me: str | None = None) -> Text:
-    """The ranking after the race."""
-    out = Text()
-    out.append("Results\n", style="bold underline")
-    for r in results:
-        style = "bold yellow" if r.player == me else ""
-        time = format_clock(r.time) if r.time is not None else "  -  "
-        out.append(
-            f"{r.rank:2d}. {r.name[:14]:<15}{r.status:<9}{time:>7}  {r.runs} runs"
-            f"  {r.moves} moves  score {r.score}\n",
-            style=style,
-        )
+        out.append(f"move: {pending}▏", style="bold yellow")
     return out
-
-
-def format_clock(seconds: float) -> str:
-    """``m:ss`` (``h:mm:ss`` from an hour), never negative."""
-    total = max(int(seconds), 0)
-    hours, rest = divmod(total, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours:
-        return f"{hours}:{minutes:02d}:{secs:02d}"
-    return f"{minutes}:{secs:02d}"

@@ -1,0 +1,171 @@
+"""Drawing the race's progress as rich text: every player's line, the results, clocks.
+
+Pure functions of the protocol's dataclasses to :class:`rich.text.Text`, so that they are
+tested without a terminal. Counts are written in words that agree with them (``1 move``,
+``2 moves``); names get the room they need, up to :data:`MAX_NAME_ROOM` cells.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rich.cells import cell_len
+from rich.text import Text
+
+from spider_client.protocol import PlayerInfo, RaceInfo, Result
+
+from ..words import plural
+
+__all__ = [
+    "MAX_NAME_ROOM",
+    "NAME_ROOM",
+    "STATUS_STYLES",
+    "elide",
+    "format_clock",
+    "name_room",
+    "progress_bar",
+    "render_players",
+    "render_results",
+]
+
+
+def progress_bar(done: int, total: int, *, width: int = 16) -> Text:
+    """A bar of ``width`` cells, ``done`` of ``total`` filled."""
+    total = max(total, 1)
+    filled = round(width * min(done, total) / total)
+    bar = Text("█" * filled, style="green")
+    bar.append("░" * (width - filled), style="grey39")
+    return bar
+
+
+STATUS_STYLES = {
+    "won": "bold green",
+    "playing": "cyan",
+    "waiting": "dim",
+    "stuck": "yellow",
+    "resigned": "red",
+    "timeout": "red",
+    "left": "dim red",
+}
+
+
+def render_players(
+    race: RaceInfo,
+    *,
+    sets: int,
+    cards: int,
+    me: str | None = None,
+    now: float | None = None,
+    width: int | None = None,
+) -> Text:
+    """Every player's progress: runs completed (a bar out of ``sets``), cards turned up,
+    moves, score and status; ``me`` is marked. A player's line longer than ``width`` cells
+    goes on two lines."""
+    out = Text()
+    room = name_room(info.name for info in race.players)
+    for info in race.players:
+        _player_line(out, info, race, sets=sets, cards=cards, me=me, width=width, room=room)
+    if not race.players:
+        out.append("no players yet\n", style="dim")
+    if race.spectators:
+        out.append(f"{race.spectators} watching\n", style="dim")
+    return out
+
+
+def _player_line(
+    out: Text,
+    info: PlayerInfo,
+    race: RaceInfo,
+    *,
+    sets: int,
+    cards: int,
+    me: str | None,
+    width: int | None,
+    room: int,
+) -> None:
+    mark = "▶ " if info.player == me else "  "
+    out.append(mark, style="bold yellow")
+    name = elide(info.name, room)
+    name.pad_right(room + 1 - name.cell_len)
+    if info.player == me:
+        name.stylize("bold")
+    out.append_text(name)
+    if race.state in ("open", "countdown"):
+        ready = "ready" if info.ready else "not ready"
+        out.append(ready, style="green" if info.ready else "dim")
+        if not info.connected:
+            out.append("  (away)", style="dim")
+        out.append("\n")
+        return
+    out.append_text(progress_bar(info.runs, sets))
+    out.append(f" {info.runs}/{sets} runs")
+    moves = "move " if info.moves == 1 else "moves"
+    rest = Text(f"{info.turned_up:3d} up  {info.moves:4d} {moves}  score {info.score:4d}  ")
+    rest.append(info.status, style=STATUS_STYLES.get(info.status, ""))
+    if info.time is not None and info.status == "won":
+        rest.append(f" in {format_clock(info.time)}", style="green")
+    if not info.connected:
+        rest.append("  (away)", style="dim")
+    line = out.plain[out.plain.rfind("\n") + 1 :]
+    if width is not None and cell_len(line) + 2 + rest.cell_len > width:
+        # too narrow for one line: the rest under the bar
+        out.append("\n" + " " * (len(mark) + room + 1))
+        rest = _lstrip(rest)
+    else:
+        out.append("  ")
+    out.append_text(rest)
+    out.append("\n")
+
+
+def _lstrip(text: Text) -> Text:
+    """``text`` without its leading spaces (its styles kept)."""
+    spaces = len(text.plain) - len(text.plain.lstrip(" "))
+    return text[spaces:]
+
+
+NAME_ROOM = 14
+"""The cells a name has at least in the players' list and the results."""
+MAX_NAME_ROOM = 24
+"""The cells a name has at most in the players' list; a longer one ends in ``…`` there (the
+results, and the spectators' boards, show it whole)."""
+
+
+def name_room(names: Iterable[str], *, most: int = MAX_NAME_ROOM) -> int:
+    """The cells of the names' column: the longest name's, between ``NAME_ROOM`` and
+    ``most``."""
+    return max(NAME_ROOM, min(max((cell_len(n) for n in names), default=0), most))
+
+
+def elide(name: str, room: int) -> Text:
+    """``name``, ended by ``…`` when it is longer than ``room`` cells."""
+    text = Text(name)
+    if text.cell_len > room:
+        text.truncate(room, overflow="ellipsis")
+    return text
+
+
+def render_results(results: list[Result], *, me: str | None = None) -> Text:
+    """The ranking after the race; names whole."""
+    out = Text()
+    out.append("Results\n", style="bold underline")
+    room = max(NAME_ROOM, *(cell_len(r.name) for r in results)) if results else NAME_ROOM
+    for r in results:
+        style = "bold yellow" if r.player == me else ""
+        time = format_clock(r.time) if r.time is not None else "  -  "
+        name = r.name + " " * (room + 1 - cell_len(r.name))
+        out.append(
+            f"{r.rank:2d}. {name}{r.status:<9}{time:>7}  {plural(r.runs, 'run')}"
+            f"  {plural(r.moves, 'move')}  score {r.score}\n",
+            style=style,
+        )
+    return out
+
+
+def format_clock(seconds: float) -> str:
+    """``m:ss`` (``h:mm:ss`` from an hour), never negative."""
+    total = max(int(seconds), 0)
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}:{minutes:02d}:{secs:02d}"
+    return f"{minutes}:{secs:02d}"
