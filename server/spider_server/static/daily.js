@@ -11,7 +11,7 @@ import { redraw } from "./ui.js";
 /** The lobby's daily deal panel: the variant, Play today's deal, Leaderboard. */
 export function dailyPanel() {
   const saved = store.get("daily", {});
-  const variant = saved.variant || "spider4";
+  const variant = saved.variant || "spider1";
   const shown = app.leaderboard?.variant === variant ? app.leaderboard : null;
   return h(
     "form",

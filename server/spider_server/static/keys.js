@@ -5,6 +5,7 @@ import { columnLetter, RESERVE } from "./rules.js";
 import { act, askHint, deal } from "./actions.js";
 import { renderBoardOnly, toggleHelp } from "./game.js";
 import { autoCount, bestFromColumn, keyColumn, selectedCount } from "./moves.js";
+import { openPanelId } from "./panel.js";
 import { onReplayKey } from "./replay.js";
 import { app, iAmPlaying } from "./state.js";
 import { clearMessage, say } from "./ui.js";
@@ -102,7 +103,9 @@ document.addEventListener("keydown", (e) => {
   if (t instanceof HTMLInputElement || t instanceof HTMLSelectElement || t instanceof HTMLTextAreaElement) return;
   if (t instanceof HTMLButtonElement && (e.key === "Enter" || e.key === " ")) return;
   let handled = false;
-  if (app.screen === "game") handled = onGameKey(e);
+  // a panel open (keys, how to play) takes no game key but its own: ? closes the keys
+  if (openPanelId()) handled = e.key === "?" && openPanelId() === "help" && (toggleHelp(), true);
+  else if (app.screen === "game") handled = onGameKey(e);
   else if (app.screen === "end" && app.replay) handled = onReplayKey(e);
   if (handled) e.preventDefault();
 });
