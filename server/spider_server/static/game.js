@@ -155,7 +155,7 @@ function renderPlayers() {
   const sorted = [...race.players].sort((a, b) => places.get(a.player) - places.get(b.player));
   fill(panel,
     h("h2", {}, "Players", race.spectators ? h("span", { class: "muted" }, ` · ${race.spectators} watching`) : null),
-    ...sorted.map((p) => playerCard(p, total, placeText(places, p.player))),
+    ...sorted.map((p) => playerCard(p, total, race.players.length > 1 ? placeText(places, p.player) : "")),
   );
   const place = $("#place");
   if (place) {

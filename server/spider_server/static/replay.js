@@ -87,7 +87,8 @@ export function step(i) {
 
 function stepText(r) {
   if (r.index === 0) return `the deal · ${count(r.actions.length, "action")}`;
-  return `${r.index}/${r.actions.length}: ${r.words[r.index - 1]} (${r.actions[r.index - 1]})`;
+  const [words, action] = [r.words[r.index - 1], r.actions[r.index - 1]];
+  return `${r.index}/${r.actions.length}: ${words}${words === action ? "" : ` (${action})`}`;
 }
 
 /** The replay: a tab per player, the steps' controls and speed, the board at the step,
@@ -136,7 +137,7 @@ export function renderReplay() {
     h(
       "ol",
       { class: "replay-moves", id: "replay-moves", "aria-label": "actions" },
-      r.words.map((w, i) => h("li", { dataset: { step: String(i + 1) }, onclick: () => step(i + 1) }, w, h("code", {}, r.actions[i]))),
+      r.words.map((w, i) => h("li", { dataset: { step: String(i + 1) }, onclick: () => step(i + 1) }, w, w === r.actions[i] ? null : h("code", {}, r.actions[i]))),
     ),
   );
   showStep();

@@ -72,7 +72,7 @@ function renderWatch() {
           return h(
             "div",
             { class: "watch-player", dataset: { player: p.player } },
-            playerCard(p, total, placeText(places, p.player)),
+            playerCard(p, total, race.players.length > 1 ? placeText(places, p.player) : ""),
             board ? liveBoard(board, p.player, view) : live ? h("p", { class: "muted" }, "no board yet") : null,
             board && big?.player !== p.player ? h("button", { type: "button", class: "open-board", dataset: { player: p.player }, onclick: () => focus(p.player) }, "Full size") : null,
           );
