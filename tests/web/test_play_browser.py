@@ -125,7 +125,7 @@ async def test_hint_lift_and_buttons(browser, redis_server, server_node, width, 
     assert letters in words and f"({expected.text()})" in words, words
     assert "T" not in words.split("(")[0], words  # ten reads 10 in words
     await player.shot(f"hint-{width}")
-    await page.wait_for_selector(f'#players .player[data-player] .stat:has-text("1 hint")')
+    await page.wait_for_selector('#players .player[data-player] .stat:has-text("1 hint")')
     # a second press on the same position shows that hint again (the protocol has no "next")
     await page.keyboard.press("!")
     assert letters in await page.inner_text("#message")
