@@ -88,6 +88,7 @@ async def test_every_deck_legible(browser, redis_server, server_node, width, hei
             await page.wait_for_function(
                 "() => document.querySelector('#replay-play').textContent === 'Play'"
             )
+            assert await page.input_value("#replay-slider") == "1"  # played to its end
             assert "resign" in await page.inner_text("#replay-moves")
             await check_screen(player, "replay")
         await page.click("#new-race")

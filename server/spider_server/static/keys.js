@@ -26,6 +26,10 @@ function onGameKey(e) {
   const board = app.board;
   const key = e.key;
   if (key === "?") return toggleHelp(), true;
+  // the buttons' keys: each does what its button does, or says why it cannot
+  if (key === "+" || key === "=" || key === "s") return deal(), true;
+  if (key === "u" || key === "Backspace") return act("undo"), true;
+  if (key === "!") return askHint(), true;
   if (!iAmPlaying()) return false;
   const sel = app.selection;
   if (key === "Escape") {
@@ -33,9 +37,6 @@ function onGameKey(e) {
     showSelection();
     return true;
   }
-  if (key === "+" || key === "=" || key === "s") return deal(), true;
-  if (key === "u" || key === "Backspace") return act("undo"), true;
-  if (key === "!") return askHint(), true;
   if (key === "x" && board.variant.family === "sparrow") {
     app.selection = { set: [] };
     showSelection();
