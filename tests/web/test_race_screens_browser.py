@@ -15,6 +15,7 @@ from web_helpers import Player, best_destination, open_page
 
 from spider_client import Client
 from spider_engine import Board
+from spider_engine.solver import solve
 
 SEED = "screens-race-1"
 
@@ -80,6 +81,7 @@ async def test_a_race_seen_by_players_and_spectators(
     await check_screen(pia, "room")
     rita = await Client.connect(node.url, name="Rita")
     ravi = await Client.connect(node.url, name="Ravi")
+    rex = await Client.connect(node.url, name="Rex")
     wanda = await open_page(
         browser, "wanda", "spectator", f"{node.http_url}/r/{code}", width=width, height=height
     )
@@ -87,12 +89,13 @@ async def test_a_race_seen_by_players_and_spectators(
     try:
         await rita.join(code)
         await ravi.join(code)
+        await rex.join(code)
         await wpage.fill("#name", "Wanda")
         await wpage.click("#watch")
-        await wpage.wait_for_selector("#room-players li:nth-child(3)")
+        await wpage.wait_for_selector("#room-players li:nth-child(4)")
         await check_screen(wanda, "room-watching")
-        await rita.ready()
-        await ravi.ready()
+        for client in (rita, ravi, rex):
+            await client.ready()
         await page.click("#ready")
         await page.wait_for_selector("#board .card")
 
@@ -125,9 +128,7 @@ async def test_a_race_seen_by_players_and_spectators(
         await pia.wait_moves(1)
         await page.wait_for_selector('#players .stat:has-text("1 move")')
         await no_singular_plurals(pia)
-        assert re.fullmatch(
-            r"You are (1st|2nd|1st of 3 \(tied\)).*", await page.inner_text("#place")
-        )
+        assert re.match(r"You are 1st of 4", await page.inner_text("#place"))
         await check_screen(pia, "race-board", ranks=True)
 
         # -- the spectator: live boards, one at full size, the leader followed ------------------------
@@ -144,10 +145,21 @@ async def test_a_race_seen_by_players_and_spectators(
         await page.wait_for_selector("#race-notice.on:has-text('Rita resigned.')")
         await wpage.wait_for_selector("#race-notice.on:has-text('Rita resigned.')")
         rita_card = page.locator(f'#players .player[data-player="{rita.player}"] .place')
-        assert await rita_card.inner_text() == "3rd of 3"
-        assert re.match(r"You are 1st of 3", await page.inner_text("#place"))
+        assert await rita_card.inner_text() == "4th of 4"
+        assert re.match(r"You are 1st of 4", await page.inner_text("#place"))
+
+        # -- Ravi wins: told too; Pia is 2nd of 4; the spectator follows the leader -----------------
         await wpage.check("#follow-leader")
         await wpage.wait_for_selector(f'#watch-focus[data-player="{me}"]')
+        line = solve(Board.deal("spider1", SEED), budget=200_000).line
+        assert line
+        await ravi.wait_until(lambda c: c.view is not None, timeout=10)
+        for move in line:
+            await ravi.move(move.text())
+        await page.wait_for_selector("#race-notice.on:has-text('Ravi won in')")
+        await wpage.wait_for_selector("#race-notice.on:has-text('Ravi won in')")
+        await page.wait_for_selector("#place:has-text('You are 2nd of 4 · leading: Ravi')")
+        await wpage.wait_for_selector(f'#watch-focus[data-player="{ravi.player}"]')
         await no_singular_plurals(wanda)
 
         # -- Pia resigns: every button is off, and says so; keys send nothing -------------------------
@@ -163,8 +175,8 @@ async def test_a_race_seen_by_players_and_spectators(
         assert await pia.moves() == moves
 
         # -- the end, for a player and a spectator -----------------------------------------------------
-        await ravi.wait_until(lambda c: c.view is not None, timeout=10)
-        await ravi.resign()
+        await rex.wait_until(lambda c: c.view is not None, timeout=10)
+        await rex.resign()
         for p in (pia, wanda):
             await p.page.wait_for_selector("#replay-moves li")
             await check_screen(p, f"end-{p.name}")
@@ -186,6 +198,7 @@ async def test_a_race_seen_by_players_and_spectators(
     finally:
         await rita.close()
         await ravi.close()
+        await rex.close()
 
 
 @pytest.mark.parametrize(("width", "height"), SIZES)

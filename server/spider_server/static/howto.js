@@ -21,6 +21,21 @@ export const BASE_TEXT = {
   starfish: ["Starfish (six suits and Jokers)", "156 cards in six suits (with ★ Stars and Ψ Squids), 12 columns of 6 face up, 7 deals. It plays as Spider; a King-to-Ace run leaves. Six Jokers wait in the Troupe: a Joker may replace a face-up card that is not a column's end, when that card can go at once onto another column one rank higher or into an empty one. Drag a Joker from the Troupe onto the card, or drag the card away."],
 };
 
+/** Each base in a few words, beside its name in the lobby's lists. */
+export const BASE_SHORT = {
+  spider1: "1 suit, start here",
+  spider2: "2 suits",
+  spider4: "4 suits, hardest",
+  spiderette: "1 deck, 7 columns",
+  myrmex: "Decktet",
+  wizard: "Tarot, no stock",
+  sparrow: "Mah Jong",
+  starfish: "6 suits, Jokers",
+};
+
+/** A base's name in the lobby's lists: `spider1 · 1 suit, start here`. */
+export const baseLabel = (b) => (BASE_SHORT[b] ? `${b} · ${BASE_SHORT[b]}` : b);
+
 /** What each option changes. */
 export const OPTION_TEXT = {
   relaxed: "relaxed — the stock may deal while a column is empty.",

@@ -7,7 +7,7 @@ import { dailyPanel } from "./daily.js";
 import { $, fill, h } from "./dom.js";
 import { join, takeJoined, takeName } from "./race.js";
 import { app, membership, routeCode, session } from "./state.js";
-import { openHowTo } from "./howto.js";
+import { baseLabel, openHowTo } from "./howto.js";
 import { provide, renderHeader } from "./ui.js";
 
 function variantOptions(base) {
@@ -36,7 +36,7 @@ function renderLobby() {
   const baseSelect = h(
     "select",
     { id: "variant", name: "variant", onchange: (e) => fillOptions(e.target.value) },
-    Object.keys(BASES).map((b) => h("option", { value: b, selected: b === base }, b)),
+    Object.keys(BASES).map((b) => h("option", { value: b, selected: b === base }, baseLabel(b))),
   );
   const nameInput = h("input", {
     id: "name",
