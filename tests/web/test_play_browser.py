@@ -7,6 +7,8 @@ nothing and saying why."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from layout import SIZES, check_screen
 from web_helpers import open_page
@@ -105,6 +107,16 @@ async def test_hint_lift_and_buttons(browser, redis_server, server_node, width, 
     await page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 5, steps=5)
     await page.mouse.up()
     await page.wait_for_selector("#ghost", state="detached")
+    assert await player.moves() == 0
+    # dropped on a column that does not take it: sent, refused, the reason's cards as faces
+    await player.drag(src, 1, wrong)
+    await page.wait_for_selector("#message.error:has-text('illegal move')")
+    reason = await page.inner_text("#message")
+    head, tail = reason.split(": ", 1)
+    assert head == f"illegal move {Move.column_move(src, 1, wrong).text()}", reason
+    tokens = set(board.variant.cards.tokens)
+    assert not tokens & set(re.split(r"[\s,.;:()]+", tail)), reason
+    assert "does not go onto" in tail, reason
     assert await player.moves() == 0
 
     # -- the hint: a spinner while the server looks, then the solver's first move lit -----------

@@ -23,6 +23,7 @@ import "./watch.js";
 import { onMessage, onWelcome, rejoin } from "./race.js";
 import { app, membership, routeCode, session } from "./state.js";
 import { redraw, say, tick } from "./ui.js";
+import { readableReason } from "./words.js";
 
 session.handlers = {
   onWelcome,
@@ -33,7 +34,7 @@ session.handlers = {
     el.dataset.state = s;
   },
   onActionError: (error) => {
-    say(error.message || error.error, "error");
+    say(readableReason(error.message || error.error, app.board?.variant), "error");
     redraw("board");
   },
   onResync: () => rejoin(),

@@ -59,3 +59,15 @@ export function moveWords(board, text) {
     return text;
   }
 }
+
+/** A server's reason with its cards as players read them: after the reason's first ": "
+ * (the move's notation before it stays as it is), each card token of `variant` is written
+ * by its face: "illegal move b3e: 4c does not go onto Th in column e" reads "… 4♣ does not
+ * go onto 10♥ in column e". */
+export function readableReason(message, variant) {
+  const at = String(message).indexOf(": ");
+  if (at < 0 || !variant) return message;
+  const tokens = new Set(variant.cards.tokens);
+  const tail = message.slice(at + 2).replace(/[^\s,.;:()'"]+/g, (w) => (tokens.has(w) ? cardLabel(variant.family, w) : w));
+  return `${message.slice(0, at + 2)}${tail}`;
+}
