@@ -1,10 +1,12 @@
 """What a player sees of a screen, measured in the page: no horizontal scroll, every rank
 of every card drawn inside its card, at least 11 CSS px high and not hidden under the next
 card, every tap target at least 24 px (the strip a later card leaves of a face-up card of
-the player's board included), and each card's rank in enough contrast with its card."""
+the player's board included), each card's rank in enough contrast with its card, and no
+"1 moves" in its words."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from web_helpers import Player
@@ -95,6 +97,9 @@ async def check_screen(
     assert m["contrast"] == [], (name, m["contrast"])
     if strips:
         assert m["strips"] == [], (name, m["strips"])
+    text = await player.page.inner_text("body")
+    plurals = re.findall(r"\b1 (?:moves|actions|hints|cards|deals left)\b", text)
+    assert plurals == [], (name, plurals)  # one of a thing is singular
     if ranks:
         assert m["ranks"] > 0, name
     return dict(m)

@@ -3,7 +3,8 @@ Chromium against a real server node: the hint shown on the board (a spinner whil
 server looks, the cards of the solver's first move and their column lit, in words too),
 only a movable group lifts and only legal columns light while dragging, and every button
 off when it cannot act — Undo with nothing to undo, Deal with no deal left — its key sending
-nothing and saying why."""
+nothing and saying why; a refused drop's reason with card faces; a hint to deal, said so and
+lit on the stock."""
 
 from __future__ import annotations
 
@@ -159,4 +160,34 @@ async def test_hint_lift_and_buttons(browser, redis_server, server_node, width, 
     assert await page.is_enabled("#undo")
     assert await page.locator('#players .stat:has-text("5 moves")').count() == 1
     await check_screen(player, "no-deals", ranks=True)
+    assert player.errors == []
+
+
+@pytest.mark.parametrize(("width", "height"), SIZES)
+async def test_a_hint_to_deal(browser, redis_server, server_node, width, height) -> None:
+    """When the solver's move is a deal, the page says no move helps and lights the stock."""
+    variant, seed, budget = "spiderette", "deal-hint-5", 300
+    full = Board.deal(variant, seed)
+    expected = hint(Board.from_text(full.view_text()), full=full, budget=budget)
+    assert expected is not None and expected.text() == "+"
+    node = await server_node(redis_server.url, hint_budget=budget)
+    player = await open_page(browser, "dealer", "player", node.http_url, width=width, height=height)
+    page = player.page
+    await page.fill("#name", "Dee")
+    await page.select_option("#variant", variant)
+    await page.check("#hints")
+    await page.click("details.more summary")
+    await page.fill("#seed", seed)
+    await page.fill("#countdown", "0")
+    await page.click("#create")
+    await page.click("#ready")
+    await page.wait_for_selector("#board .card")
+    await page.click("#hint")
+    await page.wait_for_selector("#stock.hint-stock")
+    assert await page.inner_text("#message") == "No move helps: deal?"
+    assert await page.locator("#board .hint-card, #board .hint-target").count() == 0
+    await player.shot(f"hint-deal-{width}")
+    await page.click("#stock")
+    await player.wait_moves(1)
+    assert await page.locator("#stock.hint-stock").count() == 0
     assert player.errors == []
