@@ -78,7 +78,8 @@ export async function askHint() {
   try {
     const reply = await session.request({ type: "hint", code: app.code });
     app.hint = { view, move: reply.move ?? null };
-    showHint(app.hint, false);
+    if (app.view === view) showHint(app.hint, false);
+    else say("That hint was for an earlier position: ask again.", "info");
   } catch (e) {
     app.hint = null;
     say(e.message, "error");
@@ -88,14 +89,16 @@ export async function askHint() {
 
 function showHint(hint, again) {
   if (hint.view !== app.view) return;
-  if (hint.move === null) say(`No move left${app.race.undo ? ": undo?" : "."}`, "info");
-  else if (hint.move === "+") say("No move helps: deal?", "info");
-  else say(`Hint: ${moveWords(app.board, hint.move)} (${hint.move})`, "info");
+  if (hint.move === null) say(`No move left${app.race.undo ? ": undo?" : "."}`, "info", 10000);
+  else if (hint.move === "+") say("No move helps: deal?", "info", 10000);
+  else say(`Hint: ${moveWords(app.board, hint.move)} (${hint.move})`, "info", 10000);
   if (again) redraw("board");
 }
 
-/** The hint shown on the board: `{ cards: [col, from index] | null, target: column | null,
- * stock: bool }` for the hint of the position shown, else null. */
+/** The hint shown on the board, for the hint of the position shown (else null): `cards`
+ * `[column, first index, end index]` of the cards to move (a Joker move: the card it
+ * replaces), `target` the column they go to, `stock` for a deal, `set` a Sparrow set's
+ * columns, `reserve` when the Tower's reserve card moves. */
 export function hintMarks(board) {
   const hint = app.hint;
   if (!hint || hint.pending || hint.view !== app.view || !hint.move) return null;

@@ -163,6 +163,7 @@ function renderPlayers() {
     place.textContent = race.players.length > 1 ? `You are ${placeText(places, session.player)}${top && top.player !== session.player ? ` · leading: ${top.name}` : ""}` : "";
   }
   tellNews();
+  renderButtons(); // a status the server changed (out of time, stuck) turns them off too
 }
 
 /** A notice above the board when another player wins or is out of the race. */

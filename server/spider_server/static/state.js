@@ -33,6 +33,8 @@ export const app = {
   hint: null, // {view, pending} while asked, then {view, move} (move null: no legal move)
   seen: null, // player -> status last shown, for the notices when one wins or is out
   focus: null, // a spectator's board shown at full size: a player id, "leader", or null
+  noticeTimer: null,
+  watchNews: null, // a spectator's notice: {text, until}
 };
 /** The connection; app.js gives it its handlers before it connects. */
 export const session = new Session(wsUrl, {});
