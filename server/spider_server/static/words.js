@@ -31,7 +31,7 @@ export function cardLabel(family, token) {
 const place = (j) => (j === RESERVE ? "the reserve" : columnLetter(j));
 
 /** Move `text` (the notation) in words, on `board`, the position it is made on: "6♥ from
- * a to d", "3 cards from b to e (8♠ and the cards on it)", "deal", "undo", "resign",
+ * a to d", "8♠–6♠ (3 cards) from b to e", "deal", "undo", "resign",
  * "set of Winds from a c d f", "Joker replaces 5♦ in a; 5♦ to d". The notation itself when
  * it cannot be read on that board. */
 export function moveWords(board, text) {
@@ -54,7 +54,8 @@ export function moveWords(board, text) {
     const token = m.src === RESERVE ? v.cards.tokens[board.extra[0]] : v.cards.tokens[board.cols[m.src].at(-m.count)];
     const label = cardLabel(v.family, token);
     if (m.count === 1) return `${label} from ${place(m.src)} to ${place(m.dst)}`;
-    return `${m.count} cards from ${place(m.src)} to ${place(m.dst)} (${label} and the cards on it)`;
+    const last = cardLabel(v.family, v.cards.tokens[board.cols[m.src].at(-1)]);
+    return `${label}–${last} (${m.count} cards) from ${place(m.src)} to ${place(m.dst)}`;
   } catch {
     return text;
   }
