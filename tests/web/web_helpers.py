@@ -5,6 +5,7 @@ frame a page received scanned for cards it had not seen."""
 from __future__ import annotations
 
 import asyncio
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ __all__ = [
     "best_destination",
     "blank_page",
     "open_page",
+    "screenshot_folder",
 ]
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,6 +68,15 @@ def best_destination(board: Board, src: int, count: int) -> int | None:
         if board.cols[j]:
             return j
     return legal[0] if legal else None
+
+
+def screenshot_folder() -> Path | None:
+    """Where the tests save screenshots: the folder ``SPIDER_SCREENSHOTS`` names
+    (``1``: ``test-artifacts/web/``), or None when it is unset or empty."""
+    value = os.environ.get("SPIDER_SCREENSHOTS", "")
+    if not value:
+        return None
+    return ARTIFACTS if value == "1" else Path(value)
 
 
 @dataclass
@@ -150,9 +161,14 @@ class Player:
             await self.page.keyboard.press(digit)
         await self.page.keyboard.press(chr(97 + m.dst))
 
-    async def shot(self, name: str, *, full_page: bool = False) -> Path:
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        path = ARTIFACTS / f"{name}.png"
+    async def shot(self, name: str, *, full_page: bool = False) -> Path | None:
+        """A screenshot ``name``.png in the folder ``SPIDER_SCREENSHOTS`` names (``1``:
+        ``test-artifacts/web/``); none without it."""
+        folder = screenshot_folder()
+        if folder is None:
+            return None
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{name}.png"
         await asyncio.sleep(0.15)  # let the last frame paint
         await self.page.screenshot(path=str(path), full_page=full_page)
         return path

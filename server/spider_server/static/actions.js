@@ -1,25 +1,46 @@
 // The player's actions: a move, a deal, an undo or a resignation sent (one at a time, kept by
 // net.js until acked), a hint asked for, and what a click on a card does.
 
-import { cardFace } from "./cards.js";
-import { columnLetter, Move, RESERVE } from "./rules.js";
+import { Move, RESERVE } from "./rules.js";
 import { clickMove } from "./moves.js";
-import { app, iAmPlaying, me, session, TERMINAL } from "./state.js";
+import { app, me, session, TERMINAL } from "./state.js";
+import { moveWords } from "./words.js";
 import { redraw, say } from "./ui.js";
+
+/** Why this page's player cannot `action` now (undo, deal, hint, resign, move), in words
+ * for a button's tooltip and the message line; null when they can. */
+export function whyNot(action) {
+  const race = app.race;
+  const p = me();
+  if (app.role !== "player" || !race || !p) return "You are not playing in this race.";
+  if (race.state === "finished" || TERMINAL.has(p.status)) return "Your game is over.";
+  if (race.state !== "running") return "The race has not started.";
+  const board = app.board;
+  if (!board) return "Waiting for the deal…";
+  if (action === "undo") {
+    if (!race.undo) return "This race has no undo.";
+    if (app.undoDepth === 0) return "Nothing to undo.";
+  }
+  if (action === "deal") {
+    const v = board.variant;
+    if (!v.stockDeals.length) return `${v.family === "wizard" ? "Wizard's Tower" : v.base} has no stock: every card is dealt at the start.`;
+    if (!board.dealsLeft()) return "No deals left.";
+    if (!board.isLegal("+")) return "No deal while a column is empty: fill every column first.";
+  }
+  if (action === "hint" && !race.hints) return "This race was created without hints.";
+  return null;
+}
 
 /** Send an action (move, undo or resign) of this page's player, when one may: false, and
  * the page says why, when not. */
 export function act(type, move) {
-  if (!iAmPlaying()) {
-    if (app.race?.state === "running" && me() && TERMINAL.has(me().status)) say("Your game is over.", "info");
+  const reason = whyNot(type === "move" ? (move === "+" ? "deal" : "move") : type);
+  if (reason) {
+    if (app.race?.state === "running" && me()) say(reason, reason === "Your game is over." ? "info" : "error");
     return false;
   }
   if (session.busy()) {
     say("Waiting for the server…", "info");
-    return false;
-  }
-  if (type === "undo" && !app.race.undo) {
-    say("This race has no undo.", "error");
     return false;
   }
   app.selection = null;
@@ -34,28 +55,63 @@ export function deal() {
   act("move", "+");
 }
 
-/** Ask the server for a hint (races with hints only; each is counted in the results). */
+/** Ask the server for a hint (races with hints only; each is counted in the results). While
+ * the server thinks the Hint button spins; its reply is shown on the board (the cards to
+ * move and where they go, app.hint, drawn by boardview.js) and in words. A second press on
+ * the same position shows that hint again without asking (the protocol gives one hint a
+ * position: no "next" suggestion). */
 export async function askHint() {
-  if (!iAmPlaying() || !app.race.hints) return;
+  const reason = whyNot("hint");
+  if (reason) {
+    if (app.race?.state === "running" && me()) say(reason, reason === "Your game is over." ? "info" : "error");
+    return;
+  }
+  if (app.hint?.pending) return;
+  if (app.hint && app.hint.view === app.view) {
+    showHint(app.hint, true);
+    return;
+  }
+  const view = app.view;
+  app.hint = { pending: true, view };
+  say("Looking for a move…", "info", 120000);
+  redraw("board");
   try {
     const reply = await session.request({ type: "hint", code: app.code });
-    if (!reply.move) say("No move left to suggest.", "info");
-    else say(`Hint: ${describeMove(app.board, reply.move)}`, "info");
+    app.hint = { view, move: reply.move ?? null };
+    if (app.view === view) showHint(app.hint, false);
+    else say("That hint was for an earlier position: ask again.", "info");
   } catch (e) {
+    app.hint = null;
     say(e.message, "error");
   }
+  redraw("board");
 }
 
-function describeMove(board, text) {
+function showHint(hint, again) {
+  if (hint.view !== app.view) return;
+  if (hint.move === null) say(`No move left${app.race.undo ? ": undo?" : "."}`, "info", 10000);
+  else if (hint.move === "+") say("No move helps: deal?", "info", 10000);
+  else say(`Hint: ${moveWords(app.board, hint.move)} (${hint.move})`, "info", 10000);
+  if (again) redraw("board");
+}
+
+/** The hint shown on the board, for the hint of the position shown (else null): `cards`
+ * `[column, first index, end index]` of the cards to move (a Joker move: the card it
+ * replaces), `target` the column they go to, `stock` for a deal, `set` a Sparrow set's
+ * columns, `reserve` when the Tower's reserve card moves. */
+export function hintMarks(board) {
+  const hint = app.hint;
+  if (!hint || hint.pending || hint.view !== app.view || !hint.move) return null;
+  if (hint.move === "+") return { cards: null, target: null, stock: true };
   try {
-    const m = Move.parse(text);
-    if (m.kind === "deal") return "deal (+)";
-    if (m.kind !== "move" || m.src >= board.cols.length) return text;
-    const col = board.cols[m.src];
-    const face = cardFace(board.variant.family, board.variant.cards.tokens[col[col.length - m.count]]);
-    return `${face.rank}${face.suit} from ${columnLetter(m.src)} to ${m.dst === RESERVE ? "the reserve" : columnLetter(m.dst)} (${text})`;
+    const m = Move.parse(hint.move);
+    if (m.kind === "set") return { set: m.columns, cards: null, target: null, stock: false };
+    if (m.src === RESERVE) return { reserve: true, cards: null, target: m.dst, stock: false };
+    const len = board.cols[m.src].length;
+    const from = m.kind === "joker" ? [len - m.count, len - m.count + 1] : [len - m.count, len];
+    return { cards: [m.src, ...from], target: m.dst, stock: false };
   } catch {
-    return text;
+    return null;
   }
 }
 

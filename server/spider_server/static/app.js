@@ -8,7 +8,9 @@
 // ui.js       screens shown, header, messages, clock    race.js    joining, messages taken in
 // lobby.js    daily.js    room.js    game.js    watch.js    end.js    replay.js: the screens
 // boardview.js  boards drawn     moves.js  which move a click, drop or key makes
-// actions.js    moves sent       drag.js   pointer input     keys.js   keyboard input
+// actions.js    moves sent, hints     drag.js   pointer input     keys.js   keyboard input
+// words.js      counts, places, moves in words     standings.js  places and news in a race
+// panel.js      panels over the page                howto.js      how to play each variant
 
 import { $, fill, h } from "./dom.js";
 import "./daily.js";
@@ -21,6 +23,7 @@ import "./watch.js";
 import { onMessage, onWelcome, rejoin } from "./race.js";
 import { app, membership, routeCode, session } from "./state.js";
 import { redraw, say, tick } from "./ui.js";
+import { readableReason } from "./words.js";
 
 session.handlers = {
   onWelcome,
@@ -31,7 +34,7 @@ session.handlers = {
     el.dataset.state = s;
   },
   onActionError: (error) => {
-    say(error.message || error.error, "error");
+    say(readableReason(error.message || error.error, app.board?.variant), "error");
     redraw("board");
   },
   onResync: () => rejoin(),

@@ -4,10 +4,11 @@
 
 import { cardFace, foundationFace } from "./cards.js";
 import { columnLetter, RESERVE } from "./rules.js";
-import { deal } from "./actions.js";
+import { deal, hintMarks, whyNot } from "./actions.js";
 import { $, fill, fmtTime, h } from "./dom.js";
 import { selectedCount } from "./moves.js";
 import { app, session, STATUS_TEXT } from "./state.js";
+import { count } from "./words.js";
 
 /** The stock: the deals left (a click deals, on the player's own board). */
 export function renderStock(board, slot, interactive) {
@@ -17,16 +18,19 @@ export function renderStock(board, slot, interactive) {
     return;
   }
   const deals = board.dealsLeft();
+  const blocked = interactive ? whyNot("deal") : null;
+  const hinted = interactive && hintMarks(board)?.stock;
   fill(slot,
     h(
       "div",
       {
         id: interactive ? "stock" : null,
-        class: `stock ${deals ? "" : "empty"}`,
+        class: `stock ${deals ? "" : "empty"} ${blocked ? "blocked" : ""} ${hinted ? "hint-stock" : ""}`,
         role: interactive ? "button" : null,
         tabindex: interactive ? "0" : null,
-        title: interactive ? "Deal (+)" : null,
-        "aria-label": `stock: ${deals} deals left`,
+        title: interactive ? blocked || "Deal (+)" : null,
+        "aria-disabled": blocked ? "true" : null,
+        "aria-label": `stock: ${count(deals, "deal left", "deals left")}`,
         onclick: interactive ? () => deal() : null,
         onkeydown: interactive ? (e) => (e.key === "Enter" || e.key === " ") && (e.preventDefault(), e.stopPropagation(), deal()) : null,
       },
@@ -45,12 +49,21 @@ export function renderFoundation(board, el, onTroupe = null) {
   fill(el,
     h("span", { class: "label" }, "runs "),
     h("span", { class: "count", id: interactiveId(el, "runs-count") }, `${board.foundation.length}/${total}`),
-    ...board.foundation.map((t) => {
+    ...board.foundation.filter((t) => v.family !== "wizard" || t !== "t").map((t) => {
       const f = foundationFace(v.family, t);
       return h("span", { class: `run ${f.cls}`, title: "completed" }, f.label);
     }),
+    v.family === "wizard" ? tower(board) : null,
     v.family === "starfish" ? troupe(board, el.id === "foundation", onTroupe) : null,
   );
+}
+
+/** Wizard's Tower: the trump it needs next (the Fool, 0, first; each trump that left is a
+ * `t` of the foundation). */
+function tower(board) {
+  const next = board.foundation.filter((t) => t === "t").length;
+  const text = next > 21 ? "Tower complete" : `Tower: next trump ${next}${next === 0 ? " (the Fool)" : ""}`;
+  return h("span", { class: "run trump tower", id: "tower", dataset: { next: String(next) }, title: "the Tower takes the trumps in order, 0 to 21, from any column's end" }, text);
 }
 
 /** Starfish's Troupe: the Jokers left; on the player's own board a Joker drags from it. */
@@ -81,7 +94,9 @@ export function renderReserve(board, slot) {
   const card = board.extra[0];
   const v = board.variant;
   const content = card >= 0 ? cardElement(v, v.cards.tokens[card], { col: RESERVE, index: 0, up: true }) : h("div", { class: "card slot-empty" }, "reserve");
-  fill(slot, h("div", { class: "column reserve", dataset: { col: String(RESERVE) }, title: "reserve (z)" }, content));
+  const marks = hintMarks(board);
+  if (marks?.reserve && card >= 0) content.classList.add("hint-card");
+  fill(slot, h("div", { class: `column reserve ${marks?.target === RESERVE ? "hint-target" : ""}`, dataset: { col: String(RESERVE) }, title: "reserve (z)" }, content));
 }
 
 /** One card: face down, or its face (with the classes the board's drawing and input use). */
@@ -107,23 +122,28 @@ export function cardElement(v, token, { col, index, up, after, movable, selected
 export function boardElement(board, { interactive = false, id = null, mini = false, onPress = null } = {}) {
   const v = board.variant;
   const sel = interactive ? app.selection : null;
+  const marks = interactive ? hintMarks(board) : null;
   const columns = board.cols.map((col, i) => {
     const down = board.down[i];
     const run = board.movable(i);
     const selCount = sel && sel.src === i ? selectedCount(board, sel) : 0;
-    const cards = col.map((c, k) =>
-      cardElement(v, v.cards.tokens[c], {
+    const cards = col.map((c, k) => {
+      const el = cardElement(v, v.cards.tokens[c], {
         col: i,
         index: k,
         up: k >= down,
         after: k === 0 ? null : k - 1 < down ? "down" : "up",
         movable: interactive && k >= col.length - run,
         selected: selCount && k >= col.length - selCount,
-      }),
-    );
+      });
+      const hinted = marks && ((marks.cards && marks.cards[0] === i && k >= marks.cards[1] && k < marks.cards[2]) || (marks.set?.includes(i) && k === col.length - 1));
+      if (hinted) el.classList.add("hint-card");
+      return el;
+    });
+    const hintTarget = marks && marks.target === i;
     return h(
       "div",
-      { class: `column ${sel && sel.src === i ? "picked" : ""} ${sel?.set?.includes(i) ? "picked" : ""}`, dataset: { col: String(i), letter: columnLetter(i) } },
+      { class: `column ${sel && sel.src === i ? "picked" : ""} ${sel?.set?.includes(i) ? "picked" : ""} ${hintTarget ? "hint-target" : ""}`, dataset: { col: String(i), letter: columnLetter(i) } },
       h("span", { class: "letter", "aria-hidden": "true" }, columnLetter(i)),
       cards.length ? cards : h("div", { class: "card slot-empty", dataset: { col: String(i) } }),
     );
@@ -133,21 +153,30 @@ export function boardElement(board, { interactive = false, id = null, mini = fal
   return el;
 }
 
-/** Squeeze long columns so that each fits the height left on screen (or `room` pixels). */
+/** The least height (CSS px) of the strip a later card leaves visible of a face-up card:
+ * a tap target, and room for its rank. */
+export const STRIP = 26;
+
+/** Lay each column out in the height left on screen (or `room` pixels): the strip a later
+ * card leaves of a face-up card is at least STRIP px (so that a narrow card on a phone is
+ * still tapped and read: the height makes up for the width), a face-down card's a fifth of
+ * the card's width; a column too long for the room squeezes its face-down strips first, then
+ * its face-up ones. */
 export function fitColumns(el, room = null) {
   if (room === null) room = Math.max(window.innerHeight - el.getBoundingClientRect().top - 12, 160);
   for (const column of el.querySelectorAll(".column")) {
     const w = column.getBoundingClientRect().width || 1;
     const downs = column.querySelectorAll(".card.after-down").length;
     const ups = column.querySelectorAll(".card.after-up").length;
-    const natural = w * (1.4 + 0.18 * downs + 0.42 * ups) + 14;
-    column.style.removeProperty("--sd");
-    column.style.removeProperty("--su");
-    if (natural > room && downs + ups) {
-      const scale = Math.max(0.3, (room / w - 1.4 - 14 / w) / (0.18 * downs + 0.42 * ups));
-      column.style.setProperty("--sd", `${(18 * scale).toFixed(2)}%`);
-      column.style.setProperty("--su", `${(42 * Math.min(1, scale)).toFixed(2)}%`);
+    const avail = room - 1.4 * w - 14;
+    let sd = 0.18 * w;
+    let su = Math.max(0.42 * w, STRIP);
+    if (downs * sd + ups * su > avail) {
+      if (downs) sd = Math.max(0.06 * w, (avail - ups * su) / downs);
+      if (ups && downs * sd + ups * su > avail) su = Math.max(0.13 * w, (avail - downs * sd) / ups);
     }
+    column.style.setProperty("--sd", `${sd.toFixed(1)}px`);
+    column.style.setProperty("--su", `${su.toFixed(1)}px`);
   }
 }
 window.addEventListener("resize", () => {
@@ -155,8 +184,8 @@ window.addEventListener("resize", () => {
   if (el) fitColumns(el);
 });
 
-/** A player's progress: status, runs, cards turned up, deals left, moves (and hints). */
-export function playerCard(p, total) {
+/** A player's progress: their place in the race (`place`, "2nd of 4"), status, runs, cards turned up, deals left, moves (and hints). */
+export function playerCard(p, total, place = "") {
   return h(
     "div",
     { class: `player status-${p.status} ${p.player === session.player ? "me" : ""}`, dataset: { player: p.player, status: p.status, moves: String(p.moves) } },
@@ -164,22 +193,23 @@ export function playerCard(p, total) {
       "div",
       { class: "head" },
       h("span", { class: "dot", title: p.connected ? "connected" : "away", dataset: { on: p.connected ? "1" : "0" } }),
-      h("span", { class: "name" }, p.name, p.player === session.player ? " (you)" : ""),
+      h("span", { class: "name", title: p.name }, p.name, p.player === session.player ? " (you)" : ""),
+      place ? h("span", { class: "place" }, place) : null,
       h("span", { class: "status" }, STATUS_TEXT[p.status] || p.status, p.time ? ` ${fmtTime(p.time)}` : ""),
     ),
     h(
       "div",
       { class: "stats" },
-      stat("runs", `${p.runs}/${total}`),
-      stat("turned up", p.turned_up),
-      stat("deals left", p.deals_left),
-      stat("moves", p.moves),
-      p.hints ? stat("hints", p.hints) : null,
+      stat(`${p.runs}/${total}`, "runs"),
+      stat(p.turned_up, "turned up"),
+      stat(p.deals_left, p.deals_left === 1 ? "deal left" : "deals left"),
+      stat(p.moves, p.moves === 1 ? "move" : "moves"),
+      p.hints ? stat(p.hints, p.hints === 1 ? "hint" : "hints") : null,
     ),
     h("div", { class: "bar", "aria-hidden": "true" }, h("span", { style: `width:${Math.round((100 * p.runs) / Math.max(1, total))}%` })),
   );
 }
 
-function stat(label, value) {
+function stat(value, label) {
   return h("span", { class: "stat" }, h("b", {}, String(value)), ` ${label}`);
 }

@@ -6,12 +6,13 @@ import { BASES } from "./rules.js";
 import { $, fill, fmtTime, h } from "./dom.js";
 import { takeJoined, takeName } from "./race.js";
 import { app, session } from "./state.js";
+import { baseLabel } from "./howto.js";
 import { redraw } from "./ui.js";
 
 /** The lobby's daily deal panel: the variant, Play today's deal, Leaderboard. */
 export function dailyPanel() {
   const saved = store.get("daily", {});
-  const variant = saved.variant || "spider4";
+  const variant = saved.variant || "spider1";
   const shown = app.leaderboard?.variant === variant ? app.leaderboard : null;
   return h(
     "form",
@@ -25,7 +26,7 @@ export function dailyPanel() {
       h(
         "select",
         { id: "daily-variant", name: "variant", onchange: (e) => (store.set("daily", { variant: e.target.value }), (app.leaderboard = null), fill($("#daily-slot"))) },
-        Object.keys(BASES).map((b) => h("option", { value: b, selected: b === variant }, b)),
+        Object.keys(BASES).map((b) => h("option", { value: b, selected: b === variant }, baseLabel(b))),
       ),
       h("button", { id: "daily-play", type: "submit", value: "play", class: "primary" }, "Play today's deal"),
       h("button", { id: "daily-board", type: "submit", value: "board" }, "Leaderboard"),

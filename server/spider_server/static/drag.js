@@ -5,7 +5,7 @@ import { columnLetter, RESERVE } from "./rules.js";
 import { act, onCardClick } from "./actions.js";
 import { cardElement } from "./boardview.js";
 import { $, h } from "./dom.js";
-import { bestJoker, jokerMoves, setAttempt, setWith } from "./moves.js";
+import { bestJoker, clickMove, jokerMoves, setAttempt, setWith } from "./moves.js";
 import { app, iAmPlaying } from "./state.js";
 import { render, say } from "./ui.js";
 
@@ -38,6 +38,13 @@ document.addEventListener("pointermove", (e) => {
   if (!press || e.pointerId !== press.id) return;
   if (!app.drag) {
     if (Math.hypot(e.clientX - press.x, e.clientY - press.y) < 6) return;
+    const refused = liftRefused(app.board, press);
+    if (refused) {
+      // only a group that may move lifts: the press ends here, saying why
+      app.press = null;
+      say(refused, "error");
+      return;
+    }
     startDrag(press);
   }
   moveDrag(e.clientX, e.clientY);
@@ -72,6 +79,16 @@ function dragKind(board, press, count) {
   if (press.troupe) return "troupe";
   if (board.variant.family === "starfish" && press.col !== RESERVE && count >= 2 && count > board.movable(press.col)) return "joker";
   return "move";
+}
+
+/** Why the pressed cards may not be lifted (a group that is not the run at its column's
+ * end, a Starfish card that no Joker may replace), or null when they may. */
+export function liftRefused(board, press) {
+  if (press.troupe || press.col === RESERVE) return null;
+  const count = board.cols[press.col].length - press.index;
+  if (count <= board.movable(press.col)) return null;
+  if (dragKind(board, press, count) === "joker" && jokerMoves(board, press.col, count).length) return null;
+  return clickMove(board, press.col, press.index).reason || "only the run at the end of a column moves";
 }
 
 function startDrag(press) {
@@ -145,11 +162,14 @@ function moveDrag(x, y) {
     $("#foundation")?.classList.add("drop-over");
     return;
   }
+  // only a place the cards may go lights up under the pointer
   const over = columnAt(x, y);
-  if (over !== null) columnEl(over)?.classList.add("drop-over");
+  const overEl = over === null ? null : columnEl(over);
+  if (overEl?.classList.contains("target")) overEl.classList.add("drop-over");
   if (d.kind === "troupe") {
     const spot = jokerSpot(x, y);
-    if (spot) cardEl(spot.col, spot.index)?.classList.add("drop-over");
+    const spotEl = spot && cardEl(spot.col, spot.index);
+    if (spotEl?.classList.contains("joker-target")) spotEl.classList.add("drop-over");
   }
 }
 

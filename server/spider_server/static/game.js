@@ -2,17 +2,29 @@
 // the keys' help, and every player's progress beside it.
 
 import { findVariant } from "./rules.js";
-import { act, askHint, deal, resign } from "./actions.js";
+import { act, askHint, deal, resign, whyNot } from "./actions.js";
 import { boardElement, fitColumns, playerCard, renderFoundation, renderReserve, renderStock } from "./boardview.js";
 import { $, fill, fmtTime, h } from "./dom.js";
 import { onPointerDown, onTroupeDown } from "./drag.js";
 import { app, me, session, STATUS_TEXT, TERMINAL } from "./state.js";
+import { openHowTo } from "./howto.js";
+import { closePanel, openPanel, openPanelId } from "./panel.js";
+import { leader, newsSince, placeText, standings } from "./standings.js";
 import { provide, tick } from "./ui.js";
+
+const BUTTONS = [
+  // id, label, the action it stands for, its key, what it does
+  ["undo", "Undo", "undo", "u", () => act("undo")],
+  ["deal", "Deal", "deal", "+", () => deal()],
+  ["hint", "Hint", "hint", "!", () => askHint()],
+  ["resign", "Resign", "resign", null, () => resign()],
+];
 
 function renderGame() {
   const race = app.race;
   const variant = findVariant(race.variant);
   const root = $("#screen");
+  const press = (fn) => (e) => (e.currentTarget.blur(), fn());
   fill(root,
     h(
       "div",
@@ -29,16 +41,14 @@ function renderGame() {
           h(
             "div",
             { class: "actions" },
-            h("button", { id: "undo", type: "button", title: "Undo (u)", disabled: !race.undo, onclick: (e) => (e.currentTarget.blur(), act("undo")) }, "Undo"),
-            h("button", { id: "deal", type: "button", title: "Deal (+)", onclick: (e) => (e.currentTarget.blur(), deal()) }, "Deal"),
-            race.hints ? h("button", { id: "hint", type: "button", title: "Hint (!) — counted in the results", onclick: (e) => (e.currentTarget.blur(), askHint()) }, "Hint") : null,
-            h("button", { id: "resign", type: "button", title: "Resign", onclick: (e) => (e.currentTarget.blur(), resign()) }, "Resign"),
-            h("button", { id: "keys", type: "button", title: "Keys (?)", onclick: (e) => (e.currentTarget.blur(), toggleHelp()) }, "?"),
+            BUTTONS.map(([id, label, , , fn]) => h("button", { id, type: "button", onclick: press(fn) }, h("span", { class: "spinner", "aria-hidden": "true" }), label)),
+            h("button", { id: "how-to", type: "button", title: "How to play this variant", onclick: press(() => openHowTo(race.variant)) }, "Rules"),
+            h("button", { id: "keys", type: "button", title: "Keys (?)", "aria-label": "keys", onclick: press(toggleHelp) }, "?"),
           ),
         ),
+        h("div", { class: "race-line" }, h("span", { id: "place", class: "place", "aria-live": "polite" }), h("span", { id: "race-notice", class: "race-notice", role: "status" })),
         h("div", { id: "message", class: `message ${app.message?.kind || ""}`, role: "status", "aria-live": "polite" }, app.message?.text || ""),
         h("div", { id: "board-slot" }),
-        app.help ? helpPanel() : null,
       ),
       h("aside", { id: "players", class: "players-panel", "aria-label": "players" }),
     ),
@@ -48,38 +58,52 @@ function renderGame() {
   tick();
 }
 
-function helpPanel() {
+/** Each button on or off as its action may be taken now, its tooltip saying why not. */
+function renderButtons() {
+  for (const [id, label, action, key] of BUTTONS) {
+    const button = $(`#${id}`);
+    if (!button) continue;
+    const reason = whyNot(action);
+    const pending = id === "hint" && app.hint?.pending;
+    button.disabled = Boolean(reason) || pending;
+    button.classList.toggle("busy", Boolean(pending));
+    button.title = pending ? "Looking for a move…" : reason || `${label}${key ? ` (${key})` : ""}${id === "hint" ? " — counted in the results" : id === "resign" ? " — press twice" : ""}`;
+  }
+}
+
+function keysList() {
   return h(
-    "div",
-    { class: "help card-panel", id: "help" },
-    h("h2", {}, "Keys"),
-    h(
-      "dl",
-      {},
-      h("dt", {}, "a … j"),
-      h("dd", {}, "pick a column, then another: its run goes there"),
-      h("dt", {}, "1 … 9"),
-      h("dd", {}, "after a column: how many cards to move"),
-      h("dt", {}, "Enter, Space"),
-      h("dd", {}, "move the picked cards to the best column"),
-      h("dt", {}, "+  or  s"),
-      h("dd", {}, "deal from the stock"),
-      h("dt", {}, "u  or  Backspace"),
-      h("dd", {}, "undo"),
-      h("dt", {}, "!"),
-      h("dd", {}, "ask for a hint (races with hints)"),
-      h("dt", {}, "x, *, z"),
-      h("dd", {}, "Sparrow's sets (or drag a tile of a set onto the runs), Starfish's Jokers (or drag one from the Troupe onto a card, or drag away a card that is not free), the Tower's reserve"),
-      h("dt", {}, "Esc"),
-      h("dd", {}, "cancel the pick"),
-    ),
+    "dl",
+    {},
+    h("dt", {}, "a … m"),
+    h("dd", {}, "pick a column, then another: its run goes there"),
+    h("dt", {}, "1 … 9"),
+    h("dd", {}, "after a column: how many cards to move"),
+    h("dt", {}, "Enter, Space"),
+    h("dd", {}, "move the picked cards to the best column"),
+    h("dt", {}, "+  or  s"),
+    h("dd", {}, "deal from the stock"),
+    h("dt", {}, "u  or  Backspace"),
+    h("dd", {}, "undo"),
+    h("dt", {}, "!"),
+    h("dd", {}, "ask for a hint (races with hints): its cards and their column light up"),
+    h("dt", {}, "x, *, z"),
+    h("dd", {}, "Sparrow's sets (or drag a tile of a set onto the runs), Starfish's Jokers (or drag one from the Troupe onto a card, or drag away a card that is not free), the Tower's reserve"),
+    h("dt", {}, "Esc"),
+    h("dd", {}, "cancel the pick; close this panel"),
+    h("dt", {}, "?"),
+    h("dd", {}, "show or hide the keys"),
   );
 }
 
-/** Show or hide the keys' help. */
+/** Show or hide the keys' panel (closed by its button, Escape or a tap outside too). */
 export function toggleHelp() {
-  app.help = !app.help;
-  if (app.screen === "game") renderGame();
+  if (openPanelId() === "help") {
+    closePanel();
+    return;
+  }
+  app.help = true;
+  openPanel("help", "Keys", keysList(), () => (app.help = false));
 }
 
 /** The player's board again (after an ack, a pick or a refused move), and its stock,
@@ -118,18 +142,41 @@ export function renderBoardOnly() {
   const reserve = $("#reserve-slot");
   if (reserve) renderReserve(board, reserve);
   fitColumns(el);
+  renderButtons();
 }
 
 function renderPlayers() {
   const panel = $("#players");
   if (!panel || !app.race) return;
-  const v = findVariant(app.race.variant);
+  const race = app.race;
+  const v = findVariant(race.variant);
   const total = v.setCount();
-  const sorted = [...app.race.players].sort((a, b) => (a.player === session.player ? -1 : b.player === session.player ? 1 : 0));
+  const places = standings(race.players);
+  const sorted = [...race.players].sort((a, b) => places.get(a.player) - places.get(b.player));
   fill(panel,
-    h("h2", {}, "Players", app.race.spectators ? h("span", { class: "muted" }, ` · ${app.race.spectators} watching`) : null),
-    ...sorted.map((p) => playerCard(p, total)),
+    h("h2", {}, "Players", race.spectators ? h("span", { class: "muted" }, ` · ${race.spectators} watching`) : null),
+    ...sorted.map((p) => playerCard(p, total, race.players.length > 1 ? placeText(places, p.player) : "")),
   );
+  const place = $("#place");
+  if (place) {
+    const top = leader(race.players);
+    place.textContent = race.players.length > 1 ? `You are ${placeText(places, session.player)}${top && top.player !== session.player ? ` · leading: ${top.name}` : ""}` : "";
+  }
+  tellNews();
+  renderButtons(); // a status the server changed (out of time, stuck) turns them off too
+}
+
+/** A notice above the board when another player wins or is out of the race. */
+export function tellNews() {
+  const race = app.race;
+  const news = newsSince(app.seen, race.players, session.player, fmtTime);
+  app.seen = news.seen;
+  const el = $("#race-notice");
+  if (!el || !news.texts.length) return;
+  el.textContent = news.texts.join(" ");
+  el.classList.add("on");
+  clearTimeout(app.noticeTimer);
+  app.noticeTimer = setTimeout(() => el.classList.remove("on"), 10000);
 }
 
 provide("game", renderGame);

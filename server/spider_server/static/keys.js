@@ -5,6 +5,7 @@ import { columnLetter, RESERVE } from "./rules.js";
 import { act, askHint, deal } from "./actions.js";
 import { renderBoardOnly, toggleHelp } from "./game.js";
 import { autoCount, bestFromColumn, keyColumn, selectedCount } from "./moves.js";
+import { openPanelId } from "./panel.js";
 import { onReplayKey } from "./replay.js";
 import { app, iAmPlaying } from "./state.js";
 import { clearMessage, say } from "./ui.js";
@@ -25,6 +26,10 @@ function onGameKey(e) {
   const board = app.board;
   const key = e.key;
   if (key === "?") return toggleHelp(), true;
+  // the buttons' keys: each does what its button does, or says why it cannot
+  if (key === "+" || key === "=" || key === "s") return deal(), true;
+  if (key === "u" || key === "Backspace") return act("undo"), true;
+  if (key === "!") return askHint(), true;
   if (!iAmPlaying()) return false;
   const sel = app.selection;
   if (key === "Escape") {
@@ -32,9 +37,6 @@ function onGameKey(e) {
     showSelection();
     return true;
   }
-  if (key === "+" || key === "=" || key === "s") return deal(), true;
-  if (key === "u" || key === "Backspace") return act("undo"), true;
-  if (key === "!") return askHint(), true;
   if (key === "x" && board.variant.family === "sparrow") {
     app.selection = { set: [] };
     showSelection();
@@ -102,7 +104,9 @@ document.addEventListener("keydown", (e) => {
   if (t instanceof HTMLInputElement || t instanceof HTMLSelectElement || t instanceof HTMLTextAreaElement) return;
   if (t instanceof HTMLButtonElement && (e.key === "Enter" || e.key === " ")) return;
   let handled = false;
-  if (app.screen === "game") handled = onGameKey(e);
+  // a panel open (keys, how to play) takes no game key but its own: ? closes the keys
+  if (openPanelId()) handled = e.key === "?" && openPanelId() === "help" && (toggleHelp(), true);
+  else if (app.screen === "game") handled = onGameKey(e);
   else if (app.screen === "end" && app.replay) handled = onReplayKey(e);
   if (handled) e.preventDefault();
 });

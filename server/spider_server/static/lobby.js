@@ -7,6 +7,7 @@ import { dailyPanel } from "./daily.js";
 import { $, fill, h } from "./dom.js";
 import { join, takeJoined, takeName } from "./race.js";
 import { app, membership, routeCode, session } from "./state.js";
+import { baseLabel, openHowTo } from "./howto.js";
 import { provide, renderHeader } from "./ui.js";
 
 function variantOptions(base) {
@@ -21,7 +22,8 @@ function renderLobby() {
   root.className = "screen-lobby";
   const code = routeCode();
   const saved = store.get("lobby", {});
-  const base = saved.base || "spider4";
+  // a newcomer starts with one suit: the easiest Spider
+  const base = saved.base || "spider1";
   const optionBoxes = h("span", { id: "options" });
   const fillOptions = (b) => {
     fill(optionBoxes,
@@ -34,7 +36,7 @@ function renderLobby() {
   const baseSelect = h(
     "select",
     { id: "variant", name: "variant", onchange: (e) => fillOptions(e.target.value) },
-    Object.keys(BASES).map((b) => h("option", { value: b, selected: b === base }, b)),
+    Object.keys(BASES).map((b) => h("option", { value: b, selected: b === base }, baseLabel(b))),
   );
   const nameInput = h("input", {
     id: "name",
@@ -59,7 +61,14 @@ function renderLobby() {
     "form",
     { id: "create-form", class: "card-panel", onsubmit: (e) => (e.preventDefault(), createRace(e.target)) },
     h("h2", {}, "Create a race"),
-    h("div", { class: "row" }, h("label", { for: "variant" }, "Variant"), baseSelect, optionBoxes),
+    h(
+      "div",
+      { class: "row" },
+      h("label", { for: "variant" }, "Variant"),
+      baseSelect,
+      optionBoxes,
+      h("button", { id: "lobby-how-to", type: "button", title: "What each variant and option is", onclick: () => openHowTo($("#variant").value) }, "How to play"),
+    ),
     h(
       "div",
       { class: "row" },
@@ -117,7 +126,7 @@ function renderLobby() {
       code ? create : joinForm,
       daily,
       mine,
-      h("p", { class: "hint" }, "Everyone in a race plays the same deal. Keys on the board: ", h("kbd", {}, "?"), " shows them."),
+      h("p", { class: "hint" }, "Everyone in a race plays the same deal. New to Spider? Start with spider1 and read ", h("a", { href: "#", id: "lobby-rules", onclick: (e) => (e.preventDefault(), openHowTo($("#variant")?.value)) }, "how to play"), ". Keys on the board: ", h("kbd", {}, "?"), " shows them."),
     ),
   );
   (!nameInput.value ? nameInput : code ? $("#join") : $("#create")).focus();

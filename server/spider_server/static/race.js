@@ -36,7 +36,8 @@ export async function join(code, role) {
     if (app.code === code && e.code !== "offline" && e.code !== "timeout") {
       app.code = app.role = null;
     }
-    app.lobbyError = `${code}: ${e.message}`;
+    // the server's reason names the race already ("no race ZZZZZ"): not said twice
+    app.lobbyError = e.message.includes(code) ? e.message : `${code}: ${e.message}`;
     if (app.code === null) show("lobby");
     else say(e.message, "error");
   }
@@ -56,11 +57,20 @@ export function takeJoined(j) {
     app.board = null;
     app.replay = null;
     app.selection = null;
+    app.hint = null;
+    app.seen = null;
+    app.focus = null;
   }
   remember(app.code, app.role);
   if (routeCode() !== app.code) history.pushState(null, "", `/r/${app.code}`);
   if (j.role === "player") {
+    const before = app.viewSeq;
     if (j.view && j.seq >= app.viewSeq) setView(j.view, j.seq);
+    // how many actions an undo may take back: known from the deal on (acks count it), not
+    // after a reload in the middle of a game (then Undo stays on and the server judges)
+    const p = me();
+    if (p && p.moves === 0) app.undoDepth = 0;
+    else if (j.seq !== before) app.undoDepth = null;
     session.enterRace(app.code, j.seq);
   } else {
     session.leaveRace();
@@ -80,10 +90,20 @@ function setView(text, seq) {
   }
 }
 
+/** An applied action's ack: the actions an undo may take back (app.undoDepth; null when
+ * not known). */
+function countUndo(ack) {
+  if (ack.seq === 0) app.undoDepth = 0;
+  else if (app.undoDepth === null || app.undoDepth === undefined) return;
+  else if (ack.move === "undo") app.undoDepth = Math.max(0, app.undoDepth - 1);
+  else if (ack.move && ack.move !== "resign") app.undoDepth += 1;
+}
+
 /** A message from the server that is not a request's reply: acks, errors, race events. */
 export function onMessage(msg) {
   if (msg.type === "ack") {
     if (msg.code !== app.code) return;
+    if (msg.seq > app.viewSeq && !msg.duplicate) countUndo(msg);
     if (msg.seq >= app.viewSeq) setView(msg.view, msg.seq);
     const p = me();
     if (p) Object.assign(p, { status: msg.status, moves: msg.moves, score: msg.score });

@@ -31,7 +31,7 @@ function renderRoom() {
       { class: "room card-panel" },
       race.daily ? h("h1", {}, "Daily deal ", h("span", { class: "code" }, race.daily)) : h("h1", {}, "Race ", h("span", { class: "code" }, race.code)),
       race.daily
-        ? h("p", { class: "share", id: "daily-note" }, "Today's deal, alone against the clock: it starts when you are ready. Your time and moves go on the day's leaderboard if you win.")
+        ? h("p", { class: "daily-note", id: "daily-note" }, "Today's deal, alone against the clock: it starts when you are ready. Your time and moves go on the day's leaderboard if you win.")
         : h(
             "p",
             { class: "share" },
@@ -40,6 +40,7 @@ function renderRoom() {
             " ",
             h("button", { id: "copy-link", type: "button", onclick: () => copyLink(link) }, "Copy"),
           ),
+      h("p", { id: "message", class: `message ${app.message?.kind || ""}`, role: "status", "aria-live": "polite" }, app.message?.text || ""),
       h("p", { class: "settings", id: "settings" }, describeRace(race)),
       app.unsupported?.length ? h("p", { class: "notice" }, `This server does not offer ${app.unsupported.join(" and ")} yet: the race was created without.`) : null,
       race.preparing ? h("p", { class: "notice", id: "preparing" }, "Finding a deal the solver proves winnable…") : null,
@@ -65,11 +66,14 @@ function copyLink(link) {
   else selectLink();
 }
 
+/** Without the clipboard (a plain-http page from another host): the link selected, to copy
+ * by hand. */
 function selectLink() {
   const range = document.createRange();
   range.selectNodeContents($("#share-link"));
   getSelection().removeAllRanges();
   getSelection().addRange(range);
+  say("The link is selected: copy it (Ctrl+C, or the menu).", "info");
 }
 
 async function setReady(ready) {

@@ -5,7 +5,7 @@
 import { Session, store } from "./net.js";
 
 export const TERMINAL = new Set(["won", "stuck", "resigned", "left", "timeout"]);
-export const STATUS_TEXT = { won: "won", stuck: "stuck", resigned: "resigned", left: "left", timeout: "out of time", playing: "playing", waiting: "waiting" };
+export const STATUS_TEXT = { won: "won", stuck: "stuck", resigned: "resigned", left: "left", abandoned: "away", timeout: "out of time", playing: "playing", waiting: "waiting" };
 
 const wsUrl = `${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}/ws`;
 /** What the page shows. `code`, `role`, `race`, `version` and `boards` are the race's
@@ -29,6 +29,12 @@ export const app = {
   help: false,
   lobbyError: null,
   viewAsked: 0,
+  undoDepth: null, // actions an undo may take back (null: not known, after a reload)
+  hint: null, // {view, pending} while asked, then {view, move} (move null: no legal move)
+  seen: null, // player -> status last shown, for the notices when one wins or is out
+  focus: null, // a spectator's board shown at full size: a player id, "leader", or null
+  noticeTimer: null,
+  watchNews: null, // a spectator's notice: {text, until}
 };
 /** The connection; app.js gives it its handlers before it connects. */
 export const session = new Session(wsUrl, {});

@@ -53,11 +53,12 @@ export function renderHeader() {
   }
 }
 
-/** Say `text` above the board (kind: info or error) for a few seconds. */
-export function say(text, kind = "info") {
+/** Say `text` above the board, or in the room (kind: info or error) for a few seconds
+ * (`ms`, by default 4 s for info and 8 s for an error). */
+export function say(text, kind = "info", ms = kind === "error" ? 8000 : 4000) {
   app.message = { text, kind };
   clearTimeout(app.messageTimer);
-  app.messageTimer = setTimeout(clearMessage, kind === "error" ? 8000 : 4000);
+  app.messageTimer = setTimeout(clearMessage, ms);
   const el = $("#message");
   if (el) {
     el.textContent = text;
