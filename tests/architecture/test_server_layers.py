@@ -1,6 +1,7 @@
-"""The server's layers stay apart: no import circle among its modules (lazy and
-type-checking imports counted), Redis reached only from the store, the Redis links and the
-hub's pub/sub listener, websockets only from the transport, HTTP and the node."""
+"""The server's layers stay apart: Redis reached only from the store, the Redis links, the
+hub's pub/sub listener and the embedded server's start-up check (it asks the child process
+it started for its version), websockets only from the transport, HTTP and the node. Import
+circles are the architecture tests' (``test_import_graph.py``)."""
 
 from __future__ import annotations
 
@@ -41,32 +42,6 @@ def _imports(name: str, path: Path) -> set[str]:
     return found
 
 
-def _graph() -> dict[str, set[str]]:
-    modules = _modules()
-    return {
-        name: {m for m in _imports(name, path) if m in modules and m != name}
-        for name, path in modules.items()
-    }
-
-
-def test_no_import_circle_in_the_server() -> None:
-    graph = _graph()
-    assert len(graph) > 20
-
-    def reachable(start: str) -> set[str]:
-        seen: set[str] = set()
-        todo = [start]
-        while todo:
-            for dep in graph[todo.pop()]:
-                if dep not in seen:
-                    seen.add(dep)
-                    todo.append(dep)
-        return seen
-
-    circles = sorted(name for name in graph if name in reachable(name))
-    assert circles == []
-
-
 def test_libraries_below_their_api_are_reached_from_their_layers_only() -> None:
     modules = _modules()
     users: dict[str, set[str]] = {"redis": set(), "websockets": set()}
@@ -78,6 +53,7 @@ def test_libraries_below_their_api_are_reached_from_their_layers_only() -> None:
     assert users["redis"] <= {
         "spider_server.redisconn",
         "spider_server.hub",
+        "spider_server.embedded",
         *(m for m in modules if m.startswith("spider_server.store")),
     }
     assert users["websockets"] == {
