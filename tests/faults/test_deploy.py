@@ -87,7 +87,20 @@ def test_compose_runs_the_tests_valkey_and_the_image_installs_the_lock() -> None
     assert "--require-hashes -r /tmp/requirements.lock" in install
     assert "--no-deps /tmp/wheels/*.whl" in install and "pip check" in install
     health = next(step for step in steps if step.startswith("HEALTHCHECK"))
-    assert "/healthz" in health
+    assert "/healthz" in health and "/readyz" not in health  # liveness restarts a container
+
+
+def test_haproxy_checks_readiness_within_the_drain() -> None:
+    from spider_server.settings import Settings
+
+    lines = [line.split() for line in (DEPLOY / "haproxy.cfg").read_text().splitlines()]
+    send = next(words for words in lines if words[:2] == ["http-check", "send"])
+    assert send[send.index("uri") + 1] == "/readyz"
+    server = next(words for words in lines if words[:2] == ["default-server", "check"])
+    inter = float(server[server.index("inter") + 1].removesuffix("s"))
+    fall = int(server[server.index("fall") + 1])
+    # a draining node is marked down before its connections are closed
+    assert inter * fall < Settings().drain
 
 
 def test_redis_conf_starts_a_persistent_redis(tmp_path: Path) -> None:
