@@ -12,7 +12,8 @@
 - ``server_process``: async factory; ``proc = await server_process(redis_url)`` starts
   ``python -m spider_server`` as a real process (``redis_url=None``: with its embedded
   Redis; ``cli=True``: ``spider-race serve``): ``.url``, ``.http_url``, ``.kill()``
-  (SIGKILL), ``.terminate()`` (SIGTERM, returns the exit status).
+  (SIGKILL), ``.terminate()`` (SIGTERM, returns the exit status). Its SIGTERM closes at
+  once (``SPIDER_RACE_DRAIN=0``) unless the test gives a drain period.
 
 The server's packages are imported inside the fixtures, so tests of the engine or the
 client alone do not need the server's dependencies.
@@ -149,6 +150,7 @@ async def server_process(tmp_path: Path) -> AsyncIterator[Callable[..., Awaitabl
             "SPIDER_RACE_NODE": f"proc{n}",
             "SPIDER_RACE_TICK": "0.02",
             "SPIDER_RACE_SWEEP_INTERVAL": "0.5",
+            "SPIDER_RACE_DRAIN": "0",  # SIGTERM closes at once unless a test drains
             **env,
         }
         command = ["spider_race.cli", "serve"] if cli else ["spider_server"]

@@ -159,8 +159,15 @@ class RedisProcess:
     def start(self, *, timeout: float = 10.0) -> None:
         """Start the server and wait until it answers; EmbeddedRedisError when it exits,
         does not answer within ``timeout``, or is older than :data:`SERVER_FLOOR` (then it
-        is stopped again)."""
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        is stopped again), or when its data folder cannot be made or written."""
+        try:
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise EmbeddedRedisError(
+                f"cannot make the data folder {self.data_dir}: {e.strerror or e}"
+            ) from None
+        if not os.access(self.data_dir, os.W_OK | os.X_OK):
+            raise EmbeddedRedisError(f"the data folder {self.data_dir} is not writable")
         args = [
             self.executable,
             "--port", str(self.port),
@@ -185,9 +192,11 @@ class RedisProcess:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
+                logfile = self.data_dir / "redis.log"
+                see = f"; see {logfile}" if logfile.exists() else ""
                 raise EmbeddedRedisError(
                     f"{Path(self.executable).name} exited with status "
-                    f"{self.process.returncode}; see {self.data_dir / 'redis.log'}"
+                    f"{self.process.returncode}{see}"
                 )
             if self.ping():
                 try:

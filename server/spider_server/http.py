@@ -1,6 +1,15 @@
-"""Plain HTTP on the websocket port: ``GET /healthz``, ``GET /metrics`` and the browser
-page's files (the package's ``static`` folder; ``/`` and a race's shareable link
-``/r/<code>`` are ``index.html``). ``/ws`` goes on to the websocket handshake."""
+"""Plain HTTP on the websocket port: the probes ``GET /healthz`` and ``GET /readyz``,
+``GET /metrics`` and the browser page's files (the package's ``static`` folder; ``/`` and
+a race's shareable link ``/r/<code>`` are ``index.html``). ``/ws`` goes on to the
+websocket handshake.
+
+- ``/healthz`` (liveness) answers 200 ``ok`` whenever the process and its event loop
+  answer at all; it never asks Redis, so that a Redis outage does not get every node of a
+  deployment restarted at once.
+- ``/readyz`` (readiness) answers 200 ``ok`` when Redis answers and the node is not
+  draining, else 503 with the reason (``draining``, ``redis is not answering``): a load
+  balancer sends new players only to a node that is ready.
+"""
 
 from __future__ import annotations
 
@@ -41,16 +50,17 @@ def _body(status: int, kind: str, body: bytes) -> Response:
 
 
 class Http:
-    """The node's answers to plain HTTP requests. ``healthy`` says whether Redis answers
-    now; ``metrics`` gives the scrape's body and content type for an ``Accept`` header."""
+    """The node's answers to plain HTTP requests. ``unready`` gives the reason the node
+    should get no new connections now (None when it is ready); ``metrics`` gives the
+    scrape's body and content type for an ``Accept`` header."""
 
     def __init__(
         self,
         *,
-        healthy: Callable[[], Awaitable[bool]],
+        unready: Callable[[], Awaitable[str | None]],
         metrics: Callable[[str | None], tuple[bytes, str]],
     ) -> None:
-        self.healthy = healthy
+        self.unready = unready
         self.metrics = metrics
 
     async def process_request(
@@ -61,9 +71,12 @@ class Http:
         if path == WS_PATH:
             return None
         if path == "/healthz":
-            if await self.healthy():
+            return connection.respond(200, "ok\n")
+        if path == "/readyz":
+            reason = await self.unready()
+            if reason is None:
                 return connection.respond(200, "ok\n")
-            return connection.respond(503, "redis is not answering\n")
+            return connection.respond(503, reason + "\n")
         if path == "/metrics":
             body, kind = self.metrics(request.headers.get("Accept"))
             return _body(200, kind, body)

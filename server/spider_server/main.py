@@ -1,34 +1,83 @@
 """Running a node: ``spider-race serve`` and ``python -m spider_server``.
 
-Without a Redis URL the node starts an embedded redis-server (AOF in the data folder) and
-stops it on exit. SIGTERM or SIGINT: stop accepting, close every connection with 1012
-(clients reconnect, to this node once it is back or to another), finish, exit 0.
+Without a Redis URL the node starts an embedded server (Valkey, AOF in the data folder)
+and stops it on exit; with one, it checks at start that this Redis answers. SIGTERM:
+``/readyz`` answers 503 at once (load balancers send no new players), the connections
+open are still served for ``SPIDER_RACE_DRAIN`` seconds, then every one is closed with
+1012 (clients reconnect, to this node once it is back or to another), and the node exits
+0. SIGINT (Ctrl-C), or a second signal while draining, closes at once.
 
-Exit status: 0 after SIGTERM or SIGINT, 2 for a bad setting (one line on standard error
-naming it, its value and its range), 1 for another error the server names.
+A node that cannot start prints one line on standard error, ``spider-race serve: …``,
+naming what is wrong and what to do, and exits with a status of its own
+(:data:`EXIT_STATUSES`):
+
+- 0: stopped by SIGTERM or SIGINT;
+- 1: another error the server names;
+- 2: a bad setting (naming it, its value and its range);
+- 3: it cannot listen on its address and port (in use, not an address of this machine,
+  no permission);
+- 4: the Redis of ``--redis`` does not answer at start, or refuses the node;
+- 5: the embedded server cannot start, or the data folder cannot be used.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import gc
 import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from . import redisconn
 from .embedded import RedisProcess
-from .errors import ConfigError, ServerError
+from .errors import ConfigError, EmbeddedRedisError, ServerError
 from .logs import FORMATS, LEVELS
 from .logs import configure as configure_logs
 from .node import Node
-from .settings import Settings
+from .settings import Settings, redacted_url
 from .tokens import load_secret
 
-__all__ = ["serve_command", "run", "main"]
+__all__ = [
+    "EXIT_EMBEDDED",
+    "EXIT_ERROR",
+    "EXIT_LISTEN",
+    "EXIT_REDIS",
+    "EXIT_SETTING",
+    "EXIT_STATUSES",
+    "StartError",
+    "serve_command",
+    "run",
+    "main",
+]
 
 log = logging.getLogger("spider_server")
+
+EXIT_ERROR = 1
+EXIT_SETTING = 2
+EXIT_LISTEN = 3
+EXIT_REDIS = 4
+EXIT_EMBEDDED = 5
+EXIT_STATUSES: dict[int, str] = {
+    0: "stopped by SIGTERM or SIGINT",
+    EXIT_ERROR: "another error the server names",
+    EXIT_SETTING: "a bad setting",
+    EXIT_LISTEN: "cannot listen on its address and port",
+    EXIT_REDIS: "the Redis of --redis does not answer, or refuses the node",
+    EXIT_EMBEDDED: "the embedded server cannot start, or the data folder cannot be used",
+}
+"""Every exit status of ``spider-race serve``, and what it means (docs/server.md's table)."""
+
+
+class StartError(ServerError):
+    """The node cannot start: ``str()`` is the one line to print, ``status`` the exit
+    status (one of :data:`EXIT_STATUSES`)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 def quiet_garbage_collector() -> None:
@@ -43,20 +92,35 @@ def quiet_garbage_collector() -> None:
 
 
 async def run(settings: Settings, *, ready: asyncio.Event | None = None) -> None:
-    """Serve until SIGTERM or SIGINT (or until the task is cancelled)."""
+    """Serve until SIGTERM or SIGINT (or until the task is cancelled). :class:`StartError`
+    when the node cannot start: the embedded server or the data folder fails, the Redis of
+    ``settings.redis_url`` does not answer, or the address cannot be listened on."""
     embedded: RedisProcess | None = None
     redis_url = settings.redis_url
     if redis_url is None:
-        embedded = RedisProcess(settings.data_dir / "redis")
-        embedded.start()  # from the main thread: it dies with this process
+        try:
+            embedded = RedisProcess(settings.data_dir / "redis")
+            embedded.start()  # from the main thread: it dies with this process
+        except EmbeddedRedisError as e:
+            raise StartError(
+                EXIT_EMBEDDED,
+                f"the embedded server cannot start: {e} (its data folder is --data-dir or "
+                "SPIDER_RACE_DATA_DIR, plus redis/; a Redis of your own is --redis)",
+            ) from None
         redis_url = embedded.url
-        log.info("embedded redis-server on port %d, data in %s", embedded.port, embedded.data_dir)
-    try:
-        secret = load_secret(
-            settings.secret, settings.data_dir, max_age=settings.token_max_age or None
+        log.info(
+            "embedded %s on port %d, data in %s", embedded.server, embedded.port, embedded.data_dir
         )
+    try:
+        if embedded is None:
+            await _check_redis(redis_url)
+        secret = _secret(settings)
         node = Node(settings, redis_url=redis_url, secret=secret)
-        await node.start()
+        try:
+            await node.start()
+        except OSError as e:
+            await node.close()
+            raise StartError(EXIT_LISTEN, _cannot_listen(settings, e)) from None
         quiet_garbage_collector()
         log.info("node %s serving ws://%s:%d/ws", settings.node, settings.host, node.port)
         print(f"spider-race serving ws://{settings.host}:{node.port}/ws", flush=True)
@@ -64,6 +128,48 @@ async def run(settings: Settings, *, ready: asyncio.Event | None = None) -> None
     finally:
         if embedded is not None:
             await asyncio.to_thread(embedded.stop)
+
+
+async def _check_redis(url: str) -> None:
+    problem = await redisconn.not_answering(url)
+    if problem is not None:
+        raise StartError(
+            EXIT_REDIS,
+            f"Redis at {redacted_url(url)} {problem}: start it, or give the URL of a Redis "
+            "that runs (with its user and password) in --redis or SPIDER_RACE_REDIS",
+        )
+
+
+def _secret(settings: Settings) -> bytes:
+    try:
+        return load_secret(
+            settings.secret, settings.data_dir, max_age=settings.token_max_age or None
+        )
+    except OSError as e:
+        raise StartError(
+            EXIT_EMBEDDED,
+            f"cannot keep the token secret in {settings.data_dir}: {e.strerror or e}; give a "
+            "writable folder in --data-dir (SPIDER_RACE_DATA_DIR), or set SPIDER_RACE_SECRET",
+        ) from None
+
+
+def _cannot_listen(settings: Settings, error: OSError) -> str:
+    """The one line for a failed listen: the address, why, and what to do."""
+    where = f"{settings.host}:{settings.port}"
+    if error.errno == errno.EADDRINUSE:
+        why = "the port is in use; stop what listens there, or choose another port"
+        return f"cannot listen on {where}: {why} with --port (SPIDER_RACE_PORT)"
+    if error.errno == errno.EADDRNOTAVAIL:
+        why = "the address is not one of this machine's; choose another"
+        return f"cannot listen on {where}: {why} with --host (SPIDER_RACE_HOST)"
+    if error.errno == errno.EACCES:
+        why = "permission denied (ports below 1024 need privileges); choose another port"
+        return f"cannot listen on {where}: {why} with --port (SPIDER_RACE_PORT)"
+    reason = " ".join(str(error.strerror or error).split())
+    return (
+        f"cannot listen on {where}: {reason}; check --host and --port "
+        "(SPIDER_RACE_HOST, SPIDER_RACE_PORT)"
+    )
 
 
 def _settings(
@@ -105,10 +211,13 @@ def serve_command(args: argparse.Namespace) -> int:
         asyncio.run(run(settings))
     except ConfigError as e:
         print(f"spider-race serve: {e}", file=sys.stderr)
-        return 2
+        return EXIT_SETTING
+    except StartError as e:
+        print(f"spider-race serve: {e}", file=sys.stderr)
+        return e.status
     except ServerError as e:
         print(f"spider-race serve: {e}", file=sys.stderr)
-        return 1
+        return EXIT_ERROR
     except KeyboardInterrupt:  # pragma: no cover - SIGINT is handled inside
         pass
     return 0

@@ -59,7 +59,8 @@ def check_libraries() -> None:
 
 class Node:
     """One server node. ``await start()`` listens; ``await close()`` closes every connection
-    with 1012 (clients reconnect to this or another node) and stops."""
+    with 1012 (clients reconnect to this or another node) and stops. While ``draining``
+    (from SIGTERM on, see :meth:`serve_until_signalled`) ``/readyz`` answers 503."""
 
     def __init__(self, settings: Settings, *, redis_url: str, secret: bytes) -> None:
         self.settings = settings
@@ -81,7 +82,7 @@ class Node:
         self.seeds = Seeds(self.store, settings, secret, clock=self.now, on_prepared=self.advance)
         """Proven-winnable seeds: winnable races and the daily deals."""
         self.writes = Writes(settings)
-        self.http = Http(healthy=self.redis_answers, metrics=self.metrics_text)
+        self.http = Http(unready=self.unready, metrics=self.metrics_text)
         self.context = Context(
             settings=settings,
             limits=self.limits,
@@ -100,6 +101,8 @@ class Node:
         self._loops: list[asyncio.Task[Any]] = []
         self._advancing: set[str] = set()
         self._closed = False
+        self.draining = False
+        """From SIGTERM (or :meth:`close`) on: ``/readyz`` answers 503."""
         self._idle = asyncio.Event()
         """Set whenever the last connection ends."""
         self._gc_started = 0.0
@@ -136,15 +139,29 @@ class Node:
 
     async def serve_until_signalled(self, ready: asyncio.Event | None = None) -> None:
         """Serve (the node started) until SIGTERM or SIGINT, or until cancelled; then
-        close: every connection gets 1012. ``ready`` is set once the signals are heard."""
-        stop = asyncio.Event()
+        close: every connection gets 1012. ``ready`` is set once the signals are heard.
+
+        SIGTERM drains first: ``/readyz`` answers 503 at once, so that load balancers send
+        no new players here, while the connections open are still served for
+        ``settings.drain`` seconds; then they are closed. SIGINT (Ctrl-C), or a second
+        signal while draining, closes at once."""
+        signals: asyncio.Queue[int] = asyncio.Queue()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, stop.set)
+            loop.add_signal_handler(sig, signals.put_nowait, sig)
         if ready is not None:
             ready.set()
         try:
-            await stop.wait()
+            first = await signals.get()
+            if first == signal.SIGTERM and self.settings.drain > 0:
+                self.draining = True
+                log.info(
+                    "draining: /readyz answers 503, connections are closed in %g s",
+                    self.settings.drain,
+                )
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(self.settings.drain):
+                        await signals.get()
         finally:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 loop.remove_signal_handler(sig)
@@ -167,6 +184,7 @@ class Node:
     async def close(self, *, code: int = CLOSE_RESTART, timeout: float = 10.0) -> None:
         """Stop accepting, close every connection with ``code``, stop the timers (they get
         ``timeout`` seconds), disconnect from Redis. Idempotent."""
+        self.draining = True
         if self.server is not None:
             self.server.close(close_connections=True, code=code, reason="server restarting")
             with contextlib.suppress(TimeoutError):
@@ -226,11 +244,20 @@ class Node:
         after = time.time()
         self.offset = redis_now - (before + after) / 2
 
-    # -- what /healthz and /metrics say -----------------------------------------------------
+    # -- what /readyz and /metrics say ------------------------------------------------------
 
     async def redis_answers(self) -> bool:
         """Whether Redis answers PING now (one try, within a second)."""
         return await self.store.answers()
+
+    async def unready(self) -> str | None:
+        """Why ``/readyz`` answers 503 now (draining, or Redis not answering); None when
+        the node is ready for new connections."""
+        if self.draining:
+            return "draining"
+        if not await self.redis_answers():
+            return "redis is not answering"
+        return None
 
     def races_by_state(self) -> Counter[str]:
         return Counter(w.state for w in self.hub.watches.values() if w.state)

@@ -33,8 +33,14 @@ from redis.asyncio.connection import (
 )
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
+from redis.exceptions import (
+    AuthenticationError,
+    BusyLoadingError,
+    RedisClusterException,
+    RedisError,
+    ResponseError,
+)
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from .errors import ConfigError
@@ -52,6 +58,7 @@ __all__ = [
     "check_redis",
     "connect",
     "is_cluster",
+    "not_answering",
     "reply_reader",
     "take_buffered",
 ]
@@ -151,6 +158,30 @@ def connect(url: str, *, health: bool = False) -> Any:
         password=parts.password,
         **options,
     )
+
+
+async def not_answering(url: str) -> str | None:
+    """Why Redis at ``url`` cannot serve the node, checked once (within about a second,
+    with the health client of :func:`connect`): None when it answers PING (or answers
+    that it is loading its data), else one line, ``does not answer (<why>)`` or ``refuses
+    the node (<why>)``."""
+    client = connect(url, health=True)
+    try:
+        await client.ping()
+    except BusyLoadingError:
+        return None
+    except (AuthenticationError, ResponseError) as e:
+        return f"refuses the node ({_one_line(e)})"
+    except (RedisError, RedisClusterException, OSError) as e:
+        return f"does not answer ({_one_line(e) or type(e).__name__})"
+    finally:
+        with contextlib.suppress(Exception):
+            await client.aclose()
+    return None
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split()).rstrip(".")
 
 
 class CommandLink:

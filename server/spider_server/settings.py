@@ -26,7 +26,16 @@ from spider_client.protocol import MAX_CLIENT_FRAME
 
 from .errors import ConfigError
 
-__all__ = ["Settings", "ENV_PREFIX", "RANGES", "CHOICES", "OPTIONS", "Range", "env_name"]
+__all__ = [
+    "Settings",
+    "ENV_PREFIX",
+    "RANGES",
+    "CHOICES",
+    "OPTIONS",
+    "Range",
+    "env_name",
+    "redacted_url",
+]
 
 ENV_PREFIX = "SPIDER_RACE_"
 DAY = 24 * 3600
@@ -87,6 +96,7 @@ RANGES: dict[str, Range] = {
     "hint_budget": Range(1, 1_000_000_000),
     "pool_interval": Range(0, 3600, above=True),
     "token_max_age": Range(0, 10 * 365 * DAY),
+    "drain": Range(0, 3600),
 }
 """Every numeric setting's range."""
 
@@ -195,6 +205,11 @@ class Settings:
     pool_interval: float = 0.5
     """How often a node looks for seeds to prove (waiting races, pools below size)."""
 
+    drain: float = 5.0
+    """Seconds between SIGTERM and closing the connections: ``/readyz`` answers 503 from
+    the signal on, so that load balancers stop sending new players here, while the
+    connections open are still served; then each is closed with 1012. 0: close at once."""
+
     token_max_age: int = 0
     """Seconds a session token is accepted after it was issued (every ``welcome`` issues
     a fresh one); 0: tokens do not expire."""
@@ -254,15 +269,21 @@ class Settings:
         return self
 
 
+def redacted_url(url: str) -> str:
+    """``url`` with its password, if it has one, shown as ``***`` (for messages and logs)."""
+    parts = urlsplit(url)
+    if not parts.password:
+        return url
+    user = parts.username or ""
+    return parts._replace(netloc=f"{user}:***@{parts.netloc.rsplit('@', 1)[1]}").geturl()
+
+
 def _show(name: str, value: Any) -> str:
     """``value`` for an error message: never a secret, nor a Redis URL's password."""
     if name == "secret":
         return "(not shown)"
     if name == "redis_url" and isinstance(value, str):
-        parts = urlsplit(value)
-        if parts.password:
-            user = parts.username or ""
-            value = parts._replace(netloc=f"{user}:***@{parts.netloc.rsplit('@', 1)[1]}").geturl()
+        value = redacted_url(value)
     return repr(str(value)) if isinstance(value, str | Path) else repr(value)
 
 

@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import configparser
+import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
+import time
 import urllib.request
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -87,7 +92,20 @@ def test_compose_runs_the_tests_valkey_and_the_image_installs_the_lock() -> None
     assert "--require-hashes -r /tmp/requirements.lock" in install
     assert "--no-deps /tmp/wheels/*.whl" in install and "pip check" in install
     health = next(step for step in steps if step.startswith("HEALTHCHECK"))
-    assert "/healthz" in health
+    assert "/healthz" in health and "/readyz" not in health  # liveness restarts a container
+
+
+def test_haproxy_checks_readiness_within_the_drain() -> None:
+    from spider_server.settings import Settings
+
+    lines = [line.split() for line in (DEPLOY / "haproxy.cfg").read_text().splitlines()]
+    send = next(words for words in lines if words[:2] == ["http-check", "send"])
+    assert send[send.index("uri") + 1] == "/readyz"
+    server = next(words for words in lines if words[:2] == ["default-server", "check"])
+    inter = float(server[server.index("inter") + 1].removesuffix("s"))
+    fall = int(server[server.index("fall") + 1])
+    # a draining node is marked down before its connections are closed
+    assert inter * fall < Settings().drain
 
 
 def test_redis_conf_starts_a_persistent_redis(tmp_path: Path) -> None:
@@ -146,16 +164,18 @@ def _get(url: str) -> str:
         return str(r.read().decode())
 
 
-async def test_two_nodes_behind_haproxy(redis_server, server_process, tmp_path: Path) -> None:
+@contextlib.asynccontextmanager
+async def _haproxy(nodes: list[Any], tmp_path: Path) -> AsyncIterator[str]:
+    """Debian's HAProxy running ``deploy/haproxy.cfg`` in front of two node processes,
+    once it passes a request to one; the balancer's websocket URL. Its output (state
+    changes of the servers among it) goes to ``haproxy.log`` in ``tmp_path``."""
     haproxy = _need("haproxy")
-    node1 = await server_process(redis_server.url)
-    node2 = await server_process(redis_server.url)
     port = _free_port()
     env = {
         **os.environ,
         "SPIDER_LB_BIND": f"127.0.0.1:{port}",
-        "SPIDER_NODE1": f"127.0.0.1:{node1.port}",
-        "SPIDER_NODE2": f"127.0.0.1:{node2.port}",
+        "SPIDER_NODE1": f"127.0.0.1:{nodes[0].port}",
+        "SPIDER_NODE2": f"127.0.0.1:{nodes[1].port}",
     }
     check = subprocess.run([haproxy, "-c", "-f", str(DEPLOY / "haproxy.cfg")], env=env)
     assert check.returncode == 0
@@ -164,13 +184,23 @@ async def test_two_nodes_behind_haproxy(redis_server, server_process, tmp_path: 
         [haproxy, "-db", "-f", str(DEPLOY / "haproxy.cfg")], env=env, stdout=log, stderr=log
     )
     try:
-        url = f"ws://127.0.0.1:{port}/ws"
         for _ in range(100):
             try:
                 if "ok" in await asyncio.to_thread(_get, f"http://127.0.0.1:{port}/healthz"):
                     break
             except OSError:
                 await asyncio.sleep(0.1)
+        yield f"ws://127.0.0.1:{port}/ws"
+    finally:
+        lb.terminate()
+        lb.wait(10)
+        log.close()
+
+
+async def test_two_nodes_behind_haproxy(redis_server, server_process, tmp_path: Path) -> None:
+    node1 = await server_process(redis_server.url)
+    node2 = await server_process(redis_server.url)
+    async with _haproxy([node1, node2], tmp_path) as url:
         # one player lands on each node (least connections)
         a = await Client.connect(url, name="alice")
         b = await Client.connect(url, name="bob")
@@ -195,7 +225,31 @@ async def test_two_nodes_behind_haproxy(redis_server, server_process, tmp_path: 
             assert 'spider_races{state="running"} 1' in lines
         for c in (a, b, w):
             await c.close()
-    finally:
-        lb.terminate()
-        lb.wait(10)
-        log.close()
+
+
+async def test_a_draining_node_gets_no_new_players_through_haproxy(
+    redis_server, server_process, tmp_path: Path
+) -> None:
+    drain = 8.0  # above the checks' 2 s x 2, with room for a slow machine
+    node1 = await server_process(redis_server.url, SPIDER_RACE_DRAIN=f"{drain:g}")
+    node2 = await server_process(redis_server.url)
+    async with _haproxy([node1, node2], tmp_path) as url:
+        first = [await Client.connect(url, name=f"p{i}") for i in range(2)]
+        assert {c.welcome.node for c in first} == {"proc1", "proc2"}
+        (staying,) = [c for c in first if c.welcome.node == "proc1"]
+        signalled = time.monotonic()
+        node1.process.send_signal(signal.SIGTERM)
+        log = tmp_path / "haproxy.log"
+        while "node1 is DOWN" not in log.read_text():
+            assert time.monotonic() - signalled < drain, log.read_text()
+            await asyncio.sleep(0.1)
+        # node1 drains: its player is still connected, and every new one goes to node2
+        # (with node1 up, least connections would give it one of these three)
+        later = [await Client.connect(url, name=f"q{i}") for i in range(3)]
+        assert [c.welcome.node for c in later] == ["proc2"] * 3
+        assert staying.ws.close_code is None
+        assert time.monotonic() - signalled < drain
+        assert await staying.closed_with() == 1012
+        assert await asyncio.to_thread(node1.process.wait, 20) == 0
+        for c in [*first, *later]:
+            await c.close()

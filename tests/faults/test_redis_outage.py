@@ -16,8 +16,9 @@ from tests.server.server_helpers import Client, start_race
 
 
 def _health(url: str) -> int:
+    """``/readyz``'s status (readiness follows Redis; liveness, ``/healthz``, does not)."""
     try:
-        with urllib.request.urlopen(url + "/healthz", timeout=5) as r:
+        with urllib.request.urlopen(url + "/readyz", timeout=5) as r:
             return int(r.status)
     except urllib.error.HTTPError as e:
         return int(e.code)
@@ -71,7 +72,7 @@ async def test_redis_sigkill_and_a_5_second_outage(redis_always, server_process)
     await asyncio.gather(*runs)
     assert all(seqs[c.player] > 5 for c in players)
 
-    # while Redis is away: every move gets "unavailable" within a second, /healthz is 503
+    # while Redis is away: every move gets "unavailable" within a second, /readyz is 503
     waits = []
     while time.monotonic() - killed < 5.0:
         for c in players:

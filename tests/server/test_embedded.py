@@ -4,6 +4,7 @@ in a folder; the floor every server the service runs on must reach."""
 from __future__ import annotations
 
 import asyncio
+import re
 import socket
 from pathlib import Path
 from typing import Any
@@ -16,10 +17,12 @@ from tests.server.server_helpers import Client
 
 
 def _embedded_port(log: Path) -> int:
+    """The embedded server's port, from the log line that names it and its version."""
     for line in log.read_text().splitlines():
-        if "embedded redis-server on port" in line:
-            return int(line.split("on port ")[1].split()[0].rstrip(","))
-    raise AssertionError("no embedded redis-server in the log")
+        found = re.search(r"embedded valkey \d+\.\d+\.\d+ on port (\d+),", line)
+        if found:
+            return int(found.group(1))
+    raise AssertionError("no embedded server in the log")
 
 
 def _port_open(port: int) -> bool:

@@ -1,15 +1,23 @@
-"""Plain HTTP on the node's port, SIGTERM, time limits, countdowns, Redis restarts."""
+"""Plain HTTP on the node's port (the probes, /metrics, the page), SIGTERM and its drain,
+time limits, countdowns, Redis restarts."""
 
 from __future__ import annotations
 
 import asyncio
 import gc
+import signal
+import time
 import urllib.error
 import urllib.request
+from pathlib import Path
+
+import pytest
 
 from spider_client import protocol as p
 from spider_engine import Board
 from tests.server.server_helpers import Client, Player, start_race
+
+TEXT = "text/plain; charset=utf-8"
 
 
 def _get(url: str) -> tuple[int, str, str]:
@@ -20,17 +28,21 @@ def _get(url: str) -> tuple[int, str, str]:
         return e.code, e.headers.get("Content-Type", ""), e.read().decode()
 
 
-async def test_healthz_follows_redis(redis_server, server_node) -> None:
+async def test_readyz_follows_redis_and_healthz_does_not(redis_server, server_node) -> None:
     node = await server_node(redis_server.url)
-    assert (await asyncio.to_thread(_get, node.http_url + "/healthz"))[0] == 200
+    assert await asyncio.to_thread(_get, node.http_url + "/readyz") == (200, TEXT, "ok\n")
+    assert await asyncio.to_thread(_get, node.http_url + "/healthz") == (200, TEXT, "ok\n")
     redis_server.kill()
-    assert (await asyncio.to_thread(_get, node.http_url + "/healthz"))[0] == 503
+    not_ready = (503, TEXT, "redis is not answering\n")
+    assert await asyncio.to_thread(_get, node.http_url + "/readyz") == not_ready
+    # liveness: the process answers; a Redis outage must not get every node restarted
+    assert (await asyncio.to_thread(_get, node.http_url + "/healthz"))[0] == 200
     # a request while Redis is down gets "unavailable", and the node stays up
     c = await Client.connect(node.url, name="x")
     reply = await c.request(p.CreateRace(req=0))
     assert reply.type == "error" and reply.error == "unavailable"
     redis_server.restart()
-    assert (await asyncio.to_thread(_get, node.http_url + "/healthz"))[0] == 200
+    assert (await asyncio.to_thread(_get, node.http_url + "/readyz"))[0] == 200
     assert (await c.create(variant="spider1")).race.state == "open"
 
 
@@ -84,6 +96,54 @@ async def test_sigterm_closes_with_1012_and_exits_0(
     again = await Client.connect(node.url, token=a.token)
     joined = await again.join(code)
     assert joined.seq == 1 and joined.view == pa.view
+
+
+async def test_sigterm_fails_readiness_first_then_closes_after_the_drain(
+    redis_server, server_process, tmp_path: Path
+) -> None:
+    drain = 3.0
+    proc = await server_process(redis_server.url, cli=True, SPIDER_RACE_DRAIN=f"{drain:g}")
+    a = await Client.connect(proc.url, name="a")
+    assert (await a.create(variant="spider1")).race.state == "open"
+    assert (await asyncio.to_thread(_get, proc.http_url + "/readyz"))[0] == 200
+    signalled = time.monotonic()
+    proc.process.send_signal(signal.SIGTERM)
+    ready = await _readyz_until(proc.http_url, 503)
+    assert ready == (503, TEXT, "draining\n")
+    # readiness failed while the client is still connected, and served
+    assert a.ws.close_code is None
+    assert (await a.create(variant="spider1")).race.state == "open"
+    assert (await asyncio.to_thread(_get, proc.http_url + "/healthz"))[0] == 200
+    # then, once the drain period is over, the connection is told to reconnect
+    assert await a.closed_with() == 1012
+    assert time.monotonic() - signalled >= drain
+    assert await asyncio.to_thread(proc.process.wait, 20) == 0
+    log = (tmp_path / "proc1.log").read_text()
+    assert "draining: /readyz answers 503, connections are closed in 3 s" in log
+
+
+@pytest.mark.parametrize("signals", [("SIGTERM", "SIGTERM"), ("SIGINT",)])
+async def test_ctrl_c_or_a_second_signal_closes_at_once(
+    redis_server, server_process, signals: tuple[str, ...]
+) -> None:
+    proc = await server_process(redis_server.url, SPIDER_RACE_DRAIN="3600")
+    a = await Client.connect(proc.url, name="a")
+    for name in signals[:-1]:  # draining for an hour
+        proc.process.send_signal(getattr(signal, name))
+        assert (await _readyz_until(proc.http_url, 503))[0] == 503
+    proc.process.send_signal(getattr(signal, signals[-1]))
+    assert await a.closed_with(timeout=10) == 1012
+    assert await asyncio.to_thread(proc.process.wait, 20) == 0
+
+
+async def _readyz_until(http_url: str, status: int) -> tuple[int, str, str]:
+    """``/readyz``'s answer once it has ``status`` (or the last one, after 5 s)."""
+    deadline = time.monotonic() + 5
+    while True:
+        answer = await asyncio.to_thread(_get, http_url + "/readyz")
+        if answer[0] == status or time.monotonic() > deadline:
+            return answer
+        await asyncio.sleep(0.02)
 
 
 async def test_time_limit_ends_the_race(redis_server, server_node) -> None:
@@ -201,9 +261,10 @@ async def test_static_files_only_from_the_package(redis_server, server_node) -> 
 async def test_a_node_started_before_its_redis_waits_for_it(redis_server, server_node) -> None:
     redis_server.kill()
     node = await server_node(redis_server.url)
-    assert (await asyncio.to_thread(_get, node.http_url + "/healthz"))[0] == 503
-    redis_server.restart()
+    assert (await asyncio.to_thread(_get, node.http_url + "/readyz"))[0] == 503
     assert (await asyncio.to_thread(_get, node.http_url + "/healthz"))[0] == 200
+    redis_server.restart()
+    assert (await asyncio.to_thread(_get, node.http_url + "/readyz"))[0] == 200
     code, (a,), (w,) = await start_race(node.url, players=1, spectators=1)
     pa = Player(a, code, (await a.join(code)).view, seed=9)
     await pa.step()

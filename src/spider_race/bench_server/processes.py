@@ -93,6 +93,7 @@ class Processes:
             "SPIDER_RACE_RATE": "100000",
             "SPIDER_RACE_BURST": "100000",
             "SPIDER_RACE_MAX_PLAYERS": str(max(16, max_players)),
+            "SPIDER_RACE_DRAIN": "0",  # no load balancer to drain from: SIGTERM closes at once
         }
         if ping_interval is not None:
             env["SPIDER_RACE_PING_INTERVAL"] = f"{ping_interval:g}"
