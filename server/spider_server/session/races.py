@@ -227,6 +227,9 @@ class RaceHandlers(SessionBase):
             self.unsubscribe(old, keep_presence=True)
         member = self.member(code, role)
         await store.touch_presence([(code, member, role == "spectator")], ctx.clock())
+        if role == "player":  # back at once; rejoining after a lost connection: away, back
+            resumed = old is None and since is not None
+            await ctx.presence(code, resumed=self.player if resumed else None)
         race = await self.load(code)
         online, spectators = await store.presence(code, ctx.clock())
         joined = Joined(
