@@ -163,7 +163,7 @@ export function playerCard(p, total) {
     h(
       "div",
       { class: "head" },
-      h("span", { class: "dot", title: p.connected ? "connected" : "away", dataset: { on: p.connected ? "1" : "0" } }),
+      h("span", { class: "dot", title: p.connected ? "connected" : p.away_since ? `away since ${new Date(p.away_since * 1000).toLocaleTimeString()}` : "away", dataset: { on: p.connected ? "1" : "0" } }),
       h("span", { class: "name" }, p.name, p.player === session.player ? " (you)" : ""),
       h("span", { class: "status" }, STATUS_TEXT[p.status] || p.status, p.time ? ` ${fmtTime(p.time)}` : ""),
     ),

@@ -371,6 +371,7 @@ STATUS_STYLES = {
     "resigned": "red",
     "timeout": "red",
     "left": "dim red",
+    "abandoned": "dim red",
 }
 
 
