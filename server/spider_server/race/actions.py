@@ -140,7 +140,8 @@ def apply_action(
     )
     if status == Status.PLAYING and undo_only(board, options):
         new.undo_only_since = game.undo_only_since if game.undo_only_since else round(now, 3)
-    entry = replace(entry_of(race.players[game.player], new), away_since=None)
+    entry = entry_of(race.players[game.player], new)
+    entry.away_since = None  # a new entry: the action proves the player present
     ack = Ack(
         code=race.code,
         seq=seq,

@@ -110,6 +110,7 @@ class RaceHandlers(SessionBase):
             countdown=min(3, ctx.limits.max_countdown),
             winnable=True,
             daily=day,
+            away_grace=ctx.limits.max_away_grace,  # alone: nobody to hold, come back later
         )
         code = await self._new_race(options, seed, preparing=seed is None)
         if not await store.set_daily_race(variant.id, day, self.player, code):
