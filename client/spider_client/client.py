@@ -155,7 +155,8 @@ class Client(Connection):
     async def create_race(self, **options: Any) -> str:
         """Create a race (options: the fields of
         :class:`~spider_client.protocol.CreateRace` — variant, seed, max_players,
-        time_limit, undo, live_boards, countdown, winnable, hints), join it as a player, and
+        time_limit, undo, live_boards, countdown, winnable, hints, away_grace), join it as
+        a player, and
         return its join code. Not repeated after a drop (:class:`RequestInterrupted`)."""
         reply = await self._request(lambda req: p.CreateRace(req=req, **options), repeatable=False)
         code: str = reply.race.code if isinstance(reply, p.Joined) else reply.code

@@ -107,7 +107,8 @@ class RaceMirror:
 
     @property
     def status(self) -> str | None:
-        """The player's status: waiting, playing, won, stuck, resigned, timeout, left."""
+        """The player's status: waiting, playing, won, stuck, resigned, timeout, left,
+        abandoned."""
         me = self.me
         return me.status if me is not None else None
 
@@ -226,6 +227,14 @@ class RaceMirror:
                 for info in race.players:
                     if info.player == event.player:
                         info.status, info.connected = "left", False
+        elif isinstance(event, p.Away):
+            for info in race.players:
+                if info.player == event.player:
+                    info.connected, info.away_since = False, event.since
+        elif isinstance(event, p.Back):
+            for info in race.players:
+                if info.player == event.player:
+                    info.connected, info.away_since = True, None
         elif isinstance(event, p.PlayerReady):
             for info in race.players:
                 if info.player == event.player:

@@ -13,6 +13,16 @@ whichever node gets there first: each node asks it every ``tick`` of the races i
 connections watch (on the light view each watch keeps from the events: no read from
 Redis) and tries; the check-and-set on the race's version lets exactly one succeed. A race
 nobody watches makes its transitions when someone next joins it.
+
+Presence (who of a running race is away, back, abandoned, or stuck on undo:
+:mod:`.race.presence`) is decided the same way, from what every node sees in Redis: the
+players' claims on the race (renewed by the node holding each connection, every third of
+``presence_ttl``; dropped at once when a connection ends) and the race's entries. Every
+third of ``presence_ttl`` each node reads, for the running races it watches, the race and
+its live claims, and commits what is due with a check-and-set on the race's version: a
+claim that lapsed (its node died) or was dropped is ``away``, one that is live again is
+``back``. A connection that ends, and a player who rejoins, have their race checked at
+once.
 """
 
 from __future__ import annotations
@@ -36,7 +46,7 @@ from .errors import Conflict, Unavailable
 from .http import Http
 from .hub import Hub
 from .metrics import Metrics
-from .race import Limits, Race
+from .race import Limits, Race, Status
 from .seeds import Seeds
 from .session import Context, Session
 from .settings import Settings
@@ -70,6 +80,7 @@ class Node:
             max_players=settings.max_players,
             max_time_limit=settings.max_time_limit,
             max_countdown=settings.max_countdown,
+            away_grace=settings.away_grace,
         )
         self.metrics = Metrics()
         self.connections: set[Connection] = set()
@@ -94,6 +105,7 @@ class Node:
             clock=self.now,
             advance=self.advance,
             spawn=self.spawn,
+            presence=self.check_presence,
         )
         self.server: Server | None = None
         self.offset = 0.0
@@ -378,6 +390,64 @@ class Node:
             await asyncio.sleep(0.1)
             self.metrics.loop_lag.observe(max(0.0, loop.time() - due))
 
+    async def check_presence(self, code: str, *, resumed: str | None = None) -> None:
+        """Commit whatever presence decision is due in race ``code`` now (away, back,
+        abandoned, stuck on undo), read afresh. ``resumed``: a player who rejoins the race
+        after losing a connection (their claim was just renewed)."""
+        for _ in cas_tries():
+            now = self.now()
+            [(race, online)] = await self.store.races_present([code], now)
+            if race is None or await self._decide_presence(race, online, now, resumed):
+                return
+
+    async def _decide_presence(
+        self, race: Race, online: set[str], now: float, resumed: str | None = None
+    ) -> bool:
+        """Commit what :func:`~.race.presence_plan` says is due in ``race``; False when the
+        check-and-set lost (the caller reads the race again)."""
+        plan = rules.presence_plan(race, online, now, resumed=resumed)
+        if not plan:
+            return True
+        since = None
+        if plan.get(resumed or "") == "resumed":
+            # the claims of the lost connection are still live: it was last renewed a
+            # claim's life before it expires (the newest claim is the rejoin's own)
+            claims = sorted(await self.store.last_claims(race.code, resumed or "", now))
+            if len(claims) > 1:
+                since = claims[-2] - self.settings.presence_ttl
+        games = {}
+        for pid, due in plan.items():
+            if due in ("abandoned", "stuck"):
+                game = await self.store.load_game(race.code, pid)
+                if game is None:
+                    return True  # pragma: no cover - a running race has every game
+                games[pid] = game
+        change = rules.presence_change(race, plan, games, now, resumed_since=since)
+        if change is None:
+            return True
+        try:
+            await self.store.commit(change)
+        except Conflict:
+            return False
+        for pid, due in plan.items():
+            if due in ("abandoned", "stuck"):
+                watch = self.hub.watches.get(race.code)
+                if watch is not None:
+                    watch.set_status(pid, Status.ABANDONED if due == "abandoned" else Status.STUCK)
+        return True
+
+    async def presence_sweep(self) -> None:
+        """Decide presence in every running race this node watches (see the module's
+        docstring); a decision that lost its check-and-set is made again on the race read
+        afresh."""
+        codes = [w.code for w in list(self.hub.watches.values()) if w.state == "running"]
+        if not codes:
+            return
+        now = self.now()
+        for race, online in await self.store.races_present(codes, now):
+            if race is not None and not await self._decide_presence(race, online, now):
+                await self.check_presence(race.code)
+
     async def _presence_loop(self) -> None:
         while True:
             await asyncio.sleep(self.settings.presence_ttl / 3)
@@ -391,3 +461,9 @@ class Node:
                 await self.hub.renew()
             with contextlib.suppress(Unavailable):
                 await self.store.touch_presence(items, self.now())
+            try:
+                await self.presence_sweep()
+            except Unavailable:
+                pass
+            except Exception:
+                log.exception("presence sweep failed")

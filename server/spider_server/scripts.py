@@ -108,14 +108,18 @@ COMMIT_ACTION = (
 --       values (its new seq among them)
 -- The keys' TTL is refreshed on the player's first action and every 64th after (a race
 -- change refreshes every key of the race).
--- Returns {1, new version}, {0, 'state'} (not running), {0, 'seq', current seq}.
+-- Returns {1, new version}, {0, 'state'} (not running), {0, 'seq', current seq} (the seq
+-- moved on, or the game is no longer playing).
 local meta, players, stream, game = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local m = redis.call('HMGET', meta, 'state', 'version')
 if m[1] ~= 'running' then
   return {0, 'state'}
 end
-local seq = tonumber(redis.call('HGET', game, 'seq') or '-1')
-if seq ~= tonumber(ARGV[1]) then
+local g = redis.call('HMGET', game, 'seq', 'status')
+local seq = tonumber(g[1] or '-1')
+-- a game the race ended without an action (abandoned, stuck on undo) takes none either:
+-- the caller reads it again and finds it over
+if seq ~= tonumber(ARGV[1]) or g[2] ~= 'playing' then
   return {0, 'seq', seq}
 end
 local n = tonumber(ARGV[11])

@@ -91,6 +91,7 @@ RANGES: dict[str, Range] = {
     "tick": Range(0, 10, above=True),
     "sweep_interval": Range(0, 3600, above=True),
     "presence_ttl": Range(1, 3600),
+    "away_grace": Range(1, 3600),
     "pool_size": Range(0, 10_000),
     "solve_budget": Range(1, 1_000_000_000),
     "hint_budget": Range(1, 1_000_000_000),
@@ -194,7 +195,13 @@ class Settings:
     sweep_interval: float = 1.0
     """How often a node checks watched races for events it may have missed."""
     presence_ttl: float = 30.0
-    """How long a node's claim that a connection watches a race lasts without refresh."""
+    """How long a node's claim that a connection watches a race lasts without refresh; a
+    player of a running race without a live claim is ``away``. Nodes renew their claims,
+    and sweep the running races they watch for players away or back, every third of it."""
+    away_grace: int = 60
+    """Seconds a player may be away from a running race before they are out as
+    ``abandoned`` (and a position offering only undo may last before the player is
+    ``stuck``): the default of a race's ``away_grace`` option."""
     pool_size: int = 3
     """Proven-winnable seeds kept ready per variant asked for (0: none kept; races
     waiting for one are still served)."""

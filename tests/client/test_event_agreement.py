@@ -34,6 +34,15 @@ def mirror(messages: list[dict[str, Any]]) -> RaceMirror:
     return race_mirror
 
 
+def player_row(info: p.PlayerInfo) -> dict[str, Any]:
+    """A player's line as the table's ``expected`` holds it: ``away_since`` only while the
+    player is away."""
+    row = {k: getattr(info, k) for k in PLAYER_FIELDS}
+    if info.away_since is not None:
+        row["away_since"] = info.away_since
+    return row
+
+
 def race_state(client: RaceMirror) -> dict[str, Any]:
     """What the table's ``expected`` holds, read from the client."""
     race = client.race
@@ -47,7 +56,7 @@ def race_state(client: RaceMirror) -> dict[str, Any]:
         "preparing": race.preparing,
         "version": race.version,
         "seen": client.version,
-        "players": [{k: getattr(info, k) for k in PLAYER_FIELDS} for info in race.players],
+        "players": [player_row(info) for info in race.players],
         "results": None if race.results is None else [dataclasses.asdict(r) for r in race.results],
         "seed": race.seed,
         "salt": race.salt,

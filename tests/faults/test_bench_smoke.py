@@ -51,6 +51,7 @@ def test_bench_server_players() -> None:
     for key in ("server_cpu_ms_per_move_stalled_away", "server_cpu_ms_per_move_stalled_watching"):
         assert float(figures[key]) > 0, (key, figures)
 
+
 def test_bench_server_idle() -> None:
     figures = _figures("--idle", "30", "--seconds", "0.5")
     assert figures["connections"] == "30" and figures["errors"] == "0"

@@ -6,11 +6,13 @@ from __future__ import annotations
 import asyncio
 import configparser
 import contextlib
+import json
 import os
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.request
 from collections.abc import AsyncIterator
@@ -22,7 +24,8 @@ import yaml
 
 from tests.server.server_helpers import Client, Player
 
-DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
+ROOT = Path(__file__).resolve().parents[2]
+DEPLOY = ROOT / "deploy"
 
 
 def _need(program: str) -> str:
@@ -253,3 +256,175 @@ async def test_a_draining_node_gets_no_new_players_through_haproxy(
         assert await asyncio.to_thread(node1.process.wait, 20) == 0
         for c in [*first, *later]:
             await c.close()
+
+
+# -- presence through the deploy's topology: real client processes ------------------------
+
+PRESENCE_ENV = {"SPIDER_RACE_PRESENCE_TTL": "1.5"}
+"""Short presence lifetimes for the nodes (the races' own away_grace is 10 s)."""
+
+
+class PlayerProcess:
+    """A player as its own process (``tests/faults/presence_client.py``): commands in on
+    its standard input, what it sees out as JSON lines."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+        self.lines: list[dict[str, Any]] = []
+        self._new = asyncio.Event()
+        self._reader = asyncio.create_task(self._read())
+
+    @classmethod
+    async def start(cls, url: str, name: str, *args: str) -> PlayerProcess:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "tests.faults.presence_client",
+            url,
+            name,
+            *args,
+            cwd=ROOT,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+        )
+        return cls(process)
+
+    async def _read(self) -> None:
+        assert self.process.stdout is not None
+        async for line in self.process.stdout:
+            self.lines.append(json.loads(line))
+            self._new.set()
+
+    async def first(self, predicate: Any, timeout: float = 60) -> dict[str, Any]:
+        """The first line that ``predicate`` holds for (waiting for it)."""
+        async with asyncio.timeout(timeout):
+            while True:
+                for line in self.lines:
+                    if predicate(line):
+                        return line
+                self._new.clear()
+                await self._new.wait()
+
+    def events(self, kind: str, player: str | None = None) -> list[dict[str, Any]]:
+        return [
+            e
+            for e in self.lines
+            if e.get("event") == kind and (player is None or e.get("player") == player)
+        ]
+
+    async def do(self, command: str) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(f"{command}\n".encode())
+        await self.process.stdin.drain()
+        done = len([line for line in self.lines if line.get("ok") == command])
+        await self.first(lambda _: len([x for x in self.lines if x.get("ok") == command]) > done)
+
+    def kill(self) -> None:
+        self.process.kill()
+
+    async def close(self) -> None:
+        if self.process.returncode is None:
+            self.process.kill()
+        await self.process.wait()
+        self._reader.cancel()
+
+
+async def _three_players(url: str) -> tuple[str, list[PlayerProcess], list[dict[str, Any]]]:
+    """A running race of three player processes through ``url``: its code, the players and
+    who each is (their first line)."""
+    alice = await PlayerProcess.start(url, "alice", "--create", "3", "--grace", "10")
+    code = (await alice.first(lambda line: "code" in line))["code"]
+    players = [alice] + [
+        await PlayerProcess.start(url, n, "--join", code) for n in ("bob", "carol")
+    ]
+    for pl in players:
+        await pl.first(lambda line: "code" in line)
+    for pl in players:
+        await pl.do("ready")
+    for pl in players:
+        await pl.do("move")
+    return code, players, [pl.lines[0] for pl in players]
+
+
+async def test_presence_of_three_client_processes_behind_haproxy(
+    redis_server, server_process, tmp_path: Path
+) -> None:
+    """A client killed: the others see it away at once; a player who comes back within
+    the grace plays on and everyone sees them back; one who does not is abandoned after
+    the grace, and the race ends when the others finish (not at its time limit)."""
+    node1 = await server_process(redis_server.url, **PRESENCE_ENV)
+    node2 = await server_process(redis_server.url, **PRESENCE_ENV)
+    async with _haproxy([node1, node2], tmp_path) as url:
+        code, (alice, bob, carol), (a, b, c) = await _three_players(url)
+        try:
+            assert {a["node"], b["node"], c["node"]} == {"proc1", "proc2"}
+            # bob's process is killed and he comes back within the grace
+            bob.kill()
+            for pl in (alice, carol):
+                await pl.first(lambda e: e.get("event") == "away" and e["player"] == b["player"])
+            bob = await PlayerProcess.start(url, "bob", "--join", code, "--token", b["token"])
+            for pl in (alice, carol):
+                await pl.first(lambda e: e.get("event") == "back" and e["player"] == b["player"])
+            await bob.do("move")  # he plays on
+            # carol's is killed for good: away, then abandoned after the grace
+            carol.kill()
+            for pl in (alice, bob):
+                await pl.first(lambda e: e.get("event") == "away" and e["player"] == c["player"])
+                out = await pl.first(
+                    lambda e: e.get("event") == "progress" and e["player"] == c["player"]
+                )
+                assert out["status"] == "abandoned"
+            assert not alice.events("finished")
+            await alice.do("resign")
+            await bob.do("move")
+            await bob.do("resign")  # the last one still in: the race ends now
+            for pl in (alice, bob):
+                finished = await pl.first(lambda e: e.get("event") == "finished")
+                assert finished["results"] == {
+                    a["player"]: "resigned",
+                    b["player"]: "resigned",
+                    c["player"]: "abandoned",
+                }
+                assert not pl.events("progress", b["player"]) or all(
+                    e["status"] == "resigned" for e in pl.events("progress", b["player"])
+                )
+        finally:
+            for pl in (alice, bob, carol):
+                await pl.close()
+
+
+async def test_a_node_killed_under_client_processes_behind_haproxy(
+    redis_server, server_process, tmp_path: Path
+) -> None:
+    """The node holding players' sockets is SIGKILLed; their clients live and reconnect
+    through HAProxy: everyone sees them away and then back, and nobody is abandoned."""
+    node1 = await server_process(redis_server.url, **PRESENCE_ENV)
+    node2 = await server_process(redis_server.url, **PRESENCE_ENV)
+    async with _haproxy([node1, node2], tmp_path) as url:
+        code, players, who = await _three_players(url)
+        try:
+            doomed = {w["player"] for w in who if w["node"] == "proc1"}
+            assert doomed and len(doomed) < 3
+            node1.kill()
+            for pl in players:
+                for pid in doomed:
+                    await pl.first(
+                        lambda e, pid=pid: e.get("event") == "back" and e["player"] == pid
+                    )
+            await asyncio.sleep(12)  # past node 1's claims and the grace
+            for pl in players:
+                await pl.do("move")
+            for pl in players:
+                await pl.do("resign")
+            for pl in players:
+                finished = await pl.first(lambda e: e.get("event") == "finished")
+                assert set(finished["results"].values()) == {"resigned"}  # nobody abandoned
+                for pid in doomed:
+                    kinds = [
+                        e["event"] for e in pl.lines if e.get("player") == pid and "event" in e
+                    ]
+                    assert kinds[:2] == ["away", "back"], kinds
+                    assert "abandoned" not in [e.get("status") for e in pl.events("progress", pid)]
+        finally:
+            for pl in players:
+                await pl.close()

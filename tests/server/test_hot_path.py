@@ -166,17 +166,19 @@ def test_a_players_entry_after_an_action_keeps_every_other_field() -> None:
     values: dict[str, Any] = {
         "player": "p1", "name": "ada", "order": 3, "ready": True, "status": "playing",
         "moves": 4, "turned_up": 2, "runs": 1, "deals_left": 3, "score": 496, "time": None,
-        "hints": 2, "suited": 7, "raised_at": 3.25,
+        "hints": 2, "suited": 7, "raised_at": 3.25, "away_since": 1000.5,
+        "undo_only_since": None,
     }  # fmt: skip
     assert {f.name for f in dataclasses.fields(Entry)} == set(values)
     entry = Entry(**values)
     game = Game(
         player="p1", seq=9, position="x", status="won", moves=9, turned_up=5, runs=8,
         deals_left=0, score=1391, time=12.5, down0=44, suited=96, raised_at=12.5,
+        undo_only_since=1010.0,
     )  # fmt: skip
     counts = (
         "status", "moves", "turned_up", "runs", "deals_left", "score", "time", "suited",
-        "raised_at",
+        "raised_at", "undo_only_since",
     )  # fmt: skip
     assert _entry_of(entry, game) == dataclasses.replace(
         entry, **{name: getattr(game, name) for name in counts}

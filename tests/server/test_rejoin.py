@@ -25,9 +25,12 @@ async def test_reconnect_with_token_and_since_catches_up(redis_server, server_no
     assert again.player == a.player and again.welcome.name == "player1"
     joined = await again.join(code, since=seen)
     assert joined.view == last_view and joined.seq == last_seq
-    assert [e["type"] for e in joined.events] == ["progress", "progress"]
+    # b's two moves; and a was away (the close) and is back (the rejoin), for everyone
+    progress = [e for e in joined.events if e["type"] == "progress"]
+    presence = [(e["type"], e["player"]) for e in joined.events if e["type"] != "progress"]
+    assert len(progress) == 2 and presence == [("away", a.player), ("back", a.player)]
     assert [e["version"] for e in joined.events] == list(range(seen + 1, joined.race.version + 1))
-    assert all(e["player"]["player"] == b.player for e in joined.events)
+    assert all(e["player"]["player"] == b.player for e in progress)
     # and it goes on live from there
     pa = Player(again, code, joined.view, seed=5)
     pa.seq = joined.seq

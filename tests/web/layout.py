@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from web_helpers import Player
+from tests.web.web_helpers import Player
 
 __all__ = ["MEASURE", "SIZES", "check_screen", "words_broken"]
 

@@ -30,7 +30,9 @@ MIRROR_JS = """async (cases) => {
     return {
       code: m.code, state: r.state, starts_at: r.starts_at, ends_at: r.ends_at,
       commitment: r.commitment, preparing: r.preparing, version: r.version, seen: m.version,
-      players: r.players.map((p) => Object.fromEntries(fields.map((k) => [k, p[k]]))),
+      players: r.players.map((p) => Object.assign(
+        Object.fromEntries(fields.map((k) => [k, p[k]])),
+        p.away_since == null ? {} : { away_since: p.away_since })),
       results: r.results, seed: r.seed, salt: r.salt, boards: m.boards,
     };
   });

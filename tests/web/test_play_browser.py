@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 
 import pytest
-from layout import SIZES, check_screen
-from web_helpers import open_page
 
 from spider_engine import Board, Move
 from spider_engine.solver import hint
+from tests.web.layout import SIZES, check_screen
+from tests.web.web_helpers import open_page
 
 VARIANT = "spider4+open"
 SEED = "hint-1"

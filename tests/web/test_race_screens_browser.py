@@ -10,12 +10,12 @@ from __future__ import annotations
 import re
 
 import pytest
-from layout import SIZES, check_screen, words_broken
-from web_helpers import Player, best_destination, open_page
 
 from spider_client import Client
 from spider_engine import Board
 from spider_engine.solver import solve
+from tests.web.layout import SIZES, check_screen, words_broken
+from tests.web.web_helpers import Player, best_destination, open_page
 
 SEED = "screens-race-1"
 

@@ -7,10 +7,10 @@ Sparrow's Dragons in their colours, the Tower's next trump, Deal off on the Towe
 from __future__ import annotations
 
 import pytest
-from layout import SIZES, check_screen
-from web_helpers import Player, open_page
 
 from spider_engine import Board
+from tests.web.layout import SIZES, check_screen
+from tests.web.web_helpers import Player, open_page
 
 DECKS = [
     ("spider4", [], "screens-1"),

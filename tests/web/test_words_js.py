@@ -5,9 +5,8 @@ players (from the fields the player entries carry)."""
 
 from __future__ import annotations
 
-from web_helpers import blank_page
-
 from spider_engine import Board
+from tests.web.web_helpers import blank_page
 
 WORDS_JS = """async ([position, moves, reason]) => {
   const { count, ordinal, moveWords, readableReason } = await import('/words.js');

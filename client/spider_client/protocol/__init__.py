@@ -62,6 +62,8 @@ from .codec import (
 from .constants import ERROR_CODES, MAX_CLIENT_FRAME, PROTOCOL_VERSION
 from .info import PlayerInfo, RaceInfo, Result
 from .race_events import (
+    Away,
+    Back,
     BoardShown,
     Countdown,
     Finished,
@@ -120,6 +122,8 @@ __all__ = [
     "BoardShown",
     "Finished",
     "Prepared",
+    "Away",
+    "Back",
     "Result",
     "encode",
     "decode",

@@ -58,6 +58,10 @@ class CreateRace:
     proven the race is ``preparing`` and its countdown waits."""
     hints: bool = False
     """Players may ask for hints (each is counted and shown in the results)."""
+    away_grace: int | None = None
+    """Seconds a player may be away from the running race before they are out as
+    ``abandoned`` (and a position offering only undo may last before it is ``stuck``);
+    None: the server's default (``SPIDER_RACE_AWAY_GRACE``)."""
     type: Literal["create_race"] = "create_race"
 
 

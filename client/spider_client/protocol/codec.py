@@ -28,6 +28,8 @@ from .client_messages import (
 )
 from .info import PlayerInfo, RaceInfo, Result
 from .race_events import (
+    Away,
+    Back,
     BoardShown,
     Countdown,
     Finished,
@@ -99,6 +101,8 @@ EVENT_CLASSES: tuple[type, ...] = (
     BoardShown,
     Finished,
     Prepared,
+    Away,
+    Back,
 )
 """The race events (the members of :data:`RaceEvent`)."""
 EVENT_TYPES: dict[str, type] = {_type_name(cls): cls for cls in EVENT_CLASSES}

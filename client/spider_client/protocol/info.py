@@ -34,7 +34,7 @@ class PlayerInfo:
     ready: bool = False
     connected: bool = True
     status: str = "waiting"
-    """waiting, playing, won, stuck, resigned, timeout or left."""
+    """waiting, playing, won, stuck, resigned, timeout, left or abandoned."""
     moves: int = 0
     """Actions made: moves, deals and undos."""
     turned_up: int = 0
@@ -44,6 +44,9 @@ class PlayerInfo:
     time: float | None = None
     hints: int = 0
     """Hints asked for so far."""
+    away_since: float | None = None
+    """While the player is away from a running race (``away``): since when, in the
+    server's time; else None."""
 
 
 @dataclass
@@ -75,6 +78,10 @@ class RaceInfo:
     hints: bool = False
     preparing: bool = False
     """A ``winnable`` (or daily) race waiting for its proven deal: no countdown yet."""
+    away_grace: int = 60
+    """Seconds a player of the running race may be away before they are out as
+    ``abandoned``; also how long a position that offers only undo may stay so before the
+    player is ``stuck``."""
     daily: str | None = None
     """The UTC day (``YYYY-MM-DD``) of a daily race; its seed, salt, replays and final
     boards stay hidden until that day is over."""

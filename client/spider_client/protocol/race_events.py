@@ -18,6 +18,8 @@ __all__ = [
     "BoardShown",
     "Finished",
     "Prepared",
+    "Away",
+    "Back",
     "RaceEvent",
 ]
 
@@ -116,6 +118,32 @@ class Prepared:
     type: Literal["prepared"] = "prepared"
 
 
+@dataclass
+class Away:
+    """A player of a running race is away: no connection of theirs has watched the race
+    since ``since`` (the server's time). ``players[].connected`` is then false and
+    ``away_since`` is ``since``; a player away longer than the race's ``away_grace`` is out
+    as ``abandoned`` (a ``progress`` with that status)."""
+
+    race: str
+    version: int
+    player: str
+    since: float
+    type: Literal["away"] = "away"
+
+
+@dataclass
+class Back:
+    """A player who was away watches the race again, after ``away`` seconds away:
+    ``players[].connected`` is true again and ``away_since`` null."""
+
+    race: str
+    version: int
+    player: str
+    away: float
+    type: Literal["back"] = "back"
+
+
 RaceEvent = (
     PlayerJoined
     | PlayerLeft
@@ -126,4 +154,6 @@ RaceEvent = (
     | BoardShown
     | Finished
     | Prepared
+    | Away
+    | Back
 )

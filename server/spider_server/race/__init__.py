@@ -23,7 +23,8 @@ live boards; an :class:`~spider_client.protocol.Ack` carries the mover's own vie
 The package, by layer: :mod:`.model` (the race, its players' entries and games, the
 decisions), :mod:`.options` (limits and a race's options), :mod:`.codes` (join codes),
 :mod:`.fairness` (seed, salt, commitment and when they are revealed), :mod:`.progress`
-(a player's counts from their position), :mod:`.transitions` (open, countdown, start,
+(a player's counts from their position), :mod:`.presence` (away, back, abandoned, and
+stuck on undo), :mod:`.transitions` (open, countdown, start,
 finish), :mod:`.actions` (moves, undos, resigns), :mod:`.results` (the ranking) and
 :mod:`.snapshots` (the race as everyone sees it). Every name is importable from here.
 """
@@ -52,7 +53,8 @@ from .model import (
     event_data,
 )
 from .options import Limits, RaceOptions
-from .progress import progress_of, runs_completed, status_after
+from .presence import Due, presence_change, presence_plan
+from .progress import progress_of, runs_completed, status_after, undo_only
 from .results import Standing, rank, shared_ranks, standing
 from .snapshots import race_info
 from .transitions import (
@@ -77,6 +79,7 @@ __all__ = [
     "Audience",
     "CODE_ALPHABET",
     "CODE_LENGTH",
+    "Due",
     "Entry",
     "FORFEIT",
     "Final",
@@ -106,6 +109,8 @@ __all__ = [
     "normalize_code",
     "new_seed",
     "prepare",
+    "presence_change",
+    "presence_plan",
     "progress_of",
     "revealed",
     "race_info",
@@ -117,4 +122,5 @@ __all__ = [
     "standing",
     "start",
     "status_after",
+    "undo_only",
 ]

@@ -25,7 +25,7 @@ from .model import (
     entry_of,
     event_data,
 )
-from .progress import progress_of, status_after
+from .progress import progress_of, status_after, undo_only
 
 __all__ = ["apply_action", "count_hint", "effective_moves", "replay"]
 
@@ -70,7 +70,9 @@ def apply_action(
     player's actions so far), ``resign``, or ``leave`` (a resign that marks the player
     ``left``). Raises GameOver when the race or the player's game is over or the time is
     up, WrongState before the start, MalformedMove, IllegalMove, UndoNotAllowed; nothing
-    changes then. The new game's progress (rules.md §7a: sets completed, cards turned up,
+    changes then. An action proves the player present: their entry is no longer away.
+    A position that offers only undo keeps the time it first did (``undo_only_since``).
+    The new game's progress (rules.md §7a: sets completed, cards turned up,
     suited score) is the position's; ``raised_at`` becomes the action's race time when the
     action raised it (compared as a tuple), and stays otherwise. ``board``, when given, is ``game.position`` already parsed (a ``move``
     is pushed onto it, so it must not be used again unless the action is committed); the
@@ -136,7 +138,10 @@ def apply_action(
         suited=suited,
         raised_at=elapsed if progress > game.progress else game.raised_at,
     )
+    if status == Status.PLAYING and undo_only(board, options):
+        new.undo_only_since = game.undo_only_since if game.undo_only_since else round(now, 3)
     entry = entry_of(race.players[game.player], new)
+    entry.away_since = None  # a new entry: the action proves the player present
     ack = Ack(
         code=race.code,
         seq=seq,

@@ -61,7 +61,8 @@ class Status:
     PLAYING = "playing"
     WON = "won"
     STUCK = "stuck"
-    """No legal move in a race without undo (with undo, a stuck player plays on)."""
+    """No legal move in a race without undo; with undo, a position that offers no move
+    and no deal, only undo, for the race's ``away_grace`` (rules.md §7a)."""
     RESIGNED = "resigned"
     TIMEOUT = "timeout"
     LEFT = "left"
@@ -100,18 +101,27 @@ class Entry:
     raised_at: float = 0.0
     """Race time (seconds from the start) of the action that last raised the player's
     progress (sets completed, cards turned up, suited score); 0 before any did."""
+    away_since: float | None = None
+    """Since when (server time) the player is away from the running race (no connection
+    of theirs watches it), as committed with an ``away`` event; None while present."""
+    undo_only_since: float | None = None
+    """Since when (server time) the player's position offers only undo (the game's;
+    kept here so that every node's sweep sees it without reading games)."""
 
     @property
     def progress(self) -> tuple[int, int, int]:
         """The progress of rules.md §7a: (sets completed, cards turned up, suited score)."""
         return (self.runs, self.turned_up, self.suited)
 
-    def info(self, *, connected: bool = True) -> PlayerInfo:
+    def info(self, *, online: bool = True) -> PlayerInfo:
+        """The public entry; ``connected`` when ``online`` (a connection of the player
+        watches the race) and not marked away."""
         return PlayerInfo(
             player=self.player,
             name=self.name,
             ready=self.ready,
-            connected=connected,
+            connected=online and self.away_since is None,
+            away_since=self.away_since,
             status=self.status,
             moves=self.moves,
             turned_up=self.turned_up,
@@ -148,6 +158,10 @@ class Game:
     raised_at: float = 0.0
     """Race time of the action that last raised the progress (``runs``, ``turned_up``,
     ``suited``, compared as a tuple); 0 before any did."""
+    undo_only_since: float | None = None
+    """Since when (server time) the position offers no move and no deal, only undo (a
+    race with undo); None when it offers more. After the race's ``away_grace`` the game
+    is ``stuck``."""
 
     @property
     def progress(self) -> tuple[int, int, int]:
@@ -236,7 +250,8 @@ class ActionOutcome:
 
 
 def entry_of(entry: Entry, game: Game) -> Entry:
-    """``entry`` with the counts, status and time of the player's ``game``."""
+    """``entry`` with the counts, status and time of the player's ``game`` (and whether
+    the player is away, from ``entry``)."""
     return Entry(
         player=entry.player,
         name=entry.name,
@@ -252,4 +267,6 @@ def entry_of(entry: Entry, game: Game) -> Entry:
         time=game.time,
         suited=game.suited,
         raised_at=game.raised_at,
+        away_since=entry.away_since,
+        undo_only_since=game.undo_only_since,
     )

@@ -20,6 +20,9 @@ class Limits:
     max_time_limit: int = 4 * 3600
     max_countdown: int = 60
     max_seed_length: int = 200
+    away_grace: int = 60
+    """The ``away_grace`` of a race created without one."""
+    max_away_grace: int = 3600
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -36,6 +39,9 @@ class RaceOptions:
     hints: bool = False
     daily: str = ""
     """The UTC day (``YYYY-MM-DD``) of a daily race, else empty."""
+    away_grace: int = 60
+    """Seconds a player may be away from the running race before they are out as
+    ``abandoned``, and a position offering only undo may last before it is ``stuck``."""
 
     @classmethod
     def from_request(cls, msg: CreateRace, limits: Limits) -> RaceOptions:
@@ -55,6 +61,9 @@ class RaceOptions:
             raise InvalidMessage(f"countdown: between 0 and {limits.max_countdown} seconds")
         if msg.seed is not None and not 1 <= len(msg.seed) <= limits.max_seed_length:
             raise InvalidMessage(f"seed: 1 to {limits.max_seed_length} characters")
+        grace = limits.away_grace if msg.away_grace is None else msg.away_grace
+        if not 1 <= grace <= limits.max_away_grace:
+            raise InvalidMessage(f"away_grace: between 1 and {limits.max_away_grace} seconds")
         if msg.winnable and msg.seed is not None:
             raise InvalidMessage("seed: a winnable race is dealt from a proven seed")
         return cls(
@@ -66,4 +75,5 @@ class RaceOptions:
             countdown=msg.countdown,
             winnable=msg.winnable,
             hints=msg.hints,
+            away_grace=grace,
         )

@@ -17,7 +17,8 @@ def race_info(
 ) -> RaceInfo:
     """The race as everyone may see it: no seed or salt (nor results and replays) before the
     finish (for a daily race, before its day is over at ``now``). ``online`` are the players
-    connected to it now."""
+    with a connection watching it now; a player marked away (``away`` event) is not
+    connected until they are back."""
     connected = set(online)
     final = race.final if race.state is RaceState.FINISHED else None
     public = revealed(race, now)
@@ -32,7 +33,7 @@ def race_info(
         undo=race.options.undo,
         live_boards=race.options.live_boards,
         countdown=race.options.countdown,
-        players=[e.info(connected=e.player in connected) for e in race.players.values()],
+        players=[e.info(online=e.player in connected) for e in race.players.values()],
         spectators=spectators,
         commitment=race.commitment or None,
         starts_at=race.starts_at,
@@ -45,4 +46,5 @@ def race_info(
         hints=race.options.hints,
         preparing=race.preparing,
         daily=race.options.daily or None,
+        away_grace=race.options.away_grace,
     )

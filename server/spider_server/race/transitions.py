@@ -34,7 +34,7 @@ from .model import (
     entry_of,
 )
 from .options import RaceOptions
-from .progress import progress_of, status_after
+from .progress import progress_of, status_after, undo_only
 from .results import rank
 
 __all__ = [
@@ -221,6 +221,8 @@ def start(race: Race, now: float) -> RaceChange:
             down0=down0,
         )
         game.status = status_after(board, race.options, game.status)
+        if game.status == Status.PLAYING and undo_only(board, race.options):
+            game.undo_only_since = started_at
         games.append(game)
         players[pid] = entry_of(entry, game)
     new = replace(

@@ -126,6 +126,9 @@ class Context:
     """The race now, after whatever transition is due (the node's)."""
     spawn: Callable[[Coroutine[Any, Any, Any]], object]
     """Run a coroutine in the background (the node keeps it; nothing runs once closed)."""
+    presence: Callable[..., Coroutine[Any, Any, None]]
+    """Commit what presence decision is due in a race now (the node's
+    ``check_presence(code, resumed=player)``)."""
 
 
 def display_name(text: str) -> str:
@@ -352,8 +355,14 @@ class SessionBase:
         self.out.drop_held(sub.code)  # progress held for it is no longer for this connection
         self.ctx.hub.remove(sub)
         if not keep_presence and self.identity is not None:
-            member = self.member(sub.code, sub.role)
-            self.ctx.spawn(self.ctx.store.drop_presence(sub.code, member, sub.role == "spectator"))
+            self.ctx.spawn(self._drop_presence(sub.code, sub.role))
+
+    async def _drop_presence(self, code: str, role: str) -> None:
+        """Drop this connection's claim on a race; a player's race then sees at once
+        whether they are away (no other connection of theirs watches it)."""
+        await self.ctx.store.drop_presence(code, self.member(code, role), role == "spectator")
+        if role == "player":
+            await self.ctx.presence(code)
 
     # -- the action handlers' (:mod:`.actions`), which the race handlers use too --------------
 

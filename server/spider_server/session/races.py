@@ -110,6 +110,7 @@ class RaceHandlers(SessionBase):
             countdown=min(3, ctx.limits.max_countdown),
             winnable=True,
             daily=day,
+            away_grace=ctx.limits.max_away_grace,  # alone: nobody to hold, come back later
         )
         code = await self._new_race(options, seed, preparing=seed is None)
         if not await store.set_daily_race(variant.id, day, self.player, code):
@@ -227,6 +228,9 @@ class RaceHandlers(SessionBase):
             self.unsubscribe(old, keep_presence=True)
         member = self.member(code, role)
         await store.touch_presence([(code, member, role == "spectator")], ctx.clock())
+        if role == "player":  # back at once; rejoining after a lost connection: away, back
+            resumed = old is None and since is not None
+            await ctx.presence(code, resumed=self.player if resumed else None)
         race = await self.load(code)
         online, spectators = await store.presence(code, ctx.clock())
         joined = Joined(

@@ -192,7 +192,7 @@ export function playerCard(p, total, place = "") {
     h(
       "div",
       { class: "head" },
-      h("span", { class: "dot", title: p.connected ? "connected" : "away", dataset: { on: p.connected ? "1" : "0" } }),
+      h("span", { class: "dot", title: p.connected ? "connected" : p.away_since ? `away since ${new Date(p.away_since * 1000).toLocaleTimeString()}` : "away", dataset: { on: p.connected ? "1" : "0" } }),
       h("span", { class: "name", title: p.name }, p.name, p.player === session.player ? " (you)" : ""),
       place ? h("span", { class: "place" }, place) : null,
       h("span", { class: "status" }, STATUS_TEXT[p.status] || p.status, p.time ? ` ${fmtTime(p.time)}` : ""),

@@ -8,7 +8,7 @@
 // (player -> view text of a live board, or final full position).
 
 /** The race events a mirror knows; it leaves out any other (a newer server's). */
-export const EVENTS = new Set(["player_joined", "player_left", "player_ready", "countdown", "started", "progress", "board", "prepared", "finished"]);
+export const EVENTS = new Set(["player_joined", "player_left", "player_ready", "countdown", "started", "progress", "board", "prepared", "finished", "away", "back"]);
 
 const known = (e) => e !== null && typeof e === "object" && EVENTS.has(e.type);
 
@@ -74,6 +74,12 @@ function applyEvent(m, e) {
     case "player_left":
       if (race.state === "open" || race.state === "countdown") race.players = race.players.filter((p) => p.player !== e.player);
       else each(race, e.player, (p) => Object.assign(p, { status: "left", connected: false }));
+      break;
+    case "away":
+      each(race, e.player, (p) => Object.assign(p, { connected: false, away_since: e.since }));
+      break;
+    case "back":
+      each(race, e.player, (p) => Object.assign(p, { connected: true, away_since: null }));
       break;
     case "player_ready":
       each(race, e.player, (p) => (p.ready = e.ready));

@@ -5,7 +5,7 @@
 import { Session, store } from "./net.js";
 
 export const TERMINAL = new Set(["won", "stuck", "resigned", "left", "timeout"]);
-export const STATUS_TEXT = { won: "won", stuck: "stuck", resigned: "resigned", left: "left", abandoned: "away", timeout: "out of time", playing: "playing", waiting: "waiting" };
+export const STATUS_TEXT = { won: "won", stuck: "stuck", resigned: "resigned", left: "left", abandoned: "abandoned", timeout: "out of time", playing: "playing", waiting: "waiting" };
 
 const wsUrl = `${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}/ws`;
 /** What the page shows. `code`, `role`, `race`, `version` and `boards` are the race's

@@ -63,6 +63,7 @@ def meta_fields(race: Race) -> dict[str, str | bytes]:
         "winnable": "1" if o.winnable else "0",
         "hints": "1" if o.hints else "0",
         "daily": o.daily,
+        "away_grace": str(o.away_grace),
         "preparing": "1" if race.preparing else "0",
         "state": race.state.value,
         "creator": race.creator,
@@ -102,6 +103,7 @@ def race_from(meta: dict[Any, Any], players: dict[Any, Any]) -> Race:
             winnable=m.get("winnable") == b"1",
             hints=m.get("hints") == b"1",
             daily=text(m.get("daily")),
+            away_grace=int(m.get("away_grace") or 60),
         ),
         state=RaceState(text(m["state"])),
         version=int(m.get("version", b"0")),
@@ -135,6 +137,7 @@ def game_fields(game: Game) -> dict[str, str]:
         "down0": str(game.down0),
         "suited": str(game.suited),
         "raised_at": repr(game.raised_at),
+        "undo_only_since": _num(game.undo_only_since),
     }
 
 
@@ -154,4 +157,5 @@ def game_from(h: dict[Any, Any]) -> Game:
         down0=int(m["down0"]),
         suited=int(m.get("suited") or 0),
         raised_at=float(m.get("raised_at") or 0.0),
+        undo_only_since=_opt_float(m.get("undo_only_since")),
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import msgpack
 
@@ -182,6 +183,40 @@ class Store(SeedCommands):
                 pipe.zcount(keys.spectators(code), now, "+inf")
                 online, spectators = await pipe.execute()
         return {text(m).split("|", 1)[0] for m in online}, int(spectators)
+
+    async def races_present(
+        self, codes: Sequence[str], now: float
+    ) -> list[tuple[Race | None, set[str]]]:
+        """Each race now (None: gone) with its players that have a live claim, in
+        pipelines of :data:`PRESENCE_CHUNK` races (the presence sweep). The meta hash is
+        read first: a decision on a race that changed after it loses its check-and-set."""
+        out: list[tuple[Race | None, set[str]]] = []
+        with as_unavailable:
+            for start in range(0, len(codes), PRESENCE_CHUNK):
+                chunk = codes[start : start + PRESENCE_CHUNK]
+                async with self.redis.pipeline(transaction=False) as pipe:
+                    for code in chunk:
+                        pipe.hgetall(keys.meta(code))
+                        pipe.hgetall(keys.players(code))
+                        pipe.zrangebyscore(keys.online(code), now, "+inf")
+                    replies = await pipe.execute()
+                for i in range(len(chunk)):
+                    meta, players, online = replies[3 * i : 3 * i + 3]
+                    race = race_from(meta, players) if meta and b"state" in meta else None
+                    out.append((race, {text(m).split("|", 1)[0] for m in online}))
+        return out
+
+    async def last_claims(self, code: str, player: str, now: float) -> list[float]:
+        """When each live claim of the player on the race expires (one per connection)."""
+        with as_unavailable:
+            claims: list[Any] = await self.redis.zrangebyscore(
+                keys.online(code), now, "+inf", withscores=True
+            )
+        out: list[float] = []
+        for member, score in claims:
+            if text(member).split("|", 1)[0] == player:
+                out.append(float(score))
+        return out
 
     async def boards(self, race: Race, *, full: bool) -> dict[str, str]:
         """Every player's position now (``full``) or view."""

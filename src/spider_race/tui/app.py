@@ -29,8 +29,8 @@ from textual.binding import Binding
 from textual.widgets import Static
 
 from spider_client import Client, Disconnected, Reconnected, SpiderClientError
+from spider_client.protocol import Away, Back, Finished
 from spider_client.protocol import Error as ErrorMessage
-from spider_client.protocol import Finished
 
 from ..words import error_text
 from .lobby import LobbyScreen
@@ -127,6 +127,8 @@ class RaceApp(App[int]):
                 screen.say(event.message or event.error)
             elif isinstance(event, Finished):
                 screen.say("the race is over")
+            elif isinstance(event, Away | Back):
+                screen.say(_presence_line(client, event))
             screen.redraw()
 
     @work(group="actions")
@@ -170,3 +172,15 @@ def _default_name() -> str:
         return getpass.getuser()
     except Exception:
         return "player"
+
+
+def _presence_line(client: Client, event: Away | Back) -> str:
+    """The message line for a player away or back."""
+    race = client.race
+    name = next(
+        (i.name for i in (race.players if race else []) if i.player == event.player), "a player"
+    )
+    if isinstance(event, Away):
+        grace = race.away_grace if race else 0
+        return f"{name} is away (out as abandoned after {grace} s away)"
+    return f"{name} is back after {event.away:.0f} s away"

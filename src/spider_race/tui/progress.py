@@ -46,6 +46,7 @@ STATUS_STYLES = {
     "resigned": "red",
     "timeout": "red",
     "left": "dim red",
+    "abandoned": "dim red",
 }
 
 
