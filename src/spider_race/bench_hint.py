@@ -28,10 +28,8 @@ from spider_engine.solver import suggest
 
 from .hint_corpus import default_corpus, read_corpus
 
-__all__ = ["DEFAULT_BUDGET", "percentile", "run"]
+__all__ = ["percentile", "run", "server_hint_budget"]
 
-DEFAULT_BUDGET = 20_000
-"""The budget measured without ``--budget``: the server's ``hint_budget`` default."""
 PERCENTILES = (50, 90, 95, 99)
 
 
@@ -45,6 +43,13 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[int(rank) - 1]
 
 
+def server_hint_budget() -> int:
+    """The budget measured without ``--budget``: the server's ``hint_budget`` default."""
+    from spider_server.settings import Settings
+
+    return Settings().hint_budget
+
+
 def run(args: argparse.Namespace) -> int:
     path = Path(args.corpus) if args.corpus else default_corpus()
     try:
@@ -55,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     if not positions:
         print(f"error: {path}: no positions", file=sys.stderr)
         return 2
-    budget = args.budget or DEFAULT_BUDGET
+    budget = args.budget or server_hint_budget()
     cpu: list[float] = []
     wall: list[float] = []
     searched: list[int] = []  # positions searched by the hints the solver won

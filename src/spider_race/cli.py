@@ -146,7 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=None,
         help="solver: one budget (default 167,000 and 1,000,000); hint: positions per hint"
-        " (default 20,000)",
+        " (default: the server's hint_budget default)",
     )
     p.add_argument(
         "--corpus",
