@@ -1,6 +1,7 @@
 """``spider-race bench``: benchmarks are programs that print figures.
 
-``bench server`` is in :mod:`.bench_server`.
+``bench server`` is in :mod:`.bench_server`, ``bench solver`` in :mod:`.bench_solver`,
+``bench hint`` in :mod:`.bench_hint`.
 
 ``bench engine`` plays random games from seeded ``spider4`` deals (at least 100 deals, with
 play after stock deals), keeps the positions met on the way, and measures on them, on one
@@ -141,4 +142,8 @@ def run(args: argparse.Namespace) -> int:
         from .bench_solver import run as bench_solver
 
         return bench_solver(args)
+    if args.what == "hint":
+        from .bench_hint import run as bench_hint
+
+        return bench_hint(args)
     raise AssertionError(args.what)  # pragma: no cover

@@ -132,8 +132,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="benchmarks that print figures")
     p.add_argument(
         "what",
-        choices=["engine", "server", "solver"],
-        help="what to measure: engine, server or solver",
+        choices=["engine", "server", "solver", "hint"],
+        help="what to measure: engine, server, solver or hint",
     )
     p.add_argument("--deals", type=int, default=100, help="engine, solver: seeded deals")
     p.add_argument(
@@ -145,7 +145,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--budget",
         type=int,
         default=None,
-        help="solver: one budget (default 167,000 and 1,000,000)",
+        help="solver: one budget (default 167,000 and 1,000,000); hint: positions per hint"
+        " (default: the server's hint_budget default)",
+    )
+    p.add_argument(
+        "--corpus",
+        default=None,
+        metavar="FILE",
+        help="hint: positions, one per line (default: the committed spider4 corpus)",
     )
     p.add_argument(
         "--seconds", type=float, default=None, help="time measured (engine 2, server 10)"
