@@ -67,6 +67,7 @@ RANGES: dict[str, Range] = {
     "max_players": Range(1, 100_000),
     "max_races_per_player": Range(1, 10_000),
     "max_watched": Range(1, 10_000),
+    "max_actions": Range(100, 10_000_000),
     "max_time_limit": Range(1, 30 * DAY),
     "max_countdown": Range(0, 3600),
     "hello_timeout": Range(0, 3600, above=True),
@@ -153,6 +154,9 @@ class Settings:
     """Races a player may be in at once (not counting finished ones)."""
     max_watched: int = 20
     """Races one connection may join (as player or spectator) at once."""
+    max_actions: int = 10_000
+    """Actions (moves, deals, undos) a player's game may have; past it a move or undo is
+    refused with ``too_many_actions`` (a resign is always taken)."""
     max_time_limit: int = 4 * 3600
     max_countdown: int = 60
     hello_timeout: float = 10.0
