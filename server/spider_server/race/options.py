@@ -36,6 +36,9 @@ class RaceOptions:
     hints: bool = False
     daily: str = ""
     """The UTC day (``YYYY-MM-DD``) of a daily race, else empty."""
+    seed_chosen: bool = False
+    """The creator chose the seed (they know the deal): said in the race's info, never
+    rated."""
 
     @classmethod
     def from_request(cls, msg: CreateRace, limits: Limits) -> RaceOptions:
@@ -66,4 +69,5 @@ class RaceOptions:
             countdown=msg.countdown,
             winnable=msg.winnable,
             hints=msg.hints,
+            seed_chosen=msg.seed is not None,
         )

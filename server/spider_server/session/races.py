@@ -142,8 +142,8 @@ class RaceHandlers(SessionBase):
         day = msg.day if msg.day is not None else utc_day(self.ctx.clock())
         try:
             rules.day_end(day)
-        except ValueError:
-            raise InvalidMessage("day: YYYY-MM-DD") from None
+        except (ValueError, OverflowError):  # not a date, or the last day there is
+            raise InvalidMessage("day: a date YYYY-MM-DD before 9999-12-31") from None
         rows = await self.ctx.store.leaderboard(variant, day)
         ranks = rules.shared_ranks([(t, moves) for _, _, t, moves in rows])
         entries = [

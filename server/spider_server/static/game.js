@@ -36,6 +36,7 @@ function renderGame() {
             h("button", { id: "keys", type: "button", title: "Keys (?)", onclick: (e) => (e.currentTarget.blur(), toggleHelp()) }, "?"),
           ),
         ),
+        race.seed_chosen ? h("p", { class: "seed-note", id: "seed-chosen" }, "The creator chose this deal's seed.") : null,
         h("div", { id: "message", class: `message ${app.message?.kind || ""}`, role: "status", "aria-live": "polite" }, app.message?.text || ""),
         h("div", { id: "board-slot" }),
         app.help ? helpPanel() : null,
