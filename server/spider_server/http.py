@@ -98,7 +98,7 @@ def _body(status: int, kind: str, body: bytes, *, head: bool = False, **extra: s
     """A response; to a HEAD request, its headers without the body."""
     headers = Headers([("Content-Type", kind), ("Content-Length", str(len(body)))])
     for name, value in extra.items():
-        headers[name.replace("_", "-")] = value
+        headers[name.replace("_", "-").title()] = value
     return Response(status, _REASONS.get(status, "OK"), headers, b"" if head else body)
 
 

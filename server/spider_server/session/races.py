@@ -62,8 +62,8 @@ class RaceHandlers(SessionBase):
     def check_creation_rate(self) -> None:
         """RateLimited past ``address_creations`` races a minute from this address or
         ``player_creations`` by this player."""
-        self.limit("create", self.address, "too many races created from your address")
         self.limit("player_create", self.player, "you created too many races; wait a minute")
+        self.limit("create", self.address, "too many races created from your address")
 
     async def _new_race(
         self, options: rules.RaceOptions, seed: str | None, *, preparing: bool
