@@ -51,10 +51,10 @@ async def test_an_undo_replays_at_most_a_mark_of_moves_whatever_the_depth(
     ack0 = next(m for m in client.received if m.type == "ack" and m.seq == 0)
     player = Player(client, code, ack0.view, seed=7)
     views = await _walk(player, 6 * UNDO_MARK + 5)
-    # undo back down across several marks: each view is the one before, each undo pushes
-    # fewer than a mark's moves (a replay of the game would push hundreds)
+    # undo back down across every mark to the deal: each view is the one before, each undo
+    # pushes fewer than a mark's moves (a replay of the game would push hundreds)
     most = 0
-    for expected in reversed(views[:-1][-3 * UNDO_MARK :]):
+    for expected in reversed(views[:-1]):
         before = pushes[0]
         ack = await player.undo()
         assert ack.type == "ack", ack
@@ -62,6 +62,8 @@ async def test_an_undo_replays_at_most_a_mark_of_moves_whatever_the_depth(
         assert ack.view == expected
     assert most < UNDO_MARK
     assert player.seq > 6 * UNDO_MARK  # the game was long
+    nothing = await player.undo()
+    assert nothing.type == "error" and nothing.error == "undo_not_allowed"
     await client.close()
 
 

@@ -110,8 +110,10 @@ class Store(SeedCommands):
             below = (depth - 1) // keys.UNDO_MARK * keys.UNDO_MARK
             async with self.redis.pipeline(transaction=True) as pipe:
                 pipe.hget(keys.marks(code, player), str(below))
-                pipe.lrange(keys.stack(code, player), below, depth - 2)
-                mark, moves = await pipe.execute()
+                if depth - 1 > below:  # (an end of -1 would mean the list's end)
+                    pipe.lrange(keys.stack(code, player), below, depth - 2)
+                mark, *rest = await pipe.execute()
+            moves = rest[0] if rest else []
         if below and mark is None:
             return None  # pragma: no cover - a mark is kept at every multiple reached
         return UndoBase(depth, None if mark is None else text(mark), [text(m) for m in moves])
