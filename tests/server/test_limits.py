@@ -222,16 +222,25 @@ async def test_inputs_that_once_failed_get_their_documented_errors(
 
 
 async def test_redis_refusing_writes_for_memory_is_unavailable(redis_server, server_node) -> None:
+    from spider_engine import Board
+
     node = await server_node(redis_server.url)
+    code, (player,), _ = await start_race(node.url, players=1)
     c = await Client.connect(node.url)
+    view = next(m for m in player.received if m.type == "ack" and m.seq == 0).view
+    move = Board.from_text(view).legal_moves.texts()[0]
     redis = Redis.from_url(redis_server.url)
     await redis.config_set("maxmemory", "1")  # every write is over: Redis refuses it (OOM)
     try:
         reply = await c.request(p.CreateRace(req=0, variant="spider1"), ("joined", "error"))
         assert reply.type == "error" and reply.error == "unavailable"
+        refused = await player.move(code, 1, move)  # the action script is refused too
+        assert refused.type == "error" and refused.error == "unavailable"
     finally:
         await redis.config_set("maxmemory", "0")
     assert (await c.request(p.CreateRace(req=0, variant="spider1"))).type == "joined"
+    assert (await player.move(code, 1, move)).type == "ack"  # nothing was changed
+    await player.close()
     assert node.node.metrics.errors_total["internal"] == 0
     await redis.aclose()
     await c.close()
