@@ -361,8 +361,8 @@ class Connection:
         """Close after the frames already queued are sent."""
         if self.closing:
             return
+        self.closing = True  # first: a flush that finds the buffer over its bound adds nothing
         self.flush()
-        self.closing = True
         self.metrics.closed_total[code] += 1
         self.out.put_nowait((code, reason))
         if self.session is not None:

@@ -23,9 +23,7 @@ async def test_haproxy_names_the_client_and_the_node_counts_it(
     redis_server, server_node, tmp_path: Path
 ) -> None:
     haproxy = _need("haproxy")
-    node = await server_node(
-        redis_server.url, trusted_proxies="127.0.0.1", address_connections=2
-    )
+    node = await server_node(redis_server.url, trusted_proxies="127.0.0.1", address_connections=2)
     port = _free_port()
     env = {
         **os.environ,
