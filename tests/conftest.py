@@ -35,6 +35,15 @@ from typing import Any
 import pytest
 
 TEST_SECRET = "spider-race-test-secret"
+UNLIMITED_ADDRESS: dict[str, int] = {
+    "address_connections": 1_000_000,
+    "address_new_players": 1_000_000,
+    "address_creations": 1_000_000,
+    "player_creations": 1_000_000,
+    "address_wrong_joins": 1_000_000,
+}
+"""Every test client comes from 127.0.0.1: the nodes the fixtures start lift the limits per
+address (a test of those limits sets them)."""
 
 
 @pytest.fixture
@@ -80,6 +89,7 @@ async def server_node(tmp_path: Path) -> AsyncIterator[Callable[..., Awaitable[N
             node=f"node{len(handles) + 1}",
             tick=0.02,
             sweep_interval=0.5,
+            **UNLIMITED_ADDRESS,
         ).replace(**overrides)
         node = Node(settings, redis_url=redis_url, secret=(settings.secret or TEST_SECRET).encode())
         await node.start()
@@ -151,6 +161,7 @@ async def server_process(tmp_path: Path) -> AsyncIterator[Callable[..., Awaitabl
             "SPIDER_RACE_TICK": "0.02",
             "SPIDER_RACE_SWEEP_INTERVAL": "0.5",
             "SPIDER_RACE_DRAIN": "0",  # SIGTERM closes at once unless a test drains
+            **{f"SPIDER_RACE_{k.upper()}": str(v) for k, v in UNLIMITED_ADDRESS.items()},
             **env,
         }
         command = ["spider_race.cli", "serve"] if cli else ["spider_server"]

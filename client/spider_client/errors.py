@@ -26,6 +26,7 @@ message itself is kept on the exception. The tree::
         ├── IllegalMove          illegal_move
         ├── UndoNotAllowed       undo_not_allowed
         ├── HintsNotAllowed      hints_not_allowed
+        ├── TooManyActions       too_many_actions
         ├── RateLimited          rate_limited
         ├── Unavailable          unavailable: storage not answering, try again shortly
         └── InternalError        internal
@@ -57,6 +58,7 @@ __all__ = [
     "UndoNotAllowed",
     "HintsNotAllowed",
     "RateLimited",
+    "TooManyActions",
     "Unavailable",
     "InternalError",
     "ERROR_CLASSES",
@@ -157,6 +159,10 @@ class HintsNotAllowed(ServerError):
     """The race does not allow hints."""
 
 
+class TooManyActions(ServerError):
+    """The game has the most actions a game may have (only a resign is taken)."""
+
+
 class RateLimited(ServerError):
     """Too many messages; the server closes connections that keep flooding."""
 
@@ -185,6 +191,7 @@ ERROR_CLASSES: dict[str, type[ServerError]] = {
     "illegal_move": IllegalMove,
     "undo_not_allowed": UndoNotAllowed,
     "hints_not_allowed": HintsNotAllowed,
+    "too_many_actions": TooManyActions,
     "rate_limited": RateLimited,
     "unavailable": Unavailable,
     "internal": InternalError,

@@ -12,6 +12,10 @@ The floor of the service is a server with ``WAITAOF``, sharded pub/sub
 Redis 7.2 or later (:data:`SERVER_FLOOR`).
 :meth:`RedisProcess.start` checks the server it started with :func:`check_server`, which
 refuses an older one with an :class:`~spider_server.errors.EmbeddedRedisError` naming it.
+Its memory is capped (``maxmemory``, 1 GB by default, with ``noeviction``: past it writes
+are refused and nothing is dropped), its files are private (the folder 0700, its files
+0600: the AOF holds the seeds of running races), and with a password (generated once in
+the folder, :func:`redis_password`) it answers no one who does not give it.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import secrets
 import shutil
 import signal
 import socket
@@ -31,6 +36,7 @@ from typing import Any
 from .errors import EmbeddedRedisError
 
 __all__ = [
+    "PASSWORD_FILE",
     "REQUIRED_COMMANDS",
     "SERVER_FLOOR",
     "RedisProcess",
@@ -38,6 +44,7 @@ __all__ = [
     "find_redis_server",
     "free_port",
     "judge_server",
+    "redis_password",
 ]
 
 SERVER_FLOOR = {"valkey": (8, 0), "redis": (7, 2)}
@@ -46,10 +53,27 @@ SERVER_FLOOR = {"valkey": (8, 0), "redis": (7, 2)}
 REQUIRED_COMMANDS = ("waitaof", "spublish", "ssubscribe", "function", "fcall")
 """Commands of the floor that older servers lack (checked with ``COMMAND INFO``)."""
 
+PASSWORD_FILE = "redis-password"
+
+
+def redis_password(data_dir: Path) -> str:
+    """The embedded server's password, generated once in ``data_dir`` (file mode 0600)."""
+    data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path = data_dir / PASSWORD_FILE
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return path.read_text().strip()
+    with os.fdopen(fd, "w") as f:
+        f.write(secrets.token_hex(24) + "\n")
+    return path.read_text().strip()
+
 
 def _die_with_parent() -> None:
-    """In the child, before exec: ask Linux to SIGTERM it when the thread that started it
-    exits, so that a server killed with SIGKILL does not leave its Redis running."""
+    """In the child, before exec: files it makes are private (umask 077), and Linux is
+    asked to SIGTERM it when the thread that started it exits, so that a server killed
+    with SIGKILL does not leave its Redis running."""
+    os.umask(0o077)
     try:
         import ctypes
 
@@ -84,13 +108,13 @@ def _version(text: str) -> tuple[int, ...]:
     return tuple(int(part) for part in re.findall(r"\d+", text)[:3])
 
 
-def check_server(port: int, host: str = "127.0.0.1") -> str:
+def check_server(port: int, host: str = "127.0.0.1", *, password: str | None = None) -> str:
     """The server on ``host:port`` as ``"valkey 9.1.2"`` (or ``"redis 7.2.4"``), once
     :func:`judge_server` accepted its ``INFO server`` and ``COMMAND INFO`` of
     :data:`REQUIRED_COMMANDS`; EmbeddedRedisError naming the server and the floor if not."""
     from redis import Redis
 
-    client = Redis(host=host, port=port, socket_timeout=5)
+    client = Redis(host=host, port=port, password=password, socket_timeout=5)
     try:
         info = client.info("server")
         docs = client.execute_command("COMMAND", "INFO", *REQUIRED_COMMANDS)
@@ -141,6 +165,8 @@ class RedisProcess:
         port: int | None = None,
         executable: str | None = None,
         appendfsync: str = "everysec",
+        maxmemory: str = "1gb",
+        password: str | None = None,
     ) -> None:
         self.data_dir = Path(data_dir)
         self.port = port or free_port()
@@ -148,20 +174,28 @@ class RedisProcess:
         self.appendfsync = appendfsync
         """``everysec`` (a crash of the machine may lose the last second) or ``always``
         (every write is on disk before Redis answers it)."""
+        self.maxmemory = maxmemory
+        """Memory the server may use (``noeviction``: writes past it are refused)."""
+        self.password = password
+        """The password clients must give (None: none)."""
         self.process: subprocess.Popen[bytes] | None = None
         self.server = ""
         """The server's kind and version once started (``"valkey 9.1.2"``)."""
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+        auth = f":{self.password}@" if self.password else ""
+        return f"redis://{auth}127.0.0.1:{self.port}/0"
 
     def start(self, *, timeout: float = 10.0) -> None:
         """Start the server and wait until it answers; EmbeddedRedisError when it exits,
         does not answer within ``timeout``, or is older than :data:`SERVER_FLOOR` (then it
         is stopped again), or when its data folder cannot be made or written."""
         try:
-            self.data_dir.mkdir(parents=True, exist_ok=True)
+            self.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+            self.data_dir.chmod(0o700)
+            for old in self.data_dir.rglob("*"):  # files of an older start, made before this
+                old.chmod(0o700 if old.is_dir() else 0o600)
         except OSError as e:
             raise EmbeddedRedisError(
                 f"cannot make the data folder {self.data_dir}: {e.strerror or e}"
@@ -181,7 +215,11 @@ class RedisProcess:
             "--daemonize", "no",
             "--logfile", "redis.log",
             "--databases", "1",
+            "--maxmemory", self.maxmemory,
+            "--maxmemory-policy", "noeviction",
         ]  # fmt: skip
+        if self.password:
+            args += ["--requirepass", self.password]
         self.process = subprocess.Popen(
             args,
             stdin=subprocess.DEVNULL,
@@ -200,7 +238,7 @@ class RedisProcess:
                 )
             if self.ping():
                 try:
-                    self.server = check_server(self.port)
+                    self.server = check_server(self.port, password=self.password)
                 except BaseException:
                     self.kill()
                     raise
@@ -213,6 +251,10 @@ class RedisProcess:
         """Whether the server answers PING (loading an AOF counts as not answering)."""
         try:
             with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as s:
+                if self.password:
+                    s.sendall(b"AUTH " + self.password.encode() + b"\r\n")
+                    if not s.recv(64).startswith(b"+OK"):
+                        return False
                 s.sendall(b"PING\r\n")
                 return s.recv(64).startswith(b"+PONG")
         except OSError:

@@ -21,6 +21,7 @@ nothing. The tree::
     │   ├── MalformedMove            malformed_move  not a move in the spec's notation
     │   ├── IllegalMove              illegal_move    not legal in the player's position
     │   ├── UndoNotAllowed           undo_not_allowed  no undo in this race, or nothing to undo
+    │   ├── TooManyActions           too_many_actions  the game has its maximum of actions
     │   ├── HintsNotAllowed          hints_not_allowed  no hints in this race
     │   ├── RateLimited              rate_limited    too many messages
     │   └── Unavailable              unavailable     Redis is not answering
@@ -51,6 +52,7 @@ __all__ = [
     "RateLimited",
     "RequestError",
     "ServerError",
+    "TooManyActions",
     "TooManyRaces",
     "Unavailable",
     "UndoNotAllowed",
@@ -127,6 +129,10 @@ class IllegalMove(RequestError):
 
 class UndoNotAllowed(RequestError):
     code = "undo_not_allowed"
+
+
+class TooManyActions(RequestError):
+    code = "too_many_actions"
 
 
 class HintsNotAllowed(RequestError):

@@ -9,12 +9,20 @@ websocket handshake.
 - ``/readyz`` (readiness) answers 200 ``ok`` when Redis answers and the node is not
   draining, else 503 with the reason (``draining``, ``redis is not answering``): a load
   balancer sends new players only to a node that is ready.
-"""
+
+Only GET and HEAD are served (405 with ``Allow: GET, HEAD`` otherwise). Before the
+handshake the node may refuse: 503 when it is near its limit of open files (every path
+but ``/healthz``; logged once while it lasts), 429 when the client's address has
+``address_connections`` websockets open already."""
 
 from __future__ import annotations
 
+import logging
 import mimetypes
+import os
 import re
+import resource
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -22,13 +30,56 @@ from websockets.asyncio.server import ServerConnection
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
+from .limits import Proxies
 from .race import normalize_code
 
-__all__ = ["STATIC", "WS_PATH", "Http", "static_file"]
+__all__ = ["ALLOWED", "STATIC", "WS_PATH", "Http", "OpenFiles", "static_file"]
+
+log = logging.getLogger(__name__)
 
 WS_PATH = "/ws"
 STATIC = Path(__file__).resolve().parent / "static"
-_STATIC_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")
+_STATIC_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,254}")
+ALLOWED = ("GET", "HEAD")
+"""The HTTP methods served."""
+
+
+class OpenFiles:
+    """Whether the process is near its limit of open files (``RLIMIT_NOFILE``): fewer than
+    ``reserve`` left. Counted from ``/proc/self/fd`` at most every ``every`` seconds;
+    where there is no such folder, never near."""
+
+    def __init__(self, reserve: int, *, every: float = 0.25) -> None:
+        self.reserve = reserve
+        self.every = every
+        self._checked = 0.0
+        self._near = False
+
+    @staticmethod
+    def limit() -> int:
+        return int(resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+
+    @staticmethod
+    def open_now() -> int | None:
+        try:
+            return len(os.listdir("/proc/self/fd"))
+        except OSError:
+            return None
+
+    def near(self) -> bool:
+        now = time.monotonic()
+        if now - self._checked < self.every:
+            return self._near
+        self._checked = now
+        limit, used = self.limit(), self.open_now()
+        was, self._near = self._near, used is not None and used > limit - self.reserve
+        if self._near and not was:
+            log.warning(
+                "%s of %s open files: new connections get 503 until some close", used, limit
+            )
+        elif was and not self._near:
+            log.info("open files back to %s of %s: new connections accepted again", used, limit)
+        return self._near
 
 
 def static_file(path: str) -> Path | None:
@@ -41,49 +92,98 @@ def static_file(path: str) -> Path | None:
     if not all(_STATIC_NAME.fullmatch(part) for part in parts):
         return None
     candidate = STATIC.joinpath(*parts)
-    return candidate if candidate.is_file() else None
+    try:
+        return candidate if candidate.is_file() else None
+    except OSError:  # a name the file system refuses (too long, ...): no such file
+        return None
 
 
-def _body(status: int, kind: str, body: bytes) -> Response:
+_REASONS = {200: "OK", 404: "Not Found", 405: "Method Not Allowed", 429: "Too Many Requests"}
+_REASONS[503] = "Service Unavailable"
+
+
+def _body(status: int, kind: str, body: bytes, *, head: bool = False, **extra: str) -> Response:
+    """A response; to a HEAD request, its headers without the body."""
     headers = Headers([("Content-Type", kind), ("Content-Length", str(len(body)))])
-    return Response(status, "OK", headers, body)
+    for name, value in extra.items():
+        headers[name.replace("_", "-").title()] = value
+    return Response(status, _REASONS.get(status, "OK"), headers, b"" if head else body)
+
+
+def _text(status: int, text: str, *, head: bool = False, **extra: str) -> Response:
+    return _body(status, "text/plain; charset=utf-8", text.encode(), head=head, **extra)
 
 
 class Http:
     """The node's answers to plain HTTP requests. ``unready`` gives the reason the node
     should get no new connections now (None when it is ready); ``metrics`` gives the
-    scrape's body and content type for an ``Accept`` header."""
+    scrape's body and content type for an ``Accept`` header; ``proxies`` say whose
+    ``X-Forwarded-For`` names the client; ``open_files`` says when the node is near its
+    limit of open files."""
 
     def __init__(
         self,
         *,
         unready: Callable[[], Awaitable[str | None]],
         metrics: Callable[[str | None], tuple[bytes, str]],
+        proxies: Proxies | None = None,
+        open_files: OpenFiles | None = None,
+        refused: Callable[[str], None] | None = None,
     ) -> None:
         self.unready = unready
         self.metrics = metrics
+        self.proxies = proxies or Proxies("")
+        self.open_files = open_files
+        self.refused = refused or (lambda limit: None)
+        """Told the limit whenever a request is refused by one."""
 
     async def process_request(
         self, connection: ServerConnection, request: Request
     ) -> Response | None:
         """The response to a request, or None for the websocket handshake (``/ws``)."""
+        method = getattr(request, "method", "GET")
+        head = method == "HEAD"
+        if method not in ALLOWED:
+            self.refused("method")
+            return _text(405, "only GET and HEAD\n", allow=", ".join(ALLOWED))
         path = request.path.split("?", 1)[0]
-        if path == WS_PATH:
-            return None
         if path == "/healthz":
-            return connection.respond(200, "ok\n")
+            return _text(200, "ok\n", head=head)
+        if self.open_files is not None and self.open_files.near():
+            self.refused("open_files")
+            return _text(503, "busy: try again shortly\n", head=head, retry_after="5")
         if path == "/readyz":
             reason = await self.unready()
             if reason is None:
-                return connection.respond(200, "ok\n")
-            return connection.respond(503, reason + "\n")
+                return _text(200, "ok\n", head=head)
+            return _text(503, reason + "\n", head=head)
+        if path == WS_PATH:
+            return self._admit(connection, request, head=head)
         if path == "/metrics":
             body, kind = self.metrics(request.headers.get("Accept"))
-            return _body(200, kind, body)
+            return _body(200, kind, body, head=head)
         static = static_file(path)
         if static is not None:
             kind = mimetypes.guess_type(static.name)[0] or "application/octet-stream"
             if kind.startswith("text/") or kind == "application/javascript":
                 kind += "; charset=utf-8"
-            return _body(200, kind, static.read_bytes())
-        return connection.respond(404, "not found\n")
+            return _body(200, kind, static.read_bytes(), head=head)
+        return _text(404, "not found\n", head=head)
+
+    def _admit(
+        self, connection: ServerConnection, request: Request, *, head: bool
+    ) -> Response | None:
+        """None (go on to the handshake) unless the client's address has its maximum of
+        connections open (429). Behind a trusted proxy, the client's address is the one
+        its ``X-Forwarded-For`` names; the connection is counted against it."""
+        if head:
+            return _text(405, "the websocket handshake is a GET\n", allow="GET")
+        peer = str(getattr(connection, "client_address", "") or "")
+        address = self.proxies.client_of(peer, request.headers.get("X-Forwarded-For"))
+        if hasattr(connection, "client_address"):
+            connection.client_address = address
+        count = getattr(connection, "count", None)
+        if count is not None and not count(address):
+            self.refused("address")
+            return _text(429, "too many connections from your address\n", retry_after="10")
+        return None

@@ -16,6 +16,11 @@ Keys of one race share the hash tag ``{race:<code>}`` so that its scripts touch 
                                           moves, turned_up, runs, deals_left, score, time, down0,
                                           suited, raised_at (both absent from older games: 0)
     {race:<code>}:actions:<player> list   the player's actions in order: moves, undo, resign
+    {race:<code>}:stack:<player>  list    the player's moves that stand after their undos, in
+                                          order (a move pushes, an undo pops)
+    {race:<code>}:marks:<player>  hash    n -> the depth of the stack; every depth that is a
+                                          multiple of ``UNDO_MARK`` -> the full position at that
+                                          depth (an undo rebuilds from the mark below it)
     {race:<code>}:acks:<player>   hash    seq -> msgpack of the ack sent for that action (a
                                           resend gets the same ack again)
     {race:<code>}:online          zset    "<player>|<node>|<conn>" -> expiry time: players
@@ -51,8 +56,11 @@ from __future__ import annotations
 
 __all__ = [
     "RACE_KEYS",
+    "UNDO_MARK",
     "actions",
     "acks",
+    "marks",
+    "stack",
     "channel",
     "node_channel",
     "race_of_channel",
@@ -74,6 +82,10 @@ __all__ = [
     "spectators",
     "PLAYER_RACES_TTL",
 ]
+
+UNDO_MARK = 32
+"""Standing moves between two kept positions of a player's game: an undo pushes fewer than
+this many moves onto the mark below it, whatever the game's length."""
 
 RACE_KEYS = ("meta", "players", "events", "online", "spectators")
 """The race's keys that do not belong to one player."""
@@ -105,6 +117,14 @@ def game(code: str, player: str) -> str:
 
 def actions(code: str, player: str) -> str:
     return race_key(code, f"actions:{player}")
+
+
+def stack(code: str, player: str) -> str:
+    return race_key(code, f"stack:{player}")
+
+
+def marks(code: str, player: str) -> str:
+    return race_key(code, f"marks:{player}")
 
 
 def acks(code: str, player: str) -> str:

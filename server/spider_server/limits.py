@@ -1,11 +1,20 @@
-"""Per-connection limits: a token bucket for the message rate."""
+"""Limits: a token bucket (a connection's message rate), the node's limits per client
+address, and the client's real address behind a trusted load balancer."""
 
 from __future__ import annotations
 
+import ipaddress
 import time
 from collections.abc import Callable
 
-__all__ = ["TokenBucket"]
+__all__ = [
+    "MAX_ADDRESSES",
+    "AddressLimits",
+    "Proxies",
+    "TokenBucket",
+    "parse_networks",
+    "proxy_line",
+]
 
 
 class TokenBucket:
@@ -36,8 +45,173 @@ class TokenBucket:
             return True
         return False
 
+    def take_none(self) -> None:
+        """Bring the tokens up to date (take nothing)."""
+        self._refill()
+
+    @property
+    def full(self) -> bool:
+        """Whether the bucket is full again (its sender has been quiet)."""
+        self._refill()
+        return self.tokens >= self.burst
+
     @property
     def calm(self) -> bool:
         """Whether the bucket is at least half full (the sender keeps to the rate)."""
         self._refill()
         return self.tokens >= self.burst / 2
+
+
+class AddressLimits:
+    """The node's limits per client address: open websocket connections, and token
+    buckets for the hellos that make a new player, the races created and the joins with a
+    code that names no race (each ``per_minute`` a minute, as many at once).
+
+    Buckets of addresses that have gone quiet are dropped once more than
+    :data:`MAX_ADDRESSES` are kept (a full bucket holds nothing worth keeping)."""
+
+    def __init__(
+        self,
+        *,
+        connections: int,
+        new_players: int,
+        creations: int,
+        player_creations: int,
+        wrong_joins: int,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        self.max_connections = connections
+        self._per_minute = {
+            "new_player": new_players,
+            "create": creations,
+            "player_create": player_creations,
+            "wrong_join": wrong_joins,
+        }
+        self._clock = clock or time.monotonic
+        self.connections: dict[str, int] = {}
+        """Address -> websocket connections open from it."""
+        self._buckets: dict[tuple[str, str], TokenBucket] = {}
+
+    # -- connections ------------------------------------------------------------------------
+
+    def connect(self, address: str) -> bool:
+        """Count a new connection from ``address``; False (not counted) when it has its
+        maximum open already."""
+        n = self.connections.get(address, 0)
+        if n >= self.max_connections:
+            return False
+        self.connections[address] = n + 1
+        return True
+
+    def disconnect(self, address: str) -> None:
+        """A connection counted by :meth:`connect` ended."""
+        n = self.connections.get(address, 0) - 1
+        if n > 0:
+            self.connections[address] = n
+        else:
+            self.connections.pop(address, None)
+
+    # -- rates ------------------------------------------------------------------------------
+
+    def _bucket(self, what: str, key: str) -> TokenBucket:
+        bucket = self._buckets.get((what, key))
+        if bucket is None:
+            if len(self._buckets) >= MAX_ADDRESSES:
+                self._forget_quiet()
+            n = self._per_minute[what]
+            bucket = TokenBucket(n / 60.0, n, clock=self._clock)
+            self._buckets[(what, key)] = bucket
+        return bucket
+
+    def _forget_quiet(self) -> None:
+        full = [k for k, b in self._buckets.items() if b.full]
+        for k in full:
+            del self._buckets[k]
+        if len(self._buckets) >= MAX_ADDRESSES:  # all busy: start over rather than grow
+            self._buckets.clear()
+
+    def take(self, what: str, key: str) -> bool:
+        """Take one of ``key``'s (an address; a player for ``player_create``) ``what``:
+        ``new_player``, ``create``, ``player_create`` or ``wrong_join``; False when it has
+        none left now."""
+        return self._bucket(what, key).take()
+
+    def allows(self, what: str, key: str) -> bool:
+        """Whether ``key`` has one of ``what`` left (without taking it)."""
+        bucket = self._bucket(what, key)
+        bucket.take_none()
+        return bucket.tokens >= 1.0
+
+
+MAX_ADDRESSES = 100_000
+"""Buckets kept by :class:`AddressLimits` before quiet ones are dropped."""
+
+
+def parse_networks(text: str) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+    """The networks of a comma-separated list of addresses and CIDRs (``10.0.0.5``,
+    ``10.0.0.0/8``, ``::1``); ValueError naming the first that is not one."""
+    networks: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
+    for item in text.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        try:
+            networks.append(ipaddress.ip_network(item, strict=False))
+        except ValueError:
+            raise ValueError(f"{item!r} is not an address or a CIDR") from None
+    return networks
+
+
+class Proxies:
+    """Which peers are the deployment's load balancers (``SPIDER_RACE_TRUSTED_PROXIES``):
+    only theirs is the word on a client's real address (``X-Forwarded-For``, or the PROXY
+    protocol's line)."""
+
+    def __init__(self, text: str) -> None:
+        self.networks = parse_networks(text)
+
+    def trusts(self, peer: str) -> bool:
+        if not self.networks:
+            return False
+        try:
+            address = ipaddress.ip_address(peer)
+        except ValueError:
+            return False
+        return any(address in net for net in self.networks)
+
+    def client_of(self, peer: str, forwarded_for: str | None) -> str:
+        """The client's address: ``peer`` itself unless it is trusted and says whom it
+        forwards for; then the last address in ``X-Forwarded-For`` that is not a trusted
+        proxy (the one the first trusted proxy heard from)."""
+        if not forwarded_for or not self.trusts(peer):
+            return peer
+        hops = [h.strip() for h in forwarded_for.split(",") if h.strip()]
+        for hop in reversed(hops):
+            try:
+                ipaddress.ip_address(hop)
+            except ValueError:
+                return peer  # not an address: not the proxy's word
+            if not self.trusts(hop):
+                return hop
+        return hops[0] if hops else peer
+
+
+def proxy_line(data: bytes) -> tuple[str | None, int] | None:
+    """A PROXY protocol v1 line at the start of ``data``: (the client's address, or None
+    for ``UNKNOWN``; the line's length with its CRLF), or None when ``data`` does not
+    start with a whole, well-formed one."""
+    if not data.startswith(b"PROXY "):
+        return None
+    end = data.find(b"\r\n", 0, 108)
+    if end < 0:
+        return None
+    parts = data[:end].decode("ascii", "replace").split(" ")
+    if len(parts) >= 2 and parts[1] == "UNKNOWN":
+        return None, end + 2
+    if len(parts) != 6 or parts[1] not in ("TCP4", "TCP6"):
+        return None
+    try:
+        ipaddress.ip_address(parts[2])
+    except ValueError:
+        return None
+    return parts[2], end + 2

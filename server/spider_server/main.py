@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import redisconn
-from .embedded import RedisProcess
+from .embedded import RedisProcess, redis_password
 from .errors import ConfigError, EmbeddedRedisError, ServerError
 from .logs import FORMATS, LEVELS
 from .logs import configure as configure_logs
@@ -98,10 +98,13 @@ async def run(settings: Settings, *, ready: asyncio.Event | None = None) -> None
     embedded: RedisProcess | None = None
     redis_url = settings.redis_url
     if redis_url is None:
+        folder = settings.data_dir / "redis"
         try:
-            embedded = RedisProcess(settings.data_dir / "redis")
+            embedded = RedisProcess(
+                folder, maxmemory=settings.redis_maxmemory, password=redis_password(folder)
+            )
             embedded.start()  # from the main thread: it dies with this process
-        except EmbeddedRedisError as e:
+        except (EmbeddedRedisError, OSError) as e:
             raise StartError(
                 EXIT_EMBEDDED,
                 f"the embedded server cannot start: {e} (its data folder is --data-dir or "

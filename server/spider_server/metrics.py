@@ -107,6 +107,10 @@ class Metrics:
         self.races_created_total = 0
         self.transitions_total: Counter[str] = Counter()
         self.closed_total: Counter[int] = Counter()
+        self.refused_total: Counter[str] = Counter()
+        """Connections and requests refused or closed by a limit, by which one
+        (``too_slow``, ``address``, ``open_files``, ``new_players``, ``creations``,
+        ``wrong_joins``)."""
         self.action_seconds = Histogram(
             (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
         )
@@ -237,6 +241,13 @@ class _NodeCollector(Collector):
             "Connections this node closed, by close code.",
             "code",
             ((str(code), n) for code, n in sorted(m.closed_total.items())),
+        )
+        yield _labelled(
+            CounterMetricFamily,
+            "spider_refused_total",
+            "Connections and requests refused or closed by a limit, by limit.",
+            "limit",
+            sorted(m.refused_total.items()),
         )
         yield m.action_seconds.family(
             "spider_action_seconds", "Time from receiving an action to sending its ack."

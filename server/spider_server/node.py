@@ -43,15 +43,24 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from . import race as rules
 from . import redisconn
 from .errors import Conflict, Unavailable
-from .http import Http
+from .http import Http, OpenFiles
 from .hub import Hub
+from .limits import AddressLimits, Proxies
 from .metrics import Metrics
 from .race import Limits, Race, Status
 from .seeds import Seeds
 from .session import Context, Session
 from .settings import Settings
 from .store import Store, cas_tries
-from .transport import CLOSE_RESTART, Connection, EventFrame, Writes, backlog, check_websockets
+from .transport import (
+    CLOSE_RESTART,
+    Connection,
+    EventFrame,
+    Writes,
+    backlog,
+    check_websockets,
+    server_side,
+)
 from .watches import RaceWatch
 
 __all__ = ["Node", "check_libraries"]
@@ -93,7 +102,23 @@ class Node:
         self.seeds = Seeds(self.store, settings, secret, clock=self.now, on_prepared=self.advance)
         """Proven-winnable seeds: winnable races and the daily deals."""
         self.writes = Writes(settings)
-        self.http = Http(unready=self.unready, metrics=self.metrics_text)
+        self.proxies = Proxies(settings.trusted_proxies)
+        """The deployment's load balancers: their word names a client's address."""
+        self.addresses = AddressLimits(
+            connections=settings.address_connections,
+            new_players=settings.address_new_players,
+            creations=settings.address_creations,
+            player_creations=settings.player_creations,
+            wrong_joins=settings.address_wrong_joins,
+        )
+        """The limits per client address (docs/server.md, "Limits")."""
+        self.http = Http(
+            unready=self.unready,
+            metrics=self.metrics_text,
+            proxies=self.proxies,
+            open_files=OpenFiles(settings.fd_reserve),
+            refused=self._refused,
+        )
         self.context = Context(
             settings=settings,
             limits=self.limits,
@@ -102,6 +127,7 @@ class Node:
             hub=self.hub,
             seeds=self.seeds,
             metrics=self.metrics,
+            addresses=self.addresses,
             clock=self.now,
             advance=self.advance,
             spawn=self.spawn,
@@ -147,6 +173,7 @@ class Node:
             ping_interval=s.ping_interval,
             ping_timeout=s.ping_timeout,
             compression=None,
+            create_connection=server_side(s, self.proxies, self.addresses),
         )
 
     async def serve_until_signalled(self, ready: asyncio.Event | None = None) -> None:
@@ -291,6 +318,9 @@ class Node:
         )
 
     # -- connections ------------------------------------------------------------------------
+
+    def _refused(self, limit: str) -> None:
+        self.metrics.refused_total[limit] += 1
 
     async def _handle(self, ws: ServerConnection) -> None:
         conn = Connection(ws, self.writes, self.settings, self.metrics)

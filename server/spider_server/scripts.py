@@ -18,6 +18,8 @@ before it subscribes, so any event it could miss is in the snapshot it reads nex
 
 from __future__ import annotations
 
+from .keys import UNDO_MARK
+
 __all__ = ["COMMIT_RACE", "COMMIT_ACTION"]
 
 _APPEND_EVENTS = """
@@ -102,10 +104,14 @@ COMMIT_ACTION = (
     + """
 -- A player's action, applied only if the race runs and the player's seq is still the one
 -- it was decided on: two nodes never both apply it, a resend is applied once.
--- KEYS: meta, players, events, game, actions, acks, nodes
+-- KEYS: meta, players, events, game, actions, acks, nodes, stack, marks
 -- ARGV: expected seq, player, channel, ttl, maxlen, committing node, now, action, ack
 --       frame, entry, n, then n events as audience and data, then the game's fields and
 --       values (its new seq among them)
+-- The standing moves (stack) and their depth and marks (marks) follow each action from the
+-- player's first on: a move pushes, an undo pops, and a move that reaches a depth that is a
+-- multiple of the mark's spacing keeps the position there (games begun without them keep
+-- none: their undo replays the actions).
 -- The keys' TTL is refreshed on the player's first action and every 64th after (a race
 -- change refreshes every key of the race).
 -- Returns {1, new version}, {0, 'state'} (not running), {0, 'seq', current seq} (the seq
@@ -128,6 +134,27 @@ redis.call('HSET', game, unpack(ARGV, fields))
 redis.call('RPUSH', KEYS[5], ARGV[8])
 redis.call('HSET', KEYS[6], string.format('%d', seq + 1), ARGV[9])
 redis.call('HSET', players, ARGV[2], ARGV[10])
+local action = ARGV[8]
+if action ~= 'resign' and (seq == 0 or redis.call('EXISTS', KEYS[9]) == 1) then
+  local depth = tonumber(redis.call('HGET', KEYS[9], 'n') or '0')
+  if action == 'undo' then
+    if depth > 0 then
+      redis.call('RPOP', KEYS[8])
+      depth = depth - 1
+    end
+  else
+    redis.call('RPUSH', KEYS[8], action)
+    depth = depth + 1
+    if depth % MARK == 0 then
+      for i = fields, #ARGV - 1, 2 do
+        if ARGV[i] == 'position' then
+          redis.call('HSET', KEYS[9], string.format('%d', depth), ARGV[i + 1])
+        end
+      end
+    end
+  end
+  redis.call('HSET', KEYS[9], 'n', string.format('%d', depth))
+end
 local events = {}
 for i = 12, fields - 1, 2 do
   events[#events + 1] = {ARGV[i], ARGV[i + 1]}
@@ -140,5 +167,5 @@ if seq % 64 == 0 then
   end
 end
 return {1, version}
-"""
+""".replace("% MARK", f"% {UNDO_MARK}")
 )

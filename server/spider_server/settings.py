@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import re
 import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
@@ -25,6 +26,7 @@ from urllib.parse import urlsplit
 from spider_client.protocol import MAX_CLIENT_FRAME
 
 from .errors import ConfigError
+from .limits import parse_networks
 
 __all__ = [
     "Settings",
@@ -76,6 +78,7 @@ RANGES: dict[str, Range] = {
     "max_players": Range(1, 100_000),
     "max_races_per_player": Range(1, 10_000),
     "max_watched": Range(1, 10_000),
+    "max_actions": Range(100, 10_000_000),
     "max_time_limit": Range(1, 30 * DAY),
     "max_countdown": Range(0, 3600),
     "hello_timeout": Range(0, 3600, above=True),
@@ -84,6 +87,14 @@ RANGES: dict[str, Range] = {
     "ping_timeout": Range(0, DAY, above=True),
     "progress_interval": Range(0, 10),
     "send_queue": Range(1, 10_000_000),
+    "send_bytes": Range(65_536, 1 << 34),
+    "node_send_bytes": Range(1 << 20, 1 << 40),
+    "address_connections": Range(1, 1_000_000),
+    "address_new_players": Range(1, 1_000_000),
+    "address_creations": Range(1, 1_000_000),
+    "player_creations": Range(1, 1_000_000),
+    "address_wrong_joins": Range(1, 1_000_000),
+    "fd_reserve": Range(8, 1_000_000),
     "write_timeout": Range(0, 3600, above=True),
     "race_ttl": Range(60, 365 * DAY),
     "results_ttl": Range(60, 10 * 365 * DAY),
@@ -164,6 +175,9 @@ class Settings:
     """Races a player may be in at once (not counting finished ones)."""
     max_watched: int = 20
     """Races one connection may join (as player or spectator) at once."""
+    max_actions: int = 10_000
+    """Actions (moves, deals, undos) a player's game may have; past it a move or undo is
+    refused with ``too_many_actions`` (a resign is always taken)."""
     max_time_limit: int = 4 * 3600
     max_countdown: int = 60
     hello_timeout: float = 10.0
@@ -178,6 +192,35 @@ class Settings:
     frame (spectators get every event at once). 0: every progress at once."""
     send_queue: int = 2000
     """Frames queued for a slow reader before its connection is closed."""
+    send_bytes: int = 8 << 20
+    """Bytes a slow reader's connection may have waiting (frames queued, the socket's
+    write buffer, pongs included) before it is closed like one with ``send_queue`` frames
+    (keep it above the largest frame: a finished race's ``joined``)."""
+    node_send_bytes: int = 256 << 20
+    """Bytes queued for slow readers on the whole node: a slow reader whose frame would
+    pass it is closed."""
+    address_connections: int = 100
+    """Websocket connections open at once from one client address (more get HTTP 429)."""
+    address_new_players: int = 30
+    """Hellos without a token (each makes a new player) a minute from one address; past
+    it the hello gets ``rate_limited`` and the connection is closed with 1008."""
+    address_creations: int = 30
+    """Races created a minute from one address (``rate_limited`` past it)."""
+    player_creations: int = 10
+    """Races created a minute by one player (``rate_limited`` past it)."""
+    address_wrong_joins: int = 30
+    """Joins a minute from one address with a code that names no race; past it every
+    join by code from there gets ``rate_limited`` until the bucket refills."""
+    trusted_proxies: str = ""
+    """Addresses and CIDRs of the deployment's load balancers, comma-separated: only
+    their ``X-Forwarded-For`` or PROXY protocol line names a client's address (empty: no
+    one's; the peer's address counts)."""
+    fd_reserve: int = 64
+    """Open files kept free: with fewer left under the process's limit, new connections
+    get HTTP 503 (``/healthz`` is still answered)."""
+    redis_maxmemory: str = "1gb"
+    """The embedded Redis's ``maxmemory`` (with ``noeviction``: writes past it are
+    refused, and the node answers ``unavailable``)."""
     write_timeout: float = 10.0
     """Seconds a connection closed for reading too slowly gets to take its queued frames
     and the close; then it is cut."""
@@ -330,6 +373,18 @@ def _problem(name: str, kind: str, value: Any) -> str | None:
     if name == "host":
         if not isinstance(value, str) or not value or any(c.isspace() for c in value):
             return "an address or host name"
+        return None
+    if name == "trusted_proxies":
+        try:
+            parse_networks(value) if isinstance(value, str) else parse_networks("?")
+        except ValueError as e:
+            return f"addresses and CIDRs separated by commas ({e})"
+        return None
+    if name == "redis_maxmemory":
+        if not isinstance(value, str) or not re.fullmatch(
+            r"[1-9][0-9]*(b|kb|mb|gb)?", value.lower()
+        ):
+            return "a size such as 512mb or 1gb"
         return None
     if name == "data_dir":
         if not str(value):

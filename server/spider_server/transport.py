@@ -1,41 +1,31 @@
 """Frames onto sockets: the one module that reaches below the websockets library's API.
 
-A :class:`Connection` is one websocket connection's way out and in. Out: frames are
-built once (:func:`wire_frame`: an event's websocket frame is the same bytes for every
-recipient), the frames one turn of the event loop gives a connection go out in one write
-(:class:`Writes`), progress that comes within ``progress_interval`` of the last is held
-and released together, and a reader that lets ``send_queue`` frames pile up is closed,
-then cut. In: :meth:`Connection.run` reads frames and hands each to its
+A :class:`Connection` is one websocket connection's way out and in. Out: frames built
+once (:mod:`.frames`) that one turn of the event loop gives a connection go out in one
+write (:mod:`.writes`), progress that comes within ``progress_interval`` of the last is
+held and released together, and a reader that lets ``send_queue`` frames or
+``send_bytes`` bytes pile up (frames queued and the socket's write buffer, pongs to its
+pings included), or whose frame would take the node's queued bytes past
+``node_send_bytes``, is closed with 1008 and cut ``write_timeout`` later; a connection
+whose write buffer passes ``send_bytes`` while the node only answers its pings is read no
+more from then on. In: :meth:`Connection.run` reads frames and hands each to its
 :class:`FrameHandler` (the session), one at a time, in order.
 
-The speed tricks here, and the figures behind them (README, "Under load"; docs/server.md,
-"The hot path"):
-
-- a frame is framed once, not once per recipient (``ServerConnection.send`` would frame
-  it again for every connection): with 1,000 spectators a move costs the node 15-21 µs
-  per spectator, so what is done per recipient is kept to appending bytes;
-- the frames of one turn go out in one ``transport.write`` (the mover's ack and progress
-  together, several players' progress together): the node's 0.12-0.14 ms of CPU per move,
-  which sets the ratio of 0.99-1.14 against the echo baseline, is measured with it;
-- :func:`stamp` adds an event's version by patching the stored msgpack map instead of
-  decoding and encoding it again, for every dispatch and catch-up;
-- held progress (0.1 s by default) and releases of at most :data:`RELEASE_CHUNK`
-  connections a turn keep a thousand players' frames from landing at once (ack p99 of
-  6.7-8.1 ms at 1,000 players).
-
-The private attributes these use are checked when a node starts (:func:`check_websockets`).
+:class:`ServerSide` is the library's server connection with what the node adds below it:
+the client's address (the peer's, or a trusted load balancer's PROXY protocol line), the
+check of the write buffer after each read (the library answers pings there), and the
+count of connections per address. The private attributes these use are checked when a
+node starts (:func:`check_websockets`); the speed tricks and their figures are in
+:mod:`.frames` and :mod:`.writes` (README, "Under load"; docs/server.md, "The hot path").
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import struct
-from collections.abc import Awaitable, Iterable
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Protocol
 
-import msgpack
 import websockets
 from websockets.asyncio.connection import Connection as BaseConnection
 from websockets.asyncio.server import ServerConnection
@@ -43,8 +33,11 @@ from websockets.protocol import State as WsState
 from websockets.server import ServerProtocol
 
 from .errors import ConfigError
+from .frames import EventFrame, array_header, stamp, wire_frame
+from .limits import AddressLimits, Proxies, proxy_line
 from .metrics import Metrics
 from .settings import Settings
+from .writes import HOLD_SLACK, RELEASE_CHUNK, Writes
 
 __all__ = [
     "CLOSE_GOING_AWAY",
@@ -58,10 +51,12 @@ __all__ = [
     "Connection",
     "EventFrame",
     "FrameHandler",
+    "ServerSide",
     "Writes",
     "array_header",
     "backlog",
     "check_websockets",
+    "server_side",
     "stamp",
     "wire_frame",
 ]
@@ -72,157 +67,92 @@ CLOSE_TOO_BIG = 1009
 CLOSE_PROTOCOL = 1002
 CLOSE_GOING_AWAY = 1001
 
-RELEASE_CHUNK = 64
-"""Connections whose held progress one turn of the event loop releases at most."""
-HOLD_SLACK = 0.002
-"""Seconds before its due time a hold may be released with others (fewer timer calls)."""
-
 SUPPORTED = "websockets 13 to 17"
 """The websockets releases whose private attributes this module uses (checked at start)."""
 
 
-# -- frames, built once -----------------------------------------------------------------------
+# -- the library's connection, with the node's additions -----------------------------------
 
 
-def wire_frame(payload: bytes) -> bytes:
-    """``payload`` as one unfragmented, unmasked binary websocket frame (RFC 6455 §5.2):
-    what a server sends without compression, the same bytes for every connection."""
-    n = len(payload)
-    if n < 126:
-        head = bytes((0x82, n))
-    elif n < 1 << 16:
-        head = struct.pack("!BBH", 0x82, 126, n)
-    else:
-        head = struct.pack("!BBQ", 0x82, 127, n)
-    return head + payload
+class ServerSide(ServerConnection):
+    """A server connection that knows its client's address, counts itself against its
+    address's limit, and reports a write buffer over ``send_bytes`` after a read (pongs
+    the library wrote for pings that are never read). Made by :func:`server_side`."""
+
+    send_bytes: int = 8 << 20
+    proxies: Proxies = Proxies("")
+    addresses: AddressLimits | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        peer = transport.get_extra_info("peername")
+        self.peer = str(peer[0]) if isinstance(peer, tuple) and peer else "unix"
+        self.client_address = self.peer
+        """The client's address (set from a trusted proxy's word when it gives one)."""
+        self.counted: str | None = None
+        """The address this connection is counted against (:meth:`count`)."""
+        self.on_overflow: Callable[[], None] | None = None
+        """Called when the write buffer is found over ``send_bytes`` (the node's)."""
+        self._proxied = not self.proxies.trusts(self.peer)
+        """No PROXY line is looked for (the peer is not a trusted proxy, or it was read)."""
+        self._early = b""
+        super().connection_made(transport)
+        if self._proxied and not self.count(self.peer) and isinstance(transport, asyncio.Transport):
+            transport.abort()  # over the address's limit: refused before any byte is read
+
+    def count(self, address: str) -> bool:
+        """Count this connection against ``address`` (once); False when the address has
+        its maximum of connections open."""
+        if self.addresses is None or self.counted is not None:
+            return True
+        if not self.addresses.connect(address):
+            return False
+        self.counted = address
+        return True
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.counted is not None and self.addresses is not None:
+            self.addresses.disconnect(self.counted)
+            self.counted = None
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if not self._proxied:
+            data = self._early + data
+            parsed = proxy_line(data)
+            if (
+                parsed is None
+                and len(data) < 108
+                and b"\r\n" not in data
+                and (data.startswith(b"PROXY ") or b"PROXY ".startswith(data))
+            ):
+                self._early = data  # the line is not whole yet
+                return
+            self._proxied, self._early = True, b""
+            if parsed is not None:
+                address, length = parsed
+                if address is not None:
+                    self.client_address = address
+                data = data[length:]
+            if not data:
+                return
+        super().data_received(data)
+        transport = self.transport
+        if transport is not None and transport.get_write_buffer_size() > self.send_bytes:
+            if self.on_overflow is not None:
+                self.on_overflow()
+            else:  # not a websocket yet: nothing to close politely
+                transport.abort()
 
 
-def array_header(n: int) -> bytes:
-    """The msgpack header of an array of ``n`` items: followed by the items' encodings,
-    several frames make one."""
-    if n < 16:
-        return bytes((0x90 | n,))
-    if n < 1 << 16:
-        return struct.pack("!BH", 0xDC, n)
-    return struct.pack("!BI", 0xDD, n)
-
-
-_VERSION_KEY = msgpack.packb("version")
-
-
-def stamp(version: int, data: bytes) -> tuple[bytes, dict[str, Any]]:
-    """The frame of a stored event with its version, and the event as a map."""
-    fields = msgpack.unpackb(data, raw=False)
-    n = len(fields)
-    fields["version"] = version
-    if n < 15 and data[0] == 0x80 | n and len(fields) == n + 1:
-        # a small map without a version: the same bytes with the version added at the end
-        frame = bytes((0x80 | (n + 1),)) + data[1:] + _VERSION_KEY + msgpack.packb(version)
-        return frame, fields
-    return bytes(msgpack.packb(fields, use_bin_type=True)), fields
-
-
-@dataclass(frozen=True)
-class EventFrame:
-    """One event ready to send: its version, audience, frame bytes and fields."""
-
-    version: int
-    audience: str
-    frame: bytes
-    fields: dict[str, Any]
-    type: str = field(init=False)
-    """The event's type (read once)."""
-    wire: bytes = field(init=False, repr=False)
-    """The frame as a server's websocket frame, built once for every recipient."""
-    about: tuple[str, str] = field(init=False, repr=False)
-    """(race, player) of a ``progress`` event: a player is sent only the latest of each."""
-
-    def __post_init__(self) -> None:
-        kind = str(self.fields.get("type", ""))
-        object.__setattr__(self, "type", kind)
-        object.__setattr__(self, "wire", wire_frame(self.frame))
-        info = self.fields.get("player") if kind == "progress" else None
-        player = info.get("player") if isinstance(info, dict) else None
-        object.__setattr__(self, "about", (str(self.fields.get("race")), str(player)))
-
-    @classmethod
-    def stored(cls, version: int, audience: str, data: bytes) -> EventFrame:
-        """The event of a stored one (see :func:`stamp`)."""
-        frame, fields = stamp(version, data)
-        return cls(version, audience, frame, fields)
-
-
-# -- the node's writes --------------------------------------------------------------------------
-
-
-class Writes:
-    """The node's writes: each connection's frames of one turn of the event loop go out
-    together at the turn's end, and held progress is released on each connection's time."""
-
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self._unflushed: list[Connection] = []
-        """Connections with frames to write at the end of this turn of the event loop."""
-        self._holding: dict[Connection, float] = {}
-        """Connections holding progress (see :meth:`Connection.send_progress`), with the
-        loop time each started holding, oldest first."""
-        self._release_timer: asyncio.TimerHandle | None = None
-        self._closed = False
-
-    def to_flush(self, conn: Connection) -> None:
-        """Write ``conn``'s gathered frames at the end of this turn of the event loop: the
-        frames one turn sends a connection (an ack, the progress of several players) go out
-        in one write."""
-        if not self._unflushed:
-            asyncio.get_running_loop().call_soon(self.flush_writes)
-        self._unflushed.append(conn)
-
-    def flush_writes(self) -> None:
-        unflushed, self._unflushed = self._unflushed, []
-        for conn in unflushed:
-            conn.flush()
-
-    def hold(self, conn: Connection) -> None:
-        """``conn`` holds progress: release it ``progress_interval`` after it started
-        holding. Each connection is released on its own time, so the frames of many
-        connections do not all leave (and reach their clients) at the same moment."""
-        if conn in self._holding:
-            return
-        loop = asyncio.get_running_loop()
-        self._holding[conn] = loop.time()
-        if self._release_timer is None and not self._closed:
-            self._release_timer = loop.call_later(
-                self.settings.progress_interval, self._release_held
-            )
-
-    def _release_held(self) -> None:
-        """Release the connections whose hold is due (the oldest first, at most
-        :data:`RELEASE_CHUNK` a turn of the event loop); then wait for the next one due."""
-        self._release_timer = None
-        loop = asyncio.get_running_loop()
-        holding = self._holding
-        due = loop.time() - self.settings.progress_interval + HOLD_SLACK
-        released = 0
-        while holding:
-            conn, since = next(iter(holding.items()))
-            if since > due:
-                break
-            if released == RELEASE_CHUNK:
-                since = due - HOLD_SLACK  # more are due: go on in the next turn
-                break
-            del holding[conn]
-            conn.release_progress()
-            released += 1
-        if holding and not self._closed:
-            delay = since + self.settings.progress_interval - loop.time()
-            self._release_timer = loop.call_later(max(0.0, delay), self._release_held)
-
-    def close(self) -> None:
-        """No more timers (the node is closing)."""
-        self._closed = True
-        if self._release_timer is not None:
-            self._release_timer.cancel()
-            self._release_timer = None
+def server_side(
+    settings: Settings, proxies: Proxies, addresses: AddressLimits | None
+) -> type[ServerSide]:
+    """The server connection class of a node (``serve(create_connection=...)``)."""
+    return type(
+        "NodeServerSide",
+        (ServerSide,),
+        {"send_bytes": settings.send_bytes, "proxies": proxies, "addresses": addresses},
+    )
 
 
 # -- one connection -----------------------------------------------------------------------------
@@ -272,6 +202,12 @@ class Connection:
         """Loop time of the last progress sent."""
         self.together = False
         """The client takes several events in one frame (it said so in ``hello``)."""
+        self.queued_bytes = 0
+        """Bytes of the frames in :attr:`out` (counted in the node's too)."""
+        self.address: str = str(getattr(ws, "client_address", "") or "")
+        """The client's address (a trusted proxy's word on it, else the peer's)."""
+        if isinstance(ws, ServerSide):
+            ws.on_overflow = self._overflow
 
     # -- sending ----------------------------------------------------------------------------
 
@@ -297,12 +233,17 @@ class Connection:
             self._wires.append(wire or wire_frame(frame))
             return
         self.flush()  # what was written before goes first
-        if self.out.qsize() >= self.settings.send_queue:
-            self.close_soon(CLOSE_POLICY, "too slow to read")
-            # a reader that stopped may never take the close either: cut it after a while
-            loop = asyncio.get_running_loop()
-            loop.call_later(self.settings.write_timeout, self._cut)
+        s = self.settings
+        size = len(frame)
+        if (
+            self.out.qsize() >= s.send_queue
+            or self.queued_bytes + size + self._buffered() > s.send_bytes
+            or self.writes.queued_bytes + size > s.node_send_bytes
+        ):
+            self._too_slow()
             return
+        self.queued_bytes += size
+        self.writes.queued_bytes += size
         self.out.put_nowait(frame)
 
     def send_ack(self, frame: bytes, about: tuple[str, str], upto: int) -> None:
@@ -312,6 +253,29 @@ class Connection:
         own = self._held.get(about)
         if own is not None and own.version <= upto:
             del self._held[about]
+
+    def _buffered(self) -> int:
+        """Bytes in the socket's write buffer (written, not yet taken by the kernel)."""
+        transport = self.ws.transport
+        return 0 if transport is None else int(transport.get_write_buffer_size())
+
+    def _too_slow(self) -> None:
+        """Close a reader that lets too much pile up; a reader that stopped may never take
+        the close either: cut it after ``write_timeout``."""
+        if self.closing:
+            return
+        self.metrics.refused_total["too_slow"] += 1
+        self.close_soon(CLOSE_POLICY, "too slow to read")
+        asyncio.get_running_loop().call_later(self.settings.write_timeout, self._cut)
+
+    def _overflow(self) -> None:
+        """The write buffer passed ``send_bytes`` after a read (pongs to pings it does not
+        read): read no more from it, and close it as too slow."""
+        transport = self.ws.transport
+        if transport is not None and not transport.is_closing():
+            with contextlib.suppress(Exception):
+                transport.pause_reading()
+        self._too_slow()
 
     def waiting(self) -> int:
         """Frames waiting for the socket: queued, and the one the writer task is sending."""
@@ -383,6 +347,9 @@ class Connection:
             transport.write(wires[0] if len(wires) == 1 else b"".join(wires))
         except Exception:  # the link broke: the reader sees it and cleans up
             self._cut()
+            return
+        if ws.paused and transport.get_write_buffer_size() > self.settings.send_bytes:
+            self._too_slow()
 
     def _cut(self) -> None:
         """Drop the connection at once (its writer may be stuck on a reader that stopped)."""
@@ -394,8 +361,8 @@ class Connection:
         """Close after the frames already queued are sent."""
         if self.closing:
             return
+        self.closing = True  # first: a flush that finds the buffer over its bound adds nothing
         self.flush()
-        self.closing = True
         self.metrics.closed_total[code] += 1
         self.out.put_nowait((code, reason))
         if self.session is not None:
@@ -406,6 +373,9 @@ class Connection:
             item = await self.out.get()
             if item is None:
                 return
+            if isinstance(item, bytes):
+                self.queued_bytes -= len(item)
+                self.writes.queued_bytes -= len(item)
             self._writing = True
             try:
                 if isinstance(item, tuple):
@@ -446,7 +416,15 @@ class Connection:
                 self.out.put_nowait(None)
             with contextlib.suppress(asyncio.CancelledError):
                 await writer
+            self._forget_queued()
             session.ended()
+
+    def _forget_queued(self) -> None:
+        """Drop what is still queued (the connection is gone): its bytes leave the node's."""
+        self.writes.queued_bytes -= self.queued_bytes
+        self.queued_bytes = 0
+        while not self.out.empty():
+            self.out.get_nowait()
 
 
 def backlog(connections: Iterable[Connection]) -> tuple[int, int]:

@@ -7,7 +7,7 @@ from typing import Any
 from spider_client import RaceMirror
 from spider_client import protocol as p
 from spider_race.tui.app import _presence_line
-from spider_race.tui.render import render_players
+from spider_race.tui.progress import render_players
 
 
 def _race() -> p.RaceInfo:

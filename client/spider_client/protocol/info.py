@@ -85,3 +85,6 @@ class RaceInfo:
     daily: str | None = None
     """The UTC day (``YYYY-MM-DD``) of a daily race; its seed, salt, replays and final
     boards stay hidden until that day is over."""
+    seed_chosen: bool = False
+    """The creator chose the deal's seed (so they know the deal); such a race is never
+    rated."""

@@ -31,7 +31,7 @@ finish), :mod:`.actions` (moves, undos, resigns), :mod:`.results` (the ranking) 
 
 from __future__ import annotations
 
-from .actions import apply_action, count_hint, effective_moves, replay
+from .actions import UndoBase, apply_action, count_hint, effective_moves, rebuild, replay
 from .codes import CODE_ALPHABET, CODE_LENGTH, new_code, normalize_code
 from .fairness import commitment, day_end, new_salt, new_seed, revealed
 from .model import (
@@ -98,6 +98,7 @@ __all__ = [
     "create_race",
     "day_end",
     "due_transition",
+    "UndoBase",
     "effective_moves",
     "entry_of",
     "event_data",
@@ -115,6 +116,7 @@ __all__ = [
     "revealed",
     "race_info",
     "rank",
+    "rebuild",
     "replay",
     "runs_completed",
     "set_ready",

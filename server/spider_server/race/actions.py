@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from spider_client.protocol import Ack, Progress, encode
 from spider_client.protocol import BoardShown as BoardEvent
 from spider_engine import Board, IllegalMoveError, InvalidMoveError, Move
 
-from ..errors import GameOver, IllegalMove, MalformedMove, UndoNotAllowed, WrongState
+from ..errors import (
+    GameOver,
+    IllegalMove,
+    MalformedMove,
+    TooManyActions,
+    UndoNotAllowed,
+    WrongState,
+)
 from .model import (
     ALL,
     SPECTATORS,
@@ -27,7 +34,29 @@ from .model import (
 )
 from .progress import progress_of, status_after, undo_only
 
-__all__ = ["apply_action", "count_hint", "effective_moves", "replay"]
+__all__ = ["UndoBase", "apply_action", "count_hint", "effective_moves", "rebuild", "replay"]
+
+
+@dataclass(frozen=True)
+class UndoBase:
+    """What an undo rebuilds the position before a player's last standing move from,
+    without replaying their game: the number of moves that stand (``depth``), the full
+    position at a mark at or below ``depth - 1`` (None: the deal) and the standing moves
+    from that mark up to the one before the last. The store keeps a mark every few moves,
+    so ``moves`` is short whatever the game's length."""
+
+    depth: int
+    mark: str | None
+    moves: Sequence[str]
+
+
+def rebuild(variant: str, seed: str, base: UndoBase) -> Board:
+    """The position before the last standing move: the mark's position (or the deal)
+    with ``base.moves`` pushed (each with the engine's checks)."""
+    board = Board.deal(variant, seed) if base.mark is None else Board.from_text(base.mark)
+    for text in base.moves:
+        board.push(Move.from_text(text))
+    return board
 
 
 def effective_moves(actions: Sequence[str]) -> list[str]:
@@ -63,6 +92,8 @@ def apply_action(
     actions: Sequence[str] = (),
     now: float,
     board: Board | None = None,
+    undo_base: UndoBase | None = None,
+    max_actions: int | None = None,
 ) -> ActionOutcome:
     """Apply a player's next action (number ``game.seq + 1``) with the engine.
 
@@ -77,6 +108,10 @@ def apply_action(
     action raised it (compared as a tuple), and stays otherwise. ``board``, when given, is ``game.position`` already parsed (a ``move``
     is pushed onto it, so it must not be used again unless the action is committed); the
     outcome's ``board`` is the position after the action.
+
+    An undo rebuilds the position from ``undo_base`` when given (:func:`rebuild`: a few
+    moves from the nearest mark), else by replaying ``actions``. With ``max_actions``, a
+    move or undo past that many actions is TooManyActions (a resign is always taken).
     """
     if race.state is RaceState.FINISHED:
         raise GameOver(f"race {race.code} is over")
@@ -88,6 +123,8 @@ def apply_action(
         raise GameOver("the time limit is reached")
     options = race.options
     status = Status.PLAYING
+    if max_actions is not None and kind in ("move", "undo") and game.seq >= max_actions:
+        raise TooManyActions(f"a game has at most {max_actions} actions; resign to end it")
     if kind == "move":
         try:
             parsed = Move.from_text(move)
@@ -104,11 +141,16 @@ def apply_action(
     elif kind == "undo":
         if not options.undo:
             raise UndoNotAllowed("this race does not allow undo")
-        stack = effective_moves(actions)
-        if not stack:
-            raise UndoNotAllowed("there is nothing to undo")
-        board = replay(options.variant, race.seed, stack)
-        board.pop()
+        if undo_base is not None:
+            if undo_base.depth <= 0:
+                raise UndoNotAllowed("there is nothing to undo")
+            board = rebuild(options.variant, race.seed, undo_base)
+        else:
+            stack = effective_moves(actions)
+            if not stack:
+                raise UndoNotAllowed("there is nothing to undo")
+            board = replay(options.variant, race.seed, stack)
+            board.pop()
         action = "undo"
         moves = game.moves + 1
     else:

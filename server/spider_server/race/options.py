@@ -42,6 +42,9 @@ class RaceOptions:
     away_grace: int = 60
     """Seconds a player may be away from the running race before they are out as
     ``abandoned``, and a position offering only undo may last before it is ``stuck``."""
+    seed_chosen: bool = False
+    """The creator chose the seed (they know the deal): said in the race's info, never
+    rated."""
 
     @classmethod
     def from_request(cls, msg: CreateRace, limits: Limits) -> RaceOptions:
@@ -76,4 +79,5 @@ class RaceOptions:
             winnable=msg.winnable,
             hints=msg.hints,
             away_grace=grace,
+            seed_chosen=msg.seed is not None,
         )

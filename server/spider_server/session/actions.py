@@ -87,10 +87,23 @@ class ActionHandlers(SessionBase):
                     return
                 if this != game.seq + 1:
                     raise OutOfOrder(f"seq {this}: the next action is {game.seq + 1}")
-            actions = await store.load_actions(code, self.player) if kind == "undo" else ()
+            undo_base = None
+            actions: list[str] = []
+            if kind == "undo" and race.options.undo:
+                undo_base = await store.load_undo(code, self.player)
+                if undo_base is None:  # a game begun before its stack was kept
+                    actions = await store.load_actions(code, self.player)
             try:
                 outcome = rules.apply_action(
-                    race, game, kind, move=move, actions=actions, now=ctx.clock(), board=board
+                    race,
+                    game,
+                    kind,
+                    move=move,
+                    actions=actions,
+                    now=ctx.clock(),
+                    board=board,
+                    undo_base=undo_base,
+                    max_actions=ctx.settings.max_actions,
                 )
             except GameOver:
                 if race.ends_at is not None and ctx.clock() >= race.ends_at:

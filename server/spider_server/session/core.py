@@ -16,7 +16,7 @@ import logging
 import time
 import unicodedata
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from spider_client.protocol import (
@@ -37,11 +37,12 @@ from ..errors import (
     InvalidMessage,
     ProtocolViolation,
     RaceNotFound,
+    RateLimited,
     RequestError,
     TooManyRaces,
 )
 from ..hub import Hub
-from ..limits import TokenBucket
+from ..limits import AddressLimits, TokenBucket
 from ..metrics import Metrics
 from ..race import Game, Limits, Race
 from ..seeds import Seeds
@@ -72,6 +73,12 @@ __all__ = [
 log = logging.getLogger("spider_server.session")
 
 MAX_NAME = 32
+_LIMIT_NAMES = {
+    "new_player": "new_players",
+    "create": "creations",
+    "player_create": "creations",
+    "wrong_join": "wrong_joins",
+}
 
 
 class State(enum.Enum):
@@ -129,6 +136,8 @@ class Context:
     presence: Callable[..., Coroutine[Any, Any, None]]
     """Commit what presence decision is due in a race now (the node's
     ``check_presence(code, resumed=player)``)."""
+    addresses: AddressLimits | None = field(default=None)
+    """The node's limits per client address (None: none)."""
 
 
 def display_name(text: str) -> str:
@@ -180,6 +189,19 @@ class SessionBase:
     def player(self) -> str:
         assert self.identity is not None
         return self.identity.player
+
+    @property
+    def address(self) -> str:
+        """The client's address (the transport's word on it)."""
+        return str(getattr(self.out, "address", "") or "")
+
+    def limit(self, what: str, key: str, text: str) -> None:
+        """Take one of ``key``'s ``what`` from the node's limits per address
+        (:class:`~..limits.AddressLimits`); RateLimited when none is left."""
+        addresses = self.ctx.addresses
+        if addresses is not None and not addresses.take(what, key):
+            self.ctx.metrics.refused_total[_LIMIT_NAMES[what]] += 1
+            raise RateLimited(text)
 
     # -- what the transport asks ----------------------------------------------------------
 
@@ -297,6 +319,12 @@ class SessionBase:
                 identity = Identity(identity.player, display_name(msg.name))
         else:
             name = display_name(msg.name) if msg.name is not None else None
+            try:
+                self.limit("new_player", self.address, "too many new players from your address")
+            except RateLimited as e:
+                self.error(e.code, f"{e}; say hello with your token, or try again later")
+                self.close(CLOSE_POLICY, "too many new players")
+                return
             player = new_player_id()
             identity = Identity(player, name or f"player-{player[1:5]}")
         self.identity = identity

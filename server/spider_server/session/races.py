@@ -31,6 +31,7 @@ from ..errors import (
     InvalidMessage,
     NotAPlayer,
     RaceNotFound,
+    RateLimited,
     TooManyRaces,
     WrongState,
 )
@@ -51,11 +52,18 @@ class RaceHandlers(SessionBase):
         """Create a race and join it as its first player (reply: ``joined``)."""
         options = rules.RaceOptions.from_request(msg, self.ctx.limits)
         await self.check_race_limit()
+        self.check_creation_rate()
         seed = msg.seed
         if options.winnable:  # a proven seed at once, or the race waits for one
             seed = await self.ctx.seeds.take(options.variant)
         code = await self._new_race(options, seed, preparing=options.winnable and seed is None)
         await self._joined(msg.req, code, "player", None)
+
+    def check_creation_rate(self) -> None:
+        """RateLimited past ``address_creations`` races a minute from this address or
+        ``player_creations`` by this player."""
+        self.limit("player_create", self.player, "you created too many races; wait a minute")
+        self.limit("create", self.address, "too many races created from your address")
 
     async def _new_race(
         self, options: rules.RaceOptions, seed: str | None, *, preparing: bool
@@ -100,6 +108,7 @@ class RaceHandlers(SessionBase):
             await self.join(Join(req=msg.req, code=code))
             return
         await self.check_race_limit()
+        self.check_creation_rate()
         seed = await ctx.seeds.daily(variant.id, day)
         options = rules.RaceOptions(
             variant=variant.id,
@@ -134,8 +143,8 @@ class RaceHandlers(SessionBase):
         day = msg.day if msg.day is not None else utc_day(self.ctx.clock())
         try:
             rules.day_end(day)
-        except ValueError:
-            raise InvalidMessage("day: YYYY-MM-DD") from None
+        except (ValueError, OverflowError):  # not a date, or the last day there is
+            raise InvalidMessage("day: a date YYYY-MM-DD before 9999-12-31") from None
         rows = await self.ctx.store.leaderboard(variant, day)
         ranks = rules.shared_ranks([(t, moves) for _, _, t, moves in rows])
         entries = [
@@ -186,6 +195,13 @@ class RaceHandlers(SessionBase):
         if msg.since is not None and msg.since < 0:
             raise InvalidMessage("since: a version, 0 or more")
         ctx = self.ctx
+        addresses = ctx.addresses
+        if addresses is not None and not addresses.allows("wrong_join", self.address):
+            ctx.metrics.refused_total["wrong_joins"] += 1
+            raise RateLimited("too many joins with a wrong code from your address; wait")
+        if await ctx.store.race_version(code) is None:  # nothing is watched nor claimed
+            self.limit("wrong_join", self.address, "too many joins with a wrong code")
+            raise RaceNotFound(f"no race {code}")
         await ctx.hub.watch(code)
         try:
             race = await ctx.advance(code)

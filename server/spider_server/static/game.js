@@ -47,6 +47,7 @@ function renderGame() {
           ),
         ),
         h("div", { class: "race-line" }, h("span", { id: "place", class: "place", "aria-live": "polite" }), h("span", { id: "race-notice", class: "race-notice", role: "status" })),
+        race.seed_chosen ? h("p", { class: "seed-note", id: "seed-chosen" }, "The creator chose this deal's seed.") : null,
         h("div", { id: "message", class: `message ${app.message?.kind || ""}`, role: "status", "aria-live": "polite" }, app.message?.text || ""),
         h("div", { id: "board-slot" }),
       ),

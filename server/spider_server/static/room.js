@@ -43,6 +43,7 @@ function renderRoom() {
       h("p", { id: "message", class: `message ${app.message?.kind || ""}`, role: "status", "aria-live": "polite" }, app.message?.text || ""),
       h("p", { class: "settings", id: "settings" }, describeRace(race)),
       app.unsupported?.length ? h("p", { class: "notice" }, `This server does not offer ${app.unsupported.join(" and ")} yet: the race was created without.`) : null,
+      race.seed_chosen ? h("p", { class: "seed-note", id: "seed-chosen" }, "The creator chose this deal's seed.") : null,
       race.preparing ? h("p", { class: "notice", id: "preparing" }, "Finding a deal the solver proves winnable…") : null,
       h("h2", {}, `Players (${race.players.length}/${race.max_players})`, race.spectators ? ` · ${race.spectators} watching` : ""),
       h("ul", { class: "players", id: "room-players" }, players),

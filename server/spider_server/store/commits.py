@@ -47,6 +47,17 @@ player's own progress held up to it is dropped: the ack carries their status and
 counts). The transport's :meth:`~..transport.Connection.send_ack`."""
 
 
+def _player_keys(code: str, pid: str) -> list[str]:
+    """A player's keys of a race (their TTLs follow the race's; deleted with it)."""
+    return [
+        keys.game(code, pid),
+        keys.actions(code, pid),
+        keys.acks(code, pid),
+        keys.stack(code, pid),
+        keys.marks(code, pid),
+    ]
+
+
 class StoreBase:
     """One node's access to the races in Redis: the commits. Every method raises
     :class:`~..errors.Unavailable` when Redis does not answer."""
@@ -177,7 +188,7 @@ class StoreBase:
             keys.hints(code),
         ]
         for pid in race.players:
-            out += [keys.game(code, pid), keys.actions(code, pid), keys.acks(code, pid)]
+            out += _player_keys(code, pid)
         return out
 
     async def commit(self, change: RaceChange, *, new: bool = False) -> int:
@@ -186,11 +197,7 @@ class StoreBase:
         race = change.race
         key_list = self._race_keys(race)
         for pid in change.removed:
-            key_list += [
-                keys.game(race.code, pid),
-                keys.actions(race.code, pid),
-                keys.acks(race.code, pid),
-            ]
+            key_list += _player_keys(race.code, pid)
         index = {k: i + 1 for i, k in enumerate(key_list)}
         stored = [(str(audience), event_data(ev)) for audience, ev in change.events]
         payload = {
@@ -240,6 +247,8 @@ class StoreBase:
                 keys.actions(code, pid),
                 keys.acks(code, pid),
                 keys.nodes(code),
+                keys.stack(code, pid),
+                keys.marks(code, pid),
             ]
         args: list[str | bytes] = [
             str(outcome.game.seq - 1),

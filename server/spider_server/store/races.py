@@ -16,7 +16,7 @@ import msgpack
 from spider_client.protocol import Ack
 
 from .. import keys
-from ..race import Game, Race
+from ..race import Game, Race, UndoBase
 from .codec import game_from, race_from, text
 from .guard import as_unavailable
 from .seeds import SeedCommands
@@ -95,6 +95,29 @@ class Store(SeedCommands):
         with as_unavailable:
             acts = await self.redis.lrange(keys.actions(code, player), 0, -1)
         return [text(a) for a in acts]
+
+    async def load_undo(self, code: str, player: str) -> UndoBase | None:
+        """What an undo of the player rebuilds from (:class:`~..race.UndoBase`: the mark
+        below their last standing move and the fewer than ``UNDO_MARK`` moves after it),
+        read in two round trips whatever the game's length; None for a game kept without
+        its stack (one begun before the stack was kept: replay its actions)."""
+        with as_unavailable:
+            n = await self.redis.hget(keys.marks(code, player), "n")
+            if n is None:
+                return None
+            depth = int(n)
+            if depth <= 0:
+                return UndoBase(0, None, ())
+            below = (depth - 1) // keys.UNDO_MARK * keys.UNDO_MARK
+            async with self.redis.pipeline(transaction=True) as pipe:
+                pipe.hget(keys.marks(code, player), str(below))
+                if depth - 1 > below:  # (an end of -1 would mean the list's end)
+                    pipe.lrange(keys.stack(code, player), below, depth - 2)
+                mark, *rest = await pipe.execute()
+            moves = rest[0] if rest else []
+        if below and mark is None:
+            return None  # pragma: no cover - a mark is kept at every multiple reached
+        return UndoBase(depth, None if mark is None else text(mark), [text(m) for m in moves])
 
     async def load_ack(self, code: str, player: str, seq: int) -> Ack | None:
         """The ack sent for action ``seq`` of the player, if applied."""

@@ -92,6 +92,12 @@ class Processes:
             "SPIDER_RACE_NODE": "bench",
             "SPIDER_RACE_RATE": "100000",
             "SPIDER_RACE_BURST": "100000",
+            # every bench client comes from this machine's one address
+            "SPIDER_RACE_ADDRESS_CONNECTIONS": "1000000",
+            "SPIDER_RACE_ADDRESS_NEW_PLAYERS": "1000000",
+            "SPIDER_RACE_ADDRESS_CREATIONS": "1000000",
+            "SPIDER_RACE_PLAYER_CREATIONS": "1000000",
+            "SPIDER_RACE_ADDRESS_WRONG_JOINS": "1000000",
             "SPIDER_RACE_MAX_PLAYERS": str(max(16, max_players)),
             "SPIDER_RACE_DRAIN": "0",  # no load balancer to drain from: SIGTERM closes at once
         }
