@@ -11,6 +11,7 @@ never on sockets.
 
 from __future__ import annotations
 
+import asyncio
 import enum
 import logging
 import time
@@ -57,6 +58,7 @@ from ..transport import (
 )
 from ..validation import parse_frame
 from ..watches import Subscription
+from ..workers import SolverWorkers
 
 __all__ = [
     "MAX_NAME",
@@ -119,12 +121,14 @@ class Context:
     store: Store
     hub: Hub
     seeds: Seeds
+    workers: SolverWorkers
+    """The solver's worker processes (hints; the seed pool's proofs)."""
     metrics: Metrics
     clock: Callable[[], float]
     """The deployment's time."""
     advance: Callable[[str], Coroutine[Any, Any, Race | None]]
     """The race now, after whatever transition is due (the node's)."""
-    spawn: Callable[[Coroutine[Any, Any, Any]], object]
+    spawn: Callable[[Coroutine[Any, Any, Any]], asyncio.Task[Any] | None]
     """Run a coroutine in the background (the node keeps it; nothing runs once closed)."""
 
 
@@ -169,6 +173,10 @@ class SessionBase:
         self.strikes = 0
         self.told_rate = False
         self.oversize = 0
+        self._hint_tasks: set[asyncio.Task[Any]] = set()
+        """Hints being worked out for this connection (see :mod:`.races`)."""
+        self._hinting: set[str] = set()
+        """Races where this connection waits for a hint."""
         self._known: dict[str, tuple[Race, Game, Board]] = {}
         """Race code -> the race, game and board as this connection's last action left
         them (see :meth:`~.actions.ActionHandlers.apply`)."""
@@ -177,6 +185,17 @@ class SessionBase:
     def player(self) -> str:
         assert self.identity is not None
         return self.identity.player
+
+    @property
+    def address(self) -> str | None:
+        """The client's address, what per-address quotas count (the solver's proofs): the
+        peer address of the transport's socket. The one place that says which address a
+        client has; None when the outbox does not tell."""
+        ws = getattr(self.out, "ws", None)
+        peer = getattr(ws, "remote_address", None)
+        if isinstance(peer, tuple) and peer:
+            return str(peer[0])
+        return None
 
     # -- what the transport asks ----------------------------------------------------------
 
@@ -199,9 +218,13 @@ class SessionBase:
         self.state = State.CLOSING
 
     def ended(self) -> None:
-        """The connection is gone: stop following its races."""
+        """The connection is gone: stop following its races, and waiting for hints and
+        proven deals (their solver work is cancelled unless someone else waits too)."""
         for sub in list(self.subs.values()):
             self.unsubscribe(sub)
+        self.ctx.seeds.release(self)
+        for task in list(self._hint_tasks):
+            task.cancel()
 
     def close(self, code: int, reason: str) -> None:
         """Close after the frames already queued (the outbox then calls :meth:`closing`)."""
