@@ -239,8 +239,10 @@ class Settings:
     gets a turn (0: strict priorities)."""
     solver_jobs_per_worker: int = 200
     """Jobs a worker runs before a fresh one replaces it (its memory returned)."""
-    solver_nice: int = 5
-    """Niceness added to each worker process: the node's event loop wins a contended core."""
+    solver_nice: int = 19
+    """Niceness added to each worker process (19: the most): the node's event loop, and
+    whatever else runs on the machine, wins a contended core; the solver takes what is
+    left."""
     solver_stop_grace: float = 1.0
     """On stop, seconds workers get to exit before they are killed."""
 

@@ -50,7 +50,7 @@ class WorkerSettings:
     turn (0: strict priorities)."""
     solver_jobs_per_worker: int = 200
     """Jobs a worker runs before it is replaced by a fresh one (its memory returned)."""
-    solver_nice: int = 5
+    solver_nice: int = 19
     """Niceness added to each worker process: the node's event loop wins a contended core."""
     solver_stop_grace: float = 1.0
     """On stop, how long workers get to exit before they are killed."""

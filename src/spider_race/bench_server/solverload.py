@@ -66,7 +66,8 @@ class SolverLoad:
         """Connect the spammers and start their races (before the timed phase)."""
         made = await bounded(
             [f"hinter{i}" for i in range(self.spammers)],
-            lambda name: connect_client(self.url, name),
+            # a hint may take long on a busy machine: never sent again while it is worked out
+            lambda name: connect_client(self.url, name, resend_after=120.0),
             concurrency=10,
         )
         self.clients = [c for c in made if isinstance(c, Client)]
