@@ -32,8 +32,7 @@ from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from typing import Any
 
-from . import child
-from .child import Solved
+from .child import Solved, serve
 from .errors import JobRefused, SolverTimeout, WorkerCrashed, WorkersClosed
 from .policy import Job, JobPolicy, JobState, Priority
 from .settings import WorkerSettings
@@ -285,7 +284,7 @@ class SolverWorkers:
         loop = self._require_loop()
         mine, theirs = self._ctx.Pipe(duplex=True)
         process = self._ctx.Process(
-            target=child.serve,
+            target=serve,
             args=(theirs, self.settings.solver_nice),
             name="spider-race-solver",
             daemon=True,
