@@ -153,3 +153,23 @@ async def test_a_winnable_race_is_proven_again_when_its_creator_comes_back(
     assert rejoined.race.preparing
     await _until(node.http_url, lambda m: m["spider_solver_jobs_running"] == 1)
     await back.close()
+
+
+async def test_a_hint_sent_again_is_answered_once(redis_server: Any, server_node: Any) -> None:
+    # a client that resends an unanswered request (the client library does after 5 s)
+    node = await server_node(redis_server.url, pool_size=0)
+    a = await Client.connect(node.url, name="ann")
+    joined = await a.create(variant="spider4", seed="resent", hints=True, countdown=0)
+    code = joined.race.code
+    await _running(a, code)
+    hint = p.Hint(req=a.next_req(), code=code)
+    await a.send(hint)
+    await a.send(hint)
+    reply = await a.expect(("hint_reply", "error"), lambda m: m.req == hint.req, timeout=BOUND)
+    assert reply.type == "hint_reply", reply
+    await a.drain(0.5)
+    again = [m for m in a.inbox if getattr(m, "req", None) == hint.req]
+    assert again == []
+    race = await node.node.store.load_race(code)
+    assert race is not None and race.players[a.player].hints == 1
+    await a.close()

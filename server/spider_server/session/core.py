@@ -175,8 +175,8 @@ class SessionBase:
         self.oversize = 0
         self._hint_tasks: set[asyncio.Task[Any]] = set()
         """Hints being worked out for this connection (see :mod:`.races`)."""
-        self._hinting: set[str] = set()
-        """Races where this connection waits for a hint."""
+        self._hinting: dict[str, int] = {}
+        """Race -> the request of the hint this connection waits for there."""
         self._known: dict[str, tuple[Race, Game, Board]] = {}
         """Race code -> the race, game and board as this connection's last action left
         them (see :meth:`~.actions.ActionHandlers.apply`)."""

@@ -183,11 +183,14 @@ class RaceHandlers(SessionBase):
         connection's other messages go on, and the reply comes when it is done: the first
         move of a winning line, or, when the worker gives no answer in time (or dies),
         the players' ranking of moves. One hint at a time per player
-        (:class:`~..workers.HintPending`) and ``hints_per_race`` per player and race
-        (:class:`HintBudgetSpent`), both ``rate_limited``."""
+        (:class:`~..workers.HintPending`; the same request sent again is answered once)
+        and ``hints_per_race`` per player and race (:class:`HintBudgetSpent`), both
+        ``rate_limited``."""
         code = race_code(msg.code)
         ctx, store = self.ctx, self.ctx.store
         if code in self._hinting:
+            if self._hinting[code] == msg.req:
+                return  # the same request sent again: its reply is on its way
             raise HintPending("your previous hint is still being worked out")
         race, game = await store.load_for_action(code, self.player)
         if race is None:
@@ -205,10 +208,10 @@ class RaceHandlers(SessionBase):
         budget = ctx.settings.hints_per_race
         if await store.hints_of(code, self.player) >= budget:
             raise HintBudgetSpent(f"at most {budget} hints per player in a race")
-        self._hinting.add(code)
+        self._hinting[code] = msg.req
         task = ctx.spawn(self._answer_hint(msg, code, game.position))
         if task is None:  # the node is closing
-            self._hinting.discard(code)
+            del self._hinting[code]
             return
         self._hint_tasks.add(task)
         task.add_done_callback(self._hint_tasks.discard)
@@ -244,7 +247,7 @@ class RaceHandlers(SessionBase):
             log.exception("working out a hint failed")
             self.error("internal", "the server failed; nothing was changed", msg)
         finally:
-            self._hinting.discard(code)
+            self._hinting.pop(code, None)
 
     async def join(self, msg: Join) -> None:
         """Join as player (an open race, or resume one's own) or spectator (any race)."""
