@@ -8,7 +8,9 @@
 - ``server_node``: async factory; ``node = await server_node(redis_url, **settings)``
   starts an in-process server node on a free port: ``.url`` (``ws://127.0.0.1:PORT/ws``),
   ``.http_url``, ``.node`` (the :class:`spider_server.node.Node`), ``await .close()``.
-  Every node started by one test shares one token secret (:data:`TEST_SECRET`).
+  Every node started by one test shares one token secret (:data:`TEST_SECRET`). Test
+  nodes start no solver worker until a job needs one (``solver_warm=0``; the processes
+  alike).
 - ``server_process``: async factory; ``proc = await server_process(redis_url)`` starts
   ``python -m spider_server`` as a real process (``redis_url=None``: with its embedded
   Redis; ``cli=True``: ``spider-race serve``): ``.url``, ``.http_url``, ``.kill()``
@@ -90,6 +92,7 @@ async def server_node(tmp_path: Path) -> AsyncIterator[Callable[..., Awaitable[N
             tick=0.02,
             sweep_interval=0.5,
             **UNLIMITED_ADDRESS,
+            solver_warm=0,  # no solver process until a test asks for the solver
         ).replace(**overrides)
         node = Node(settings, redis_url=redis_url, secret=(settings.secret or TEST_SECRET).encode())
         await node.start()
@@ -162,6 +165,7 @@ async def server_process(tmp_path: Path) -> AsyncIterator[Callable[..., Awaitabl
             "SPIDER_RACE_SWEEP_INTERVAL": "0.5",
             "SPIDER_RACE_DRAIN": "0",  # SIGTERM closes at once unless a test drains
             **{f"SPIDER_RACE_{k.upper()}": str(v) for k, v in UNLIMITED_ADDRESS.items()},
+            "SPIDER_RACE_SOLVER_WARM": "0",
             **env,
         }
         command = ["spider_race.cli", "serve"] if cli else ["spider_server"]

@@ -57,16 +57,25 @@ PASSWORD_FILE = "redis-password"
 
 
 def redis_password(data_dir: Path) -> str:
-    """The embedded server's password, generated once in ``data_dir`` (file mode 0600)."""
-    data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    """The embedded server's password, generated once in ``data_dir`` (file mode 0600);
+    EmbeddedRedisError when the folder cannot be made or the file kept."""
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as e:
+        raise EmbeddedRedisError(
+            f"cannot make the data folder {data_dir}: {e.strerror or e}"
+        ) from None
     path = data_dir / PASSWORD_FILE
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            return path.read_text().strip()
+        with os.fdopen(fd, "w") as f:
+            f.write(secrets.token_hex(24) + "\n")
         return path.read_text().strip()
-    with os.fdopen(fd, "w") as f:
-        f.write(secrets.token_hex(24) + "\n")
-    return path.read_text().strip()
+    except OSError as e:
+        raise EmbeddedRedisError(f"cannot keep the password in {path}: {e.strerror or e}") from None
 
 
 def _die_with_parent() -> None:

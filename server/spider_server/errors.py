@@ -23,7 +23,7 @@ nothing. The tree::
     │   ├── UndoNotAllowed           undo_not_allowed  no undo in this race, or nothing to undo
     │   ├── TooManyActions           too_many_actions  the game has its maximum of actions
     │   ├── HintsNotAllowed          hints_not_allowed  no hints in this race
-    │   ├── RateLimited              rate_limited    too many messages
+    │   ├── RateLimited              rate_limited    too many messages, or solver work over a quota
     │   └── Unavailable              unavailable     Redis is not answering
     ├── Conflict                     a check-and-set lost to another writer (retried inside)
     ├── ConfigError                  a setting that cannot be used

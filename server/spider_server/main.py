@@ -104,7 +104,7 @@ async def run(settings: Settings, *, ready: asyncio.Event | None = None) -> None
                 folder, maxmemory=settings.redis_maxmemory, password=redis_password(folder)
             )
             embedded.start()  # from the main thread: it dies with this process
-        except (EmbeddedRedisError, OSError) as e:
+        except EmbeddedRedisError as e:
             raise StartError(
                 EXIT_EMBEDDED,
                 f"the embedded server cannot start: {e} (its data folder is --data-dir or "

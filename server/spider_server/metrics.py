@@ -25,6 +25,7 @@ import bisect
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from prometheus_client import (
     CollectorRegistry,
@@ -43,7 +44,7 @@ from prometheus_client.metrics_core import (
 from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
-__all__ = ["Gauges", "Histogram", "Metrics", "TEXT_CONTENT_TYPE"]
+__all__ = ["Gauges", "Histogram", "Metrics", "SolverCounts", "TEXT_CONTENT_TYPE"]
 
 TEXT_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 """The content type of :meth:`Metrics.render`'s text (what a scrape gets by default)."""
@@ -90,6 +91,21 @@ class Gauges:
     backlog: tuple[int, int] = (0, 0)
 
 
+class SolverCounts(Protocol):
+    """What the scrape reads of the solver's workers: plain ints."""
+
+    @property
+    def queued(self) -> int: ...
+    @property
+    def running(self) -> int: ...
+
+    completed: int
+    refused: int
+    timed_out: int
+    cancelled: int
+    failed: int
+
+
 class Metrics:
     """What one node counts, and its registry of collectors.
 
@@ -118,6 +134,9 @@ class Metrics:
         """Pauses of Python's cyclic garbage collector (while they last, nothing else runs)."""
         self.loop_lag = Histogram((0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5))
         """How late a timer of the event loop fires: how long work held the loop."""
+        self.solver: SolverCounts | None = None
+        """The solver's workers (the node's :class:`~.workers.SolverWorkers`), read when
+        scraped."""
         self.gauges = gauges
         self.registry = CollectorRegistry(auto_describe=False)
         """This node's registry: the node's own collector, then the process's."""
@@ -249,6 +268,8 @@ class _NodeCollector(Collector):
             "limit",
             sorted(m.refused_total.items()),
         )
+        if m.solver is not None:
+            yield from _solver_families(m.solver)
         yield m.action_seconds.family(
             "spider_action_seconds", "Time from receiving an action to sending its ack."
         )
@@ -258,6 +279,23 @@ class _NodeCollector(Collector):
         yield m.loop_lag.family(
             "spider_loop_lag_seconds", "How late a 100 ms timer of the event loop fires."
         )
+
+
+def _solver_families(w: SolverCounts) -> Iterator[Metric]:
+    yield GaugeMetricFamily(
+        "spider_solver_jobs_queued", "Solver jobs waiting for a worker process.", w.queued
+    )
+    yield GaugeMetricFamily(
+        "spider_solver_jobs_running", "Solver jobs a worker process runs now.", w.running
+    )
+    for name, doc, value in (
+        ("completed", "Solver jobs answered.", w.completed),
+        ("refused", "Solver jobs refused by a quota or a full queue.", w.refused),
+        ("timed_out", "Solver jobs past their deadline (their worker killed).", w.timed_out),
+        ("cancelled", "Solver jobs dropped because nobody waited any more.", w.cancelled),
+        ("failed", "Solver jobs whose worker died or whose solver raised.", w.failed),
+    ):
+        yield CounterMetricFamily(f"spider_solver_jobs_{name}_total", doc, value)
 
 
 def _labelled(

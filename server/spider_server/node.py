@@ -62,6 +62,7 @@ from .transport import (
     server_side,
 )
 from .watches import RaceWatch
+from .workers import SolverWorkers, WorkerSettings
 
 __all__ = ["Node", "check_libraries"]
 
@@ -99,7 +100,17 @@ class Node:
         self._health: Any = redisconn.connect(redis_url, health=True)
         self.store = Store(self.redis, settings, clock=self.now, health=self._health)
         self.hub = Hub(self.redis, self.store, node=settings.node, on_event=self._on_event)
-        self.seeds = Seeds(self.store, settings, secret, clock=self.now, on_prepared=self.advance)
+        self.workers = SolverWorkers(WorkerSettings.from_settings(settings))
+        """The solver's worker processes: hints and proofs (never in this process)."""
+        self.metrics.solver = self.workers
+        self.seeds = Seeds(
+            self.store,
+            settings,
+            secret,
+            clock=self.now,
+            on_prepared=self.advance,
+            workers=self.workers,
+        )
         """Proven-winnable seeds: winnable races and the daily deals."""
         self.writes = Writes(settings)
         self.proxies = Proxies(settings.trusted_proxies)
@@ -126,6 +137,7 @@ class Node:
             store=self.store,
             hub=self.hub,
             seeds=self.seeds,
+            workers=self.workers,
             metrics=self.metrics,
             addresses=self.addresses,
             clock=self.now,
@@ -155,6 +167,7 @@ class Node:
             await self._measure_clock()
         await self.hub.start()
         gc.callbacks.append(self._gc_timer)
+        self.workers.start()
         loop = asyncio.get_running_loop()
         self._loops = [
             loop.create_task(self._tick_loop()),
@@ -222,7 +235,8 @@ class Node:
 
     async def close(self, *, code: int = CLOSE_RESTART, timeout: float = 10.0) -> None:
         """Stop accepting, close every connection with ``code``, stop the timers (they get
-        ``timeout`` seconds), disconnect from Redis. Idempotent."""
+        ``timeout`` seconds), the seed pool and the solver's workers, disconnect from
+        Redis. Idempotent."""
         self.draining = True
         if self.server is not None:
             self.server.close(close_connections=True, code=code, reason="server restarting")
@@ -247,6 +261,8 @@ class Node:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         self._loops = []
+        await self.seeds.stopped()
+        await self.workers.stop()  # after the seed pool: nothing waits for a proof now
         await self.hub.close()
         await self.store.aclose()
         for client in (self.redis, self._health):

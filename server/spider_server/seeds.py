@@ -1,15 +1,26 @@
 """Proven-winnable deals: the pool of seeds per variant, and the daily deal.
 
-Each node runs :meth:`Seeds.run` in the background. It proves seeds with the solver in a
-worker thread (never on a request's path, one search at a time), each attempt within
-:attr:`Settings.solve_budget` positions, and
+The solver runs in the node's worker processes (:class:`~.workers.SolverWorkers`), never
+in the node's own process, each attempt within :attr:`Settings.solve_budget` positions
+and :attr:`Settings.proof_deadline` seconds. Two kinds of work:
 
-- gives each ``winnable`` race that is preparing (``pool:waiting:<variant>``) a seed as
-  soon as one is proven;
-- keeps :attr:`Settings.pool_size` proven seeds ready (``pool:<variant>``) for every
-  variant a winnable race was asked for, so that creating one pops a seed at once;
-- proves the day's deal of a variant once it is asked for (``daily:pending``) and gives it
-  to the daily races preparing for it.
+- **Demands** (priority ``RACE``): a preparing ``winnable`` race, or a day's deal asked
+  for, that someone on this node waits for. A demand is started by the session that
+  creates the race (or asks for the day's deal, or rejoins a race still preparing) and
+  counted against that player's identity and client address: at most
+  ``proofs_per_identity`` and ``proofs_per_address`` demands each on a node, more are
+  refused (:class:`~.workers.ProofCapReached`, ``rate_limited``) before anything is
+  created. Other sessions that wait for the same race or deal join the demand. When the
+  last of them stops waiting (left the race, or disconnected) the demand is cancelled,
+  and so is the proof its worker runs: no core burns for a race nobody waits for. A
+  race's demand proves fresh seeds until one is won and gives it to the race; a day's
+  demand proves its candidates (below) and gives the day's seed to every daily race
+  waiting for it.
+- **Refills** (priority ``REFILL``, the lowest: a hint or a race's proof preempts one):
+  :meth:`Seeds.run` keeps :attr:`Settings.pool_size` proven seeds ready (``pool:<variant>``)
+  for every variant a winnable race was asked for, one proof at a time, so that creating
+  one pops a seed at once; it also gives waiting races (``pool:waiting:<variant>``) the
+  pool's seeds, and waiting daily races a day's seed proven meanwhile (by any node).
 
 The daily seed is derived from the deployment's secret and the date (HMAC-SHA256 of
 ``daily|<variant>|<day>|<n>``, the first ``n`` = 0, 1, 2, … whose deal is proven), so
@@ -27,31 +38,33 @@ import datetime
 import hashlib
 import hmac
 import logging
-from collections.abc import Awaitable, Callable
+from collections import Counter
+from collections.abc import Awaitable, Callable, Hashable
+from dataclasses import dataclass, field
 from typing import Any
 
 from . import race as rules
 from .errors import Conflict, Unavailable
 from .settings import Settings
 from .store import Store, cas_tries, leaderboard_score
+from .workers import (
+    JobRefused,
+    Priority,
+    ProofCapReached,
+    SolverWorkers,
+    WorkerError,
+    WorkersClosed,
+)
 
-__all__ = ["Seeds", "daily_seed", "leaderboard_score", "prove", "utc_day"]
+__all__ = ["Demand", "Seeds", "daily_seed", "leaderboard_score", "utc_day"]
 
 log = logging.getLogger(__name__)
 
 DAILY_ATTEMPTS = 50
-"""Seeds tried for a day's deal before giving up until the next round."""
+"""Seeds tried for a day's deal before giving up (until it is asked for again)."""
 ATTEMPTS_PER_ROUND = 20
 """Seeds tried per variant in one round of the refill loop."""
-
-
-def prove(variant: str, seed: str, budget: int) -> bool:
-    """Whether the solver proves the deal of ``seed`` winnable within ``budget`` positions
-    (runs in a worker thread)."""
-    from spider_engine import Board
-    from spider_engine.solver import solve
-
-    return solve(Board.deal(variant, seed), budget=budget).verdict == "won"
+REFILL_OWNER = "pool"
 
 
 def utc_day(now: float) -> str:
@@ -65,11 +78,28 @@ def daily_seed(secret: bytes, variant: str, day: str, n: int) -> str:
     return hmac.new(secret, message, hashlib.sha256).hexdigest()[:32]
 
 
+Key = tuple[str, ...]
+"""A demand's key: ``("race", code)`` or ``("daily", variant, day)``."""
+
+
+@dataclass(eq=False)
+class Demand:
+    """Proofs someone on this node waits for (see the module)."""
+
+    key: Key
+    variant: str
+    identity: str | None
+    """Whose proofs they are (counted against the cap), the player who started it."""
+    address: str | None
+    waiters: set[Hashable] = field(default_factory=set)
+    task: asyncio.Task[Any] | None = None
+
+
 class Seeds:
     """One node's part in keeping proven seeds (see the module's description).
 
     ``clock`` is the deployment's time; ``on_prepared`` is awaited with the code of a race
-    that was given its seed and is now counting down."""
+    that was given its seed and is now counting down; ``workers`` run the proofs."""
 
     def __init__(
         self,
@@ -79,23 +109,192 @@ class Seeds:
         *,
         clock: Callable[[], float],
         on_prepared: Callable[[str], Awaitable[Any]],
+        workers: SolverWorkers,
     ) -> None:
         self.store = store
         self.settings = settings
         self.secret = secret
         self.clock = clock
         self.on_prepared = on_prepared
+        self.workers = workers
         self.wake = asyncio.Event()
         self.closed = False
+        self.demands: dict[Key, Demand] = {}
+        self._by_identity: Counter[str] = Counter()
+        self._by_address: Counter[str] = Counter()
 
-    async def _prove(self, variant: str, seed: str) -> bool:
-        return await asyncio.to_thread(prove, variant, seed, self.settings.solve_budget)
+    async def _prove(self, variant: str, seed: str, demand: Demand | None = None) -> bool:
+        """Whether a worker proves the deal won: at ``RACE`` priority for a demand (its
+        identity and address counted), else at ``REFILL``. A job past its deadline, or
+        whose worker died, counts as not proven; a full queue is waited out."""
+        while True:
+            try:
+                if demand is None:
+                    return await self.workers.prove(
+                        variant,
+                        seed,
+                        self.settings.solve_budget,
+                        priority=Priority.REFILL,
+                        owner=REFILL_OWNER,
+                    )
+                return await self.workers.prove(
+                    variant,
+                    seed,
+                    self.settings.solve_budget,
+                    priority=Priority.RACE,
+                    identity=demand.identity,
+                    address=demand.address,
+                )
+            except JobRefused:  # the queue is full: try again soon
+                await asyncio.sleep(self.settings.pool_interval)
+            except WorkersClosed:
+                raise
+            except WorkerError as e:
+                log.warning("proving a %s deal gave no answer: %s", variant, e)
+                return False
 
     def close(self) -> None:
-        """Nothing more is proven (a search under way ends within its budget); :meth:`run`
-        returns."""
+        """Nothing more is proven: every demand is cancelled (its proof with it);
+        :meth:`run` returns. :meth:`stopped` waits for the demands to end."""
         self.closed = True
         self.wake.set()
+        for demand in list(self.demands.values()):
+            if demand.task is not None:
+                demand.task.cancel()
+
+    async def stopped(self) -> None:
+        """Wait for the demands' tasks to end (after :meth:`close`)."""
+        tasks = [d.task for d in self.demands.values() if d.task is not None]
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    # -- demands (a race or a day's deal someone on this node waits for) --------------------
+
+    @staticmethod
+    def race_key(code: str) -> Key:
+        return ("race", code)
+
+    @staticmethod
+    def daily_key(variant: str, day: str) -> Key:
+        return ("daily", variant, day)
+
+    def check_room(
+        self, *, identity: str | None, address: str | None, key: Key | None = None
+    ) -> None:
+        """:class:`ProofCapReached` (``rate_limited``) when a new demand of ``identity``
+        or ``address`` would pass its cap; nothing when ``key``'s demand runs already
+        (joining it costs nothing)."""
+        if key is not None and key in self.demands:
+            return
+        s = self.settings
+        if identity is not None and self._by_identity[identity] >= s.proofs_per_identity:
+            raise ProofCapReached(
+                f"at most {s.proofs_per_identity} deals may be proven at once per player;"
+                " wait until one of your races is prepared"
+            )
+        if address is not None and self._by_address[address] >= s.proofs_per_address:
+            raise ProofCapReached(
+                f"at most {s.proofs_per_address} deals may be proven at once per address;"
+                " wait until a race is prepared"
+            )
+
+    def need(
+        self,
+        key: Key,
+        waiter: Hashable,
+        *,
+        variant: str,
+        identity: str | None,
+        address: str | None,
+    ) -> None:
+        """``waiter`` waits for ``key`` (:meth:`race_key` or :meth:`daily_key`): it joins
+        that demand, or starts one (counted against ``identity`` and ``address``, without
+        a check: see :meth:`check_room`). Nothing once closed."""
+        if self.closed:
+            return
+        demand = self.demands.get(key)
+        if demand is None:
+            demand = Demand(key, variant, identity, address)
+            self.demands[key] = demand
+            if identity is not None:
+                self._by_identity[identity] += 1
+            if address is not None:
+                self._by_address[address] += 1
+            work = self._race(demand) if key[0] == "race" else self._daily(demand)
+            demand.task = asyncio.get_running_loop().create_task(work)
+            demand.task.add_done_callback(lambda _: self._forget(demand))
+        demand.waiters.add(waiter)
+
+    def release(self, waiter: Hashable, key: Key | None = None) -> None:
+        """``waiter`` no longer waits for ``key`` (None: for anything); a demand nobody
+        waits for any more is cancelled, with the proof under way."""
+        for demand in [self.demands.get(key)] if key is not None else list(self.demands.values()):
+            if demand is None or waiter not in demand.waiters:
+                continue
+            demand.waiters.discard(waiter)
+            if not demand.waiters and demand.task is not None:
+                demand.task.cancel()
+
+    def _forget(self, demand: Demand) -> None:
+        if self.demands.get(demand.key) is not demand:
+            return
+        del self.demands[demand.key]
+        for counter, value in (
+            (self._by_identity, demand.identity),
+            (self._by_address, demand.address),
+        ):
+            if value is not None:
+                counter[value] -= 1
+                if counter[value] <= 0:
+                    del counter[value]
+
+    async def _race(self, demand: Demand) -> None:
+        """Prove fresh seeds until one is won, and give it to the race (or to the pool,
+        when the race was given one meanwhile); ends when the race is prepared or gone."""
+        code = demand.key[1]
+        while not self.closed:
+            try:
+                race = await self.store.load_race(code)
+                if race is None or not race.preparing:
+                    return
+                seed = rules.new_seed()
+                if not await self._prove(demand.variant, seed, demand):
+                    continue
+                if await self.assign(code, seed):
+                    await self.store.unqueue_for_seed(demand.variant, code)
+                else:
+                    await self.store.add_seed(demand.variant, seed)
+                    self.wake.set()
+                return
+            except Unavailable:
+                await asyncio.sleep(self.settings.pool_interval)
+            except WorkersClosed:
+                return
+
+    async def _daily(self, demand: Demand) -> None:
+        """Prove the day's candidates in order until one is won (unless a node did it
+        already), then give the day's seed to the daily races waiting for it."""
+        _, variant, day = demand.key
+        for _ in range(3):  # Redis unavailable: a few more tries
+            try:
+                seed = await self.daily(variant, day)
+                n = 0
+                while seed is None and n < DAILY_ATTEMPTS and not self.closed:
+                    candidate = daily_seed(self.secret, variant, day, n)
+                    if await self._prove(variant, candidate, demand):
+                        seed = await self.store.set_daily_seed(variant, day, candidate)
+                    else:
+                        seed = await self.daily(variant, day)  # another node's, maybe
+                    n += 1
+                if seed is not None:
+                    await self._serve_daily(variant, day, seed)
+                    await self.store.daily_served(variant, day)
+                return
+            except Unavailable:
+                await asyncio.sleep(self.settings.pool_interval)
+            except WorkersClosed:
+                return
 
     # -- requests (never wait on a search) ---------------------------------------------------
 
@@ -107,7 +306,7 @@ class Seeds:
         return seed
 
     async def wait(self, variant: str, code: str) -> None:
-        """Queue a preparing winnable race for the next proven seed."""
+        """Queue a preparing winnable race for the pool's next proven seed."""
         await self.store.queue_for_seed(variant, code)
         self.wake.set()
 
@@ -136,7 +335,7 @@ class Seeds:
                 return
             try:
                 await self.round()
-            except Unavailable:
+            except (Unavailable, WorkersClosed):
                 pass
             except asyncio.CancelledError:
                 raise
@@ -144,22 +343,20 @@ class Seeds:
                 log.exception("proving seeds failed")
 
     async def round(self) -> None:
-        """One round: daily deals asked for, then the winnable pools."""
+        """One round: daily races given a day's seed proven meanwhile, waiting races given
+        the pools' seeds, then the pools refilled (``REFILL``, one proof at a time)."""
         store = self.store
         for variant, day in await store.dailies_pending():
             seed = await self.daily(variant, day)
-            if seed is None:
-                seed = await self._prove_daily(variant, day)
-                if seed is None:
-                    continue
-            await self._serve_daily(variant, day, seed)
-            await store.daily_served(variant, day)
+            if seed is not None:
+                await self._serve_daily(variant, day, seed)
+                await store.daily_served(variant, day)
         size = self.settings.pool_size
         for variant in await store.pool_variants():
             for _ in range(ATTEMPTS_PER_ROUND):
                 await self._pair(variant)
-                waiting, stocked = await store.pool_counts(variant)
-                if not waiting and stocked >= size:
+                _, stocked = await store.pool_counts(variant)
+                if stocked >= size or self.closed:
                     break
                 seed = rules.new_seed()
                 if await self._prove(variant, seed):
@@ -171,13 +368,6 @@ class Seeds:
             code, seed = pair
             if not await self.assign(code, seed):
                 await self.store.return_seed(variant, seed)  # the race is gone
-
-    async def _prove_daily(self, variant: str, day: str) -> str | None:
-        for n in range(DAILY_ATTEMPTS):
-            seed = daily_seed(self.secret, variant, day, n)
-            if await self._prove(variant, seed):
-                return await self.store.set_daily_seed(variant, day, seed)
-        return None
 
     async def _serve_daily(self, variant: str, day: str, seed: str) -> None:
         while (code := await self.store.pop_daily_race(variant, day)) is not None:

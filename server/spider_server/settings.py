@@ -27,6 +27,7 @@ from spider_client.protocol import MAX_CLIENT_FRAME
 
 from .errors import ConfigError
 from .limits import parse_networks
+from .workers.settings import default_workers
 
 __all__ = [
     "Settings",
@@ -109,6 +110,19 @@ RANGES: dict[str, Range] = {
     "pool_interval": Range(0, 3600, above=True),
     "token_max_age": Range(0, 10 * 365 * DAY),
     "drain": Range(0, 3600),
+    "hints_per_race": Range(1, 1_000_000),
+    "solver_workers": Range(1, 256),
+    "solver_warm": Range(0, 256),
+    "solver_queue": Range(1, 100_000),
+    "hint_deadline": Range(0, 3600, above=True),
+    "proof_deadline": Range(0, 3600, above=True),
+    "solve_deadline": Range(0, DAY, above=True),
+    "proofs_per_identity": Range(1, 10_000),
+    "proofs_per_address": Range(1, 10_000),
+    "solver_yield_after": Range(0, 10_000),
+    "solver_jobs_per_worker": Range(1, 1_000_000),
+    "solver_nice": Range(0, 19),
+    "solver_stop_grace": Range(0, 60, above=True),
 }
 """Every numeric setting's range."""
 
@@ -254,6 +268,43 @@ class Settings:
     """Positions the solver may search for one hint."""
     pool_interval: float = 0.5
     """How often a node looks for seeds to prove (waiting races, pools below size)."""
+    hints_per_race: int = 100
+    """Hints one player may ask for in one race; more are refused (``rate_limited``)."""
+
+    # the solver's worker processes (:mod:`.workers`; the node's own process never
+    # runs the solver)
+    solver_workers: int = field(default_factory=default_workers)
+    """Worker processes that run the solver (default: the cores less one, at least one)."""
+    solver_warm: int = 1
+    """Workers started with the node; the others start when jobs wait (0: none before the
+    first job)."""
+    solver_queue: int = 64
+    """Solver jobs that may wait per priority (hints, races' proofs, refills); more are
+    refused (``rate_limited``)."""
+    hint_deadline: float = 10.0
+    """Seconds one hint may run in its worker; then the worker is killed and the hint is
+    the players' ranking of moves."""
+    proof_deadline: float = 60.0
+    """Seconds proving one deal may run in its worker before the worker is killed (the
+    seed counts as not proven)."""
+    solve_deadline: float = 300.0
+    """Seconds one general search may run in its worker before the worker is killed."""
+    proofs_per_identity: int = 2
+    """Deals one player may have proven for them at once (races they created that wait
+    for a proven deal, daily deals they asked for); more are refused (``rate_limited``)."""
+    proofs_per_address: int = 4
+    """The same per client address, all its players together."""
+    solver_yield_after: int = 8
+    """Solver jobs of higher priorities taken while a lower one waits before the lower one
+    gets a turn (0: strict priorities)."""
+    solver_jobs_per_worker: int = 200
+    """Jobs a worker runs before a fresh one replaces it (its memory returned)."""
+    solver_nice: int = 19
+    """Niceness added to each worker process (19: the most): the node's event loop, and
+    whatever else runs on the machine, wins a contended core; the solver takes what is
+    left."""
+    solver_stop_grace: float = 1.0
+    """On stop, seconds workers get to exit before they are killed."""
 
     drain: float = 5.0
     """Seconds between SIGTERM and closing the connections: ``/readyz`` answers 503 from

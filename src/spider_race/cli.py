@@ -178,6 +178,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--warmup", type=float, default=2.0, help="server: seconds of moves before measuring"
     )
+    p.add_argument(
+        "--hint-spam",
+        type=int,
+        default=0,
+        metavar="K",
+        help="server: K players asking for spider4 hints back to back in the measured "
+        "time's second half",
+    )
+    p.add_argument(
+        "--pool-refill",
+        action="store_true",
+        help="server: the seed pool refills spider4 deals in the measured time's second half",
+    )
     return parser
 
 

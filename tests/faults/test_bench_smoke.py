@@ -56,3 +56,18 @@ def test_bench_server_idle() -> None:
     figures = _figures("--idle", "30", "--seconds", "0.5")
     assert figures["connections"] == "30" and figures["errors"] == "0"
     assert float(figures["server_rss_mb"]) > 0
+
+
+def test_bench_server_solver_load() -> None:
+    figures = _figures(
+        "--players", "2", "--races", "1", "--rate", "20", "--seconds", "4",
+        "--warmup", "0.5", "--hint-spam", "1", "--pool-refill",
+    )  # fmt: skip
+    assert figures["errors"] == "0" and figures["solver_load_errors"] == "0", figures
+    assert figures["hint_spammers"] == "1" and figures["pool_refill"] == "yes"
+    assert figures["connections"] == "3"
+    # both halves measured, and the solver was at work in the second one
+    assert int(figures["acks_quiet"]) > 0 and int(figures["acks_loaded"]) > 0
+    assert int(figures["solver_jobs_running_at_end"]) >= 1, figures
+    for key in ("ack_p99_ms_quiet", "ack_p99_ms_loaded", "solver_load_ratio"):
+        assert float(figures[key]) > 0, (key, figures)

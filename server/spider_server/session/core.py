@@ -11,6 +11,7 @@ never on sockets.
 
 from __future__ import annotations
 
+import asyncio
 import enum
 import logging
 import time
@@ -58,6 +59,7 @@ from ..transport import (
 )
 from ..validation import parse_frame
 from ..watches import Subscription
+from ..workers import SolverWorkers
 
 __all__ = [
     "MAX_NAME",
@@ -126,12 +128,14 @@ class Context:
     store: Store
     hub: Hub
     seeds: Seeds
+    workers: SolverWorkers
+    """The solver's worker processes (hints; the seed pool's proofs)."""
     metrics: Metrics
     clock: Callable[[], float]
     """The deployment's time."""
     advance: Callable[[str], Coroutine[Any, Any, Race | None]]
     """The race now, after whatever transition is due (the node's)."""
-    spawn: Callable[[Coroutine[Any, Any, Any]], object]
+    spawn: Callable[[Coroutine[Any, Any, Any]], asyncio.Task[Any] | None]
     """Run a coroutine in the background (the node keeps it; nothing runs once closed)."""
     presence: Callable[..., Coroutine[Any, Any, None]]
     """Commit what presence decision is due in a race now (the node's
@@ -181,6 +185,10 @@ class SessionBase:
         self.strikes = 0
         self.told_rate = False
         self.oversize = 0
+        self._hint_tasks: set[asyncio.Task[Any]] = set()
+        """Hints being worked out for this connection (see :mod:`.races`)."""
+        self._hinting: dict[str, int] = {}
+        """Race -> the request of the hint this connection waits for there."""
         self._known: dict[str, tuple[Race, Game, Board]] = {}
         """Race code -> the race, game and board as this connection's last action left
         them (see :meth:`~.actions.ActionHandlers.apply`)."""
@@ -224,9 +232,13 @@ class SessionBase:
         self.state = State.CLOSING
 
     def ended(self) -> None:
-        """The connection is gone: stop following its races."""
+        """The connection is gone: stop following its races, and waiting for hints and
+        proven deals (their solver work is cancelled unless someone else waits too)."""
         for sub in list(self.subs.values()):
             self.unsubscribe(sub)
+        self.ctx.seeds.release(self)
+        for task in list(self._hint_tasks):
+            task.cancel()
 
     def close(self, code: int, reason: str) -> None:
         """Close after the frames already queued (the outbox then calls :meth:`closing`)."""

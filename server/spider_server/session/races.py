@@ -4,8 +4,6 @@ check-and-set that lost again (:func:`~..store.cas_tries`)."""
 
 from __future__ import annotations
 
-import asyncio
-
 from spider_client.protocol import (
     CreateRace,
     DailyRace,
@@ -21,7 +19,7 @@ from spider_client.protocol import (
     Ready,
 )
 from spider_engine import Board, VariantError, find_variant
-from spider_engine.solver import hint as solver_hint
+from spider_engine.solver import rank_moves
 
 from .. import race as rules
 from ..errors import (
@@ -32,17 +30,24 @@ from ..errors import (
     NotAPlayer,
     RaceNotFound,
     RateLimited,
+    RequestError,
     TooManyRaces,
     WrongState,
 )
-from ..race import TERMINAL, RaceState
-from ..seeds import utc_day
+from ..race import TERMINAL, Race, RaceState
+from ..seeds import Seeds, utc_day
 from ..store import cas_tries
 from ..transport import stamp
 from ..watches import Subscription
-from .core import SessionBase, race_code
+from ..workers import HintPending, ProofCapReached, WorkerError
+from .core import SessionBase, log, race_code
 
-__all__ = ["RaceHandlers"]
+__all__ = ["HintBudgetSpent", "RaceHandlers"]
+
+
+class HintBudgetSpent(RateLimited):
+    """The player asked for ``hints_per_race`` hints in this race already
+    (``rate_limited``)."""
 
 
 class RaceHandlers(SessionBase):
@@ -56,7 +61,11 @@ class RaceHandlers(SessionBase):
         seed = msg.seed
         if options.winnable:  # a proven seed at once, or the race waits for one
             seed = await self.ctx.seeds.take(options.variant)
+            if seed is None:  # its proofs count against this player's and address's caps
+                self.ctx.seeds.check_room(identity=self.player, address=self.address)
         code = await self._new_race(options, seed, preparing=options.winnable and seed is None)
+        if options.winnable and seed is None:
+            self._wait_for_deal(Seeds.race_key(code), options.variant)
         await self._joined(msg.req, code, "player", None)
 
     def check_creation_rate(self) -> None:
@@ -64,6 +73,24 @@ class RaceHandlers(SessionBase):
         ``player_creations`` by this player."""
         self.limit("player_create", self.player, "you created too many races; wait a minute")
         self.limit("create", self.address, "too many races created from your address")
+    def _wait_for_deal(self, key: tuple[str, ...], variant: str) -> None:
+        """Wait (this connection) for a preparing race's proven deal: the node proves it
+        while someone waits (see :mod:`..seeds`)."""
+        self.ctx.seeds.need(key, self, variant=variant, identity=self.player, address=self.address)
+
+    def _wait_again(self, race: Race) -> None:
+        """A player of a race still preparing is back: wait for its deal again, unless
+        that would pass this player's or address's cap of proofs (the pool's seeds may
+        still serve it)."""
+        if not race.preparing or self.player not in race.players:
+            return
+        o = race.options
+        key = Seeds.daily_key(o.variant, o.daily) if o.daily else Seeds.race_key(race.code)
+        try:
+            self.ctx.seeds.check_room(identity=self.player, address=self.address, key=key)
+        except ProofCapReached:
+            return
+        self._wait_for_deal(key, o.variant)
 
     async def _new_race(
         self, options: rules.RaceOptions, seed: str | None, *, preparing: bool
@@ -110,6 +137,9 @@ class RaceHandlers(SessionBase):
         await self.check_race_limit()
         self.check_creation_rate()
         seed = await ctx.seeds.daily(variant.id, day)
+        key = ctx.seeds.daily_key(variant.id, day)
+        if seed is None:  # proving the day's deal counts against the caps, unless under way
+            ctx.seeds.check_room(identity=self.player, address=self.address, key=key)
         options = rules.RaceOptions(
             variant=variant.id,
             max_players=1,
@@ -131,6 +161,7 @@ class RaceHandlers(SessionBase):
             return
         if seed is None:
             await ctx.seeds.wait_daily(variant.id, day, code)
+            self._wait_for_deal(key, variant.id)
         await self._joined(msg.req, code, "player", None)
 
     async def leaderboard(self, msg: Leaderboard) -> None:
@@ -154,9 +185,21 @@ class RaceHandlers(SessionBase):
         self.send_msg(LeaderboardReply(req=msg.req, variant=variant, day=day, entries=entries))
 
     async def hint(self, msg: Hint) -> None:
-        """A hint from the player's full position (races with ``hints``), counted."""
+        """A hint from the player's full position (races with ``hints``), counted.
+
+        The checks are made here; the search runs in a solver worker while this
+        connection's other messages go on, and the reply comes when it is done: the first
+        move of a winning line, or, when the worker gives no answer in time (or dies),
+        the players' ranking of moves. One hint at a time per player
+        (:class:`~..workers.HintPending`; the same request sent again is answered once)
+        and ``hints_per_race`` per player and race (:class:`HintBudgetSpent`), both
+        ``rate_limited``."""
         code = race_code(msg.code)
         ctx, store = self.ctx, self.ctx.store
+        if code in self._hinting:
+            if self._hinting[code] == msg.req:
+                return  # the same request sent again: its reply is on its way
+            raise HintPending("your previous hint is still being worked out")
         race, game = await store.load_for_action(code, self.player)
         if race is None:
             raise RaceNotFound(f"no race {code}")
@@ -170,24 +213,49 @@ class RaceHandlers(SessionBase):
             raise WrongState(f"race {code} is {race.state.value}")
         if game.status in TERMINAL:
             raise GameOver(f"your game is over ({game.status})")
-        full = Board.from_text(game.position)
-        view = Board.from_text(full.view_text())
-        move = await asyncio.to_thread(
-            solver_hint, view, full=full, budget=ctx.settings.hint_budget
-        )
-        count = await store.add_hint(code, self.player)
-        self._known.pop(code, None)
-        for _ in cas_tries():  # everyone sees the count go up
-            current = await store.load_race(code)
-            change = None if current is None else rules.count_hint(current, self.player, count)
-            if change is None:
-                break
+        budget = ctx.settings.hints_per_race
+        if await store.hints_of(code, self.player) >= budget:
+            raise HintBudgetSpent(f"at most {budget} hints per player in a race")
+        self._hinting[code] = msg.req
+        task = ctx.spawn(self._answer_hint(msg, code, game.position))
+        if task is None:  # the node is closing
+            del self._hinting[code]
+            return
+        self._hint_tasks.add(task)
+        task.add_done_callback(self._hint_tasks.discard)
+
+    async def _answer_hint(self, msg: Hint, code: str, position: str) -> None:
+        """Work the hint out in a solver worker, count it, reply (errors as replies)."""
+        ctx, store = self.ctx, self.ctx.store
+        try:
+            full = Board.from_text(position)
             try:
-                await store.commit(change)
-                break
-            except Conflict:
-                continue
-        self.send_msg(HintReply(req=msg.req, move=None if move is None else move.text()))
+                move = await ctx.workers.hint(
+                    full.view_text(), position, ctx.settings.hint_budget, player=self.player
+                )
+            except WorkerError:  # no answer in time, a dead worker, or none running
+                ranked = rank_moves(full)
+                move = ranked[0].text() if ranked else None
+            count = await store.add_hint(code, self.player)
+            self._known.pop(code, None)
+            for _ in cas_tries():  # everyone sees the count go up
+                current = await store.load_race(code)
+                change = None if current is None else rules.count_hint(current, self.player, count)
+                if change is None:
+                    break
+                try:
+                    await store.commit(change)
+                    break
+                except Conflict:
+                    continue
+            self.send_msg(HintReply(req=msg.req, move=move))
+        except RequestError as e:
+            self.error(e.code, str(e), msg, req=e.req)
+        except Exception:
+            log.exception("working out a hint failed")
+            self.error("internal", "the server failed; nothing was changed", msg)
+        finally:
+            self._hinting.pop(code, None)
 
     async def join(self, msg: Join) -> None:
         """Join as player (an open race, or resume one's own) or spectator (any race)."""
@@ -222,6 +290,8 @@ class RaceHandlers(SessionBase):
                     except Conflict:
                         continue
                 await ctx.store.add_player_race(self.player, code)
+            if msg.role == "player" and race.preparing:
+                self._wait_again(await self.load(code))
             await self._joined(msg.req, code, msg.role, msg.since)
         finally:
             ctx.hub.release(code)
@@ -309,6 +379,10 @@ class RaceHandlers(SessionBase):
                 await self.apply(race.code, "leave", seq=None)
         if sub is not None:
             self.unsubscribe(sub)
+        o = race.options if race is not None else None
+        if o is not None:
+            key = Seeds.daily_key(o.variant, o.daily) if o.daily else Seeds.race_key(code)
+            ctx.seeds.release(self, key)
         self.send_msg(Done(req=msg.req))
 
     async def ready(self, msg: Ready) -> None:

@@ -270,6 +270,12 @@ class Store(SeedCommands):
                 count, _ = await pipe.execute()
         return int(count)
 
+    async def hints_of(self, code: str, player: str) -> int:
+        """Hints the player asked for in the race so far."""
+        with as_unavailable:
+            count = await self.redis.hget(keys.hints(code), player)
+        return int(count or 0)
+
     async def load_hints(self, code: str) -> dict[str, int]:
         """Hints asked for, by player."""
         with as_unavailable:

@@ -48,6 +48,11 @@ class SeedCommands(StoreBase):
         with as_unavailable:
             await self._redis.rpush(keys.pool_waiting(variant), code)
 
+    async def unqueue_for_seed(self, variant: str, code: str) -> None:
+        """Take a race off the queue for the pool's seeds (it was given one otherwise)."""
+        with as_unavailable:
+            await self._redis.lrem(keys.pool_waiting(variant), 0, code)
+
     async def pool_variants(self) -> list[str]:
         """The variants winnable races were asked for, sorted."""
         with as_unavailable:

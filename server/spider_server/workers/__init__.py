@@ -49,7 +49,7 @@ exits with the node.
 
 Typical use in the node::
 
-    workers = SolverWorkers(WorkerSettings.from_env())
+    workers = SolverWorkers(WorkerSettings.from_settings(settings))
     workers.start()                      # in the running loop
     move = await workers.hint(view_text, full_text, budget, player=player)
     won = await workers.prove(variant, seed, budget, priority=Priority.REFILL)

@@ -8,8 +8,8 @@ runs one job at a time; the queue is :class:`.JobPolicy`'s.
 
 - A job that runs past its deadline fails with :class:`SolverTimeout`; its worker is
   killed (SIGKILL) and a new one started.
-- A caller that stops waiting (its task cancelled) drops its job from the queue, or, when
-  the job runs, has its worker killed and replaced.
+- A caller that stops waiting (its task cancelled) drops its queued job, or has the
+  worker running it killed (replaced only when jobs wait, or below ``solver_warm``).
 - A worker that dies fails its job with :class:`WorkerCrashed` and is replaced (after a
   growing pause, up to 10 s, while new workers die before they are ready; after three
   such deaths with no worker ready, the queued jobs fail too).
@@ -32,8 +32,7 @@ from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from typing import Any
 
-from . import child
-from .child import Solved
+from .child import Solved, serve
 from .errors import JobRefused, SolverTimeout, WorkerCrashed, WorkersClosed
 from .policy import Job, JobPolicy, JobState, Priority
 from .settings import WorkerSettings
@@ -285,7 +284,7 @@ class SolverWorkers:
         loop = self._require_loop()
         mine, theirs = self._ctx.Pipe(duplex=True)
         process = self._ctx.Process(
-            target=child.serve,
+            target=serve,
             args=(theirs, self.settings.solver_nice),
             name="spider-race-solver",
             daemon=True,
@@ -321,8 +320,7 @@ class SolverWorkers:
             self._lost(worker)
             return
         if message[0] == "ready":
-            worker.state = WorkerState.IDLE
-            self._failures = 0
+            worker.state, self._failures = WorkerState.IDLE, 0
             self._dispatch()
             return
         job_id, ok, value, cpu = message
@@ -392,11 +390,11 @@ class SolverWorkers:
     def _expire(self, worker: _Worker, job: Job) -> None:
         if worker.job is not job:
             return
-        self.timed_out += 1
-        worker.job = None
+        self.timed_out, worker.job = self.timed_out + 1, None
         self.policy.finish(job)
         self._fail(job, SolverTimeout(f"the solver ran past its deadline ({job.deadline:g} s)"))
-        self._recycle(worker)
+        self._recycle(worker, replace=False)
+        self._dispatch()
 
     def _abandon(self, job: Job) -> None:
         """Nobody waits for ``job`` any more: drop it, or kill the worker running it."""
@@ -410,7 +408,7 @@ class SolverWorkers:
         for worker in list(self._workers):
             if worker.job is job:
                 worker.job = None
-                self._recycle(worker)
+                self._recycle(worker, replace=False)
         self._dispatch()
 
     def _lost(self, worker: _Worker) -> None:
@@ -438,12 +436,15 @@ class SolverWorkers:
                 self.failed += 1
                 self._fail(job, WorkerCrashed("the solver's workers cannot start"))
 
-    def _recycle(self, worker: _Worker) -> None:
-        """Kill the worker (its job is no one's any more) and start another."""
+    def _recycle(self, worker: _Worker, *, replace: bool = True) -> None:
+        """Kill the worker (its job is no one's any more); start another (without
+        ``replace``, only below ``solver_warm``: :meth:`_dispatch` starts what jobs need)."""
         self._remove(worker)
         with contextlib.suppress(ValueError, OSError):
             worker.process.kill()
-        self._spawn()
+        warm = min(self.settings.solver_warm, self.settings.solver_workers)
+        if replace or len(self._workers) < warm:
+            self._spawn()
 
     def _remove(self, worker: _Worker) -> None:
         """Forget the worker and close its pipe (an idle worker exits on EOF); its process

@@ -1,15 +1,14 @@
 """The solver workers' settings: how many workers, how long a job may run, the quotas.
 
-Each field has an environment variable ``SPIDER_RACE_<FIELD>`` (upper case), like the
-node's other settings: ``SPIDER_RACE_SOLVER_WORKERS=2``.
+The node builds them from its own settings (:meth:`WorkerSettings.from_settings`): each
+field is a setting of :class:`spider_server.settings.Settings` of the same name, with its
+``SPIDER_RACE_<FIELD>`` variable and its range there (``SPIDER_RACE_SOLVER_WORKERS=2``).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any
 
 from ..errors import ConfigError
 
@@ -51,7 +50,7 @@ class WorkerSettings:
     turn (0: strict priorities)."""
     solver_jobs_per_worker: int = 200
     """Jobs a worker runs before it is replaced by a fresh one (its memory returned)."""
-    solver_nice: int = 5
+    solver_nice: int = 19
     """Niceness added to each worker process: the node's event loop wins a contended core."""
     solver_stop_grace: float = 1.0
     """On stop, how long workers get to exit before they are killed."""
@@ -74,19 +73,8 @@ class WorkerSettings:
                 raise ConfigError(f"SPIDER_RACE_{name.upper()} must be positive")
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> WorkerSettings:
-        """Settings from ``SPIDER_RACE_*`` variables; :class:`ConfigError` for a value of
-        the wrong type or out of range."""
-        env = os.environ if environ is None else environ
-        values: dict[str, Any] = {}
-        for f in fields(cls):
-            name = f"SPIDER_RACE_{f.name.upper()}"
-            raw = env.get(name)
-            if raw is None or raw == "":
-                continue
-            kind = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", "")
-            try:
-                values[f.name] = int(raw) if kind == "int" else float(raw)
-            except ValueError:
-                raise ConfigError(f"{name}={raw!r} is not a {kind}") from None
-        return cls(**values)
+    def from_settings(cls, settings: object) -> WorkerSettings:
+        """The workers' part of the node's settings (:class:`spider_server.settings.
+        Settings`, where each has its ``SPIDER_RACE_*`` variable and its range): the
+        fields of the same names."""
+        return cls(**{f.name: getattr(settings, f.name) for f in fields(cls)})

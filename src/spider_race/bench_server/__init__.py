@@ -75,6 +75,15 @@ plus the ping timeout (40 s by default): the bench's own server pings every ``se
 a server named with ``--url`` needs that too, and a rate limit that lets their requests
 through.
 
+``--hint-spam K`` and ``--pool-refill`` add solver work in the measured time's second
+half (:mod:`.solverload`): K players, each alone in a ``spider4`` race with hints, ask for
+hints back to back, and the seed pool refills ``spider4`` deals (the bench's own server
+keeps a pool that never fills). The first half is quiet; a refill cannot be called back,
+so the quiet half comes first. It prints ``ack_p99_ms_quiet`` and ``ack_p99_ms_loaded``
+(the players' acks by their due time), ``solver_load_ratio`` (loaded over quiet),
+``hints_answered``, and from the server's ``/metrics`` the solver jobs completed in the
+loaded half and those running at its end.
+
 **Idle** (``--idle N``): N connections that said hello and do nothing, held for
 ``--seconds``; prints ``connections``, ``connect_per_s`` and ``server_rss_mb``.
 
@@ -85,7 +94,8 @@ The package, one part per module: :mod:`.deal` (the deal the bots play), :mod:`.
 (starting and stopping Redis, the server and the echo server), :mod:`.baseline` (the echo
 server and its load), :mod:`.meter` (CPU time), :mod:`.sending` (senders, the timed phase
 and its tally), :mod:`.players`, :mod:`.spectators` (the worker processes),
-:mod:`.stalled` (the stalled-spectator experiment), :mod:`.report` (the figures printed),
+:mod:`.stalled` (the stalled-spectator experiment), :mod:`.solverload` (the
+solver-load experiment), :mod:`.report` (the figures printed),
 :mod:`.modes` (the modes and the entry points); ``python -m spider_race.bench_server``
 runs the worker processes.
 """

@@ -17,7 +17,9 @@ from .meter import CpuMeter
 from .players import moves_in_redis, race_players
 from .processes import WORKER_MODULE, Processes
 from .report import idle_figures, players_figures, print_figures
+from .solverload import SolverLoad
 from .spectators import spectators_worker
+from .stalled import metrics_url
 from .tools import bounded, close_all, raise_open_files, rss_mb
 
 __all__ = ["bench_players", "bench_idle", "run", "main"]
@@ -32,6 +34,8 @@ async def bench_players(args: argparse.Namespace, procs: Processes) -> int:
     players, races = args.players, max(1, min(args.races, args.players))
     spectators, stalled = args.spectators, args.stalled
     warmup = max(0.0, float(getattr(args, "warmup", 2.0)))
+    hint_spam = max(0, int(getattr(args, "hint_spam", 0) or 0))
+    pool_refill = bool(getattr(args, "pool_refill", False))
     raise_open_files(2 * (players + spectators + stalled) + 1024)
     redis_url = args.redis
     server_pid: int | None = None
@@ -43,8 +47,11 @@ async def bench_players(args: argparse.Namespace, procs: Processes) -> int:
         # stalled spectators the server pings less often, so that it keeps them (and
         # their backlog) for the whole run rather than cutting them after 40 seconds
         ping = max(20.0, args.seconds + warmup + 60) if stalled else None
+        extra = {"SPIDER_RACE_HINTS_PER_RACE": "1000000"}  # the spammers never run out
+        if pool_refill:  # a pool that never fills: a refill always runs
+            extra["SPIDER_RACE_POOL_SIZE"] = "10000"
         url, server_pid = await procs.start_server(
-            redis_url, max_players=-(-players // races), ping_interval=ping
+            redis_url, max_players=-(-players // races), ping_interval=ping, settings=extra
         )
     rss: list[float | None] = [None]
 
@@ -52,6 +59,9 @@ async def bench_players(args: argparse.Namespace, procs: Processes) -> int:
         if server_pid is not None:
             rss[0] = rss_mb(server_pid)
 
+    solver = None
+    if hint_spam or pool_refill:
+        solver = SolverLoad(url, metrics_url(url), hint_spam, pool_refill)
     async with CpuMeter(server_pid, redis_url) as meter:
         tally, bots, line, connections = await race_players(
             url,
@@ -65,6 +75,7 @@ async def bench_players(args: argparse.Namespace, procs: Processes) -> int:
             meter=meter,
             warmup=warmup,
             spectator_procs=args.spectator_procs,
+            solver=solver,
         )
     in_redis: int | None = None
     if redis_url is not None:

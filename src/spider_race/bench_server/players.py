@@ -11,6 +11,7 @@ from spider_client import Client
 from .deal import PingPong, find_ping_pong
 from .meter import CpuMeter
 from .sending import Send, Tally, Timing, drive
+from .solverload import SolverLoad
 from .spectators import Crowd
 from .stalled import StalledRun, StalledSpectator, metrics_url, stalled_spectator
 from .tools import bounded, close_all, collector_paused, connect_client, shares
@@ -31,6 +32,7 @@ async def race_players(
     meter: CpuMeter | None = None,
     warmup: float = 0.0,
     spectator_procs: int | None = None,
+    solver: SolverLoad | None = None,
 ) -> tuple[Tally, list[tuple[str, str]], PingPong, int]:
     """Set up the races, run the warm-up and the timed phase, close. Returns the tally,
     the (race code, player id) of every bot, the deal played, and the connections held."""
@@ -96,9 +98,19 @@ async def race_players(
             server = meter.server_pid if meter is not None else None
             run = StalledRun(quiet, codes, metrics_url(url), server)
             await run.stall()
+        if solver is not None:
+            await solver.setup()
         with collector_paused():
             tally = await timed_phase(
-                bots, crowd, line, rate, seconds, meter=meter, warmup=warmup, stalled=run
+                bots,
+                crowd,
+                line,
+                rate,
+                seconds,
+                meter=meter,
+                warmup=warmup,
+                stalled=run,
+                solver=solver,
             )
         if on_loaded is not None:
             on_loaded()
@@ -106,7 +118,9 @@ async def race_players(
         await crowd.close()
         for w in quiet:
             w.close()
-    connections = len(bots) + spectators + len(quiet)
+        if solver is not None:
+            await solver.close()
+    connections = len(bots) + spectators + len(quiet) + (solver.spammers if solver else 0)
     await close_all(bots)
     bot_keys = [(c.code or "", c.player or "") for c in bots]
     return tally, bot_keys, line, connections
@@ -122,6 +136,7 @@ async def timed_phase(
     meter: CpuMeter | None,
     warmup: float,
     stalled: StalledRun | None = None,
+    solver: SolverLoad | None = None,
 ) -> Tally:
     """The warm-up and the measured time: every bot sends on its schedule; the spectators'
     deliveries of the progress of moves sent in the measured time are timed (once every
@@ -129,8 +144,10 @@ async def timed_phase(
 
     With stalled spectators (backlogged, away from their races), the measured time is cut
     into slices where they watch and where they are away (:class:`.stalled.StalledRun`);
-    the deliveries of the moves of their races count on the side of the move's slice."""
-    tally = Tally(stalled=stalled)
+    the deliveries of the moves of their races count on the side of the move's slice.
+    With a solver load (:class:`.solverload.SolverLoad`) it starts in the middle of the
+    measured time."""
+    tally = Tally(stalled=stalled, solver=solver)
     loop = asyncio.get_running_loop()
     sent: dict[tuple[str, int], float] = {}
     timing = Timing.from_now(warmup, seconds)
@@ -147,6 +164,9 @@ async def timed_phase(
         return send
 
     alongside = [stalled.run(t_measure, seconds)] if stalled else []
+    if solver is not None:
+        tally.middle = t_measure + seconds / 2
+        alongside.append(solver.run(tally.middle, t_end))
     await drive([sender(c) for c in bots], rate, timing, tally, meter=meter, alongside=alongside)
     last = {c.player: c.me.moves for c in bots if c.player and c.me is not None}
     watched = stalled.players(bots) if stalled else set()

@@ -80,11 +80,16 @@ class Processes:
         return False
 
     async def start_server(
-        self, redis_url: str, *, max_players: int, ping_interval: float | None = None
+        self,
+        redis_url: str,
+        *,
+        max_players: int,
+        ping_interval: float | None = None,
+        settings: dict[str, str] | None = None,
     ) -> tuple[str, int]:
         """A server node process (a raised rate limit, races of ``max_players`` at least
-        16, pings every ``ping_interval`` seconds when given), once its ``/healthz``
-        answers; its websocket URL and pid."""
+        16, pings every ``ping_interval`` seconds when given, more ``SPIDER_RACE_*``
+        ``settings``), once its ``/healthz`` answers; its websocket URL and pid."""
         port = free_port()
         env = {
             **os.environ,
@@ -103,6 +108,7 @@ class Processes:
         }
         if ping_interval is not None:
             env["SPIDER_RACE_PING_INTERVAL"] = f"{ping_interval:g}"
+        env.update(settings or {})
         args = [sys.executable, "-m", "spider_server", "--port", str(port)]
         args += ["--redis", redis_url, "--data-dir", str(self.folder / "server")]
         child = self.spawn(args, env=env, log="server.log")

@@ -7,7 +7,14 @@ from .meter import CpuMeter
 from .sending import Tally
 from .tools import ms, ms_per, or_na, percentile
 
-__all__ = ["Figures", "print_figures", "players_figures", "stalled_figures", "idle_figures"]
+__all__ = [
+    "Figures",
+    "print_figures",
+    "players_figures",
+    "stalled_figures",
+    "solver_figures",
+    "idle_figures",
+]
 
 Figures = list[tuple[str, object]]
 """``(key, value)`` pairs, in the order printed."""
@@ -58,6 +65,7 @@ def players_figures(
         ("event_p99_ms", ms(percentile(tally.events, 99))),
         ("events_measured", len(tally.events)),
         *(stalled_figures(tally) if stalled else []),
+        *solver_figures(tally),
         ("connections", connections),
         ("server_rss_mb", or_na(rss, ".1f")),
         ("server_cpu_ms_per_move", meter.per_move_ms("server", tally.moves)),
@@ -104,6 +112,32 @@ def stalled_figures(tally: Tally) -> Figures:
         ("stalled_backlog_frames", or_na(run.backlog_frames)),
         ("stalled_slices_as_planned", f"{run.checks[0]}/{len(run.plan)}"),
         ("stalled_toggle_late_ms", f"{run.late * 1000:.1f}"),
+    ]
+
+
+def solver_figures(tally: Tally) -> Figures:
+    """With hint spam or pool refills: the ack p99 of the quiet half and of the loaded
+    half of the measured time (:mod:`.solverload`), their ratio, and what the load did."""
+    load = tally.solver
+    if load is None:
+        return []
+    quiet = [a for a, due in zip(tally.acks, tally.due, strict=True) if due < tally.middle]
+    loaded = [a for a, due in zip(tally.acks, tally.due, strict=True) if due >= tally.middle]
+    p_quiet, p_loaded = percentile(quiet, 99), percentile(loaded, 99)
+    known = p_quiet == p_quiet and p_loaded == p_loaded and p_quiet > 0  # not NaN
+    errors = ", ".join(f"{k}={v}" for k, v in sorted(load.errors.items())) or "0"
+    return [
+        ("hint_spammers", load.spammers),
+        ("pool_refill", "yes" if load.refill else "no"),
+        ("ack_p99_ms_quiet", ms(p_quiet)),
+        ("ack_p99_ms_loaded", ms(p_loaded)),
+        ("acks_quiet", len(quiet)),
+        ("acks_loaded", len(loaded)),
+        ("solver_load_ratio", f"{p_loaded / p_quiet:.3f}" if known else "n/a"),
+        ("hints_answered", load.hints),
+        ("solver_jobs_completed_loaded", or_na(load.completed, ".0f")),
+        ("solver_jobs_running_at_end", or_na(load.running_at_end, ".0f")),
+        ("solver_load_errors", errors),
     ]
 
 

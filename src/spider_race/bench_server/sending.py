@@ -16,6 +16,7 @@ from spider_client.errors import ConnectionLost, GameOver
 from .meter import CpuMeter
 
 if TYPE_CHECKING:
+    from .solverload import SolverLoad
     from .stalled import StalledRun
 
 __all__ = ["Send", "Tally", "Timing", "send_loop", "drive"]
@@ -29,6 +30,8 @@ class Tally:
     """What a run measured."""
 
     acks: list[float] = field(default_factory=list)
+    due: list[float] = field(default_factory=list)
+    """The due time (loop time) of each measured ack of :attr:`acks`, in the same order."""
     events: list[float] = field(default_factory=list)
     errors: int = 0
     error_kinds: dict[str, int] = field(default_factory=dict)
@@ -42,6 +45,10 @@ class Tally:
     races, and while they watched."""
     stalled: StalledRun | None = None
     """With stalled spectators: what their part of the run saw."""
+    solver: SolverLoad | None = None
+    """With hint spam or pool refills: what that part of the run saw."""
+    middle: float = 0.0
+    """With them: the loop time they started (acks due before it are the quiet side)."""
 
     def error(self, what: str) -> None:
         self.errors += 1
@@ -107,6 +114,7 @@ async def send_loop(
                 tally.warmup_moves += 1
             else:
                 tally.acks.append(loop.time() - due)
+                tally.due.append(due)
                 tally.moves += 1
                 tally.ended = max(tally.ended, loop.time())
         if rate is not None:

@@ -1,0 +1,132 @@
+"""The solver-load experiment: the same players' acks without solver work, then with
+players asking for hints back to back and the seed pool refilling, in one run.
+
+``--hint-spam K`` adds K players, each alone in its own ``spider4`` race with hints,
+which ask for hints back to back (the next as soon as the last is answered);
+``--pool-refill`` makes the seed pool refill ``spider4`` deals (the bench's own server
+keeps a pool so large that it never fills: a refill always runs). The measured time is
+cut in two halves: in the first (``quiet``) nobody asks for a hint and nothing is asked
+of the pool; at the middle the spammers start and a client creates a winnable ``spider4``
+race and leaves it (the variant is then asked for: the pool refills from then on, and a
+refill cannot be called back, which is why the quiet half comes first). Acks count on the
+side of their due time. The server's ``/metrics`` is read at the middle and at the end:
+the solver jobs it completed in the loaded half, and the jobs running at the end (the
+load was there)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import urllib.request
+from dataclasses import dataclass, field
+
+from spider_client import Client, SpiderClientError
+
+from .tools import bounded, close_all, connect_client
+
+__all__ = ["SolverLoad", "solver_metrics"]
+
+VARIANT = "spider4"
+
+
+def solver_metrics(url: str) -> dict[str, float] | None:
+    """The ``spider_solver_*`` samples of the server's ``/metrics`` at ``url``; None when
+    it does not say."""
+    try:
+        with urllib.request.urlopen(url, timeout=5) as r:
+            text = r.read().decode()
+    except OSError:
+        return None
+    found = {}
+    for line in text.splitlines():
+        if line.startswith("spider_solver_"):
+            name, _, value = line.rpartition(" ")
+            found[name] = float(value)
+    return found or None
+
+
+@dataclass
+class SolverLoad:
+    """The spammers and the refill of one run (see the module)."""
+
+    url: str
+    metrics_url: str
+    spammers: int
+    refill: bool
+    clients: list[Client] = field(default_factory=list)
+    hints: int = 0
+    """Hints answered in the loaded half."""
+    errors: dict[str, int] = field(default_factory=dict)
+    completed: float | None = None
+    """Solver jobs the server completed in the loaded half."""
+    running_at_end: float | None = None
+    _tasks: list[asyncio.Task[None]] = field(default_factory=list)
+
+    async def setup(self) -> None:
+        """Connect the spammers and start their races (before the timed phase)."""
+        made = await bounded(
+            [f"hinter{i}" for i in range(self.spammers)],
+            # a hint may take long on a busy machine: never sent again while it is worked out
+            lambda name: connect_client(self.url, name, resend_after=120.0),
+            concurrency=10,
+        )
+        self.clients = [c for c in made if isinstance(c, Client)]
+        if len(self.clients) != self.spammers:
+            raise RuntimeError(f"could not connect the hint spammers: {made!r}")
+        for i, c in enumerate(self.clients):
+            await c.create_race(
+                variant=VARIANT, seed=f"hints-{i}", hints=True, countdown=0, time_limit=3600
+            )
+            await c.ready()
+            await c.wait_until(lambda x: x.view is not None, timeout=120)
+
+    def _error(self, what: str) -> None:
+        self.errors[what] = self.errors.get(what, 0) + 1
+
+    async def _spam(self, client: Client) -> None:
+        while True:
+            try:
+                await client.hint()
+                self.hints += 1
+            except SpiderClientError as e:
+                self._error(type(e).__name__)
+                await asyncio.sleep(0.5)
+
+    async def _start_refill(self) -> None:
+        """Ask for a winnable ``spider4`` race and leave it: its variant is asked for."""
+        client = await connect_client(self.url, "refill")
+        try:
+            await client.create_race(variant=VARIANT, winnable=True, countdown=0)
+            await client.leave()
+        except SpiderClientError as e:
+            self._error(type(e).__name__)
+        finally:
+            await client.close()
+
+    async def run(self, middle: float, end: float) -> None:
+        """At loop time ``middle`` start the load; at ``end`` stop it."""
+        loop = asyncio.get_running_loop()
+        await asyncio.sleep(max(0.0, middle - loop.time()))
+        before = await asyncio.to_thread(solver_metrics, self.metrics_url)
+        self._tasks = [asyncio.create_task(self._spam(c)) for c in self.clients]
+        if self.refill:
+            self._tasks.append(asyncio.create_task(self._start_refill()))
+        await asyncio.sleep(max(0.0, end - loop.time()))
+        after = await asyncio.to_thread(solver_metrics, self.metrics_url)
+        await self.stop()
+        if before is not None and after is not None:
+            key = "spider_solver_jobs_completed_total"
+            self.completed = after.get(key, 0) - before.get(key, 0)
+            self.running_at_end = after.get("spider_solver_jobs_running")
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._tasks = []
+
+    async def close(self) -> None:
+        await self.stop()
+        await close_all(self.clients)
