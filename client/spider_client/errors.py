@@ -26,6 +26,7 @@ message itself is kept on the exception. The tree::
         ├── IllegalMove          illegal_move
         ├── UndoNotAllowed       undo_not_allowed
         ├── HintsNotAllowed      hints_not_allowed
+        ├── HumansOnly           humans_only: a bot in a race for humans only
         ├── RateLimited          rate_limited
         ├── Unavailable          unavailable: storage not answering, try again shortly
         └── InternalError        internal
@@ -56,6 +57,7 @@ __all__ = [
     "IllegalMove",
     "UndoNotAllowed",
     "HintsNotAllowed",
+    "HumansOnly",
     "RateLimited",
     "Unavailable",
     "InternalError",
@@ -134,7 +136,12 @@ class RaceFull(ServerError):
 
 
 class TooManyRaces(ServerError):
-    """The player is in too many races at once."""
+    """The player is in too many races at once: ``races`` are the codes of those that
+    count (waiting, or running with the player's game not over)."""
+
+    @property
+    def races(self) -> list[str]:
+        return list(self.error.races or [])
 
 
 class NotAPlayer(ServerError):
@@ -155,6 +162,10 @@ class UndoNotAllowed(ServerError):
 
 class HintsNotAllowed(ServerError):
     """The race does not allow hints."""
+
+
+class HumansOnly(ServerError):
+    """The race is for humans only, and this client said it is a bot."""
 
 
 class RateLimited(ServerError):
@@ -185,6 +196,7 @@ ERROR_CLASSES: dict[str, type[ServerError]] = {
     "illegal_move": IllegalMove,
     "undo_not_allowed": UndoNotAllowed,
     "hints_not_allowed": HintsNotAllowed,
+    "humans_only": HumansOnly,
     "rate_limited": RateLimited,
     "unavailable": Unavailable,
     "internal": InternalError,

@@ -22,6 +22,7 @@ nothing. The tree::
     │   ├── IllegalMove              illegal_move    not legal in the player's position
     │   ├── UndoNotAllowed           undo_not_allowed  no undo in this race, or nothing to undo
     │   ├── HintsNotAllowed          hints_not_allowed  no hints in this race
+    │   ├── HumansOnly               humans_only     a bot in a race for humans only
     │   ├── RateLimited              rate_limited    too many messages
     │   └── Unavailable              unavailable     Redis is not answering
     ├── Conflict                     a check-and-set lost to another writer (retried inside)
@@ -40,6 +41,7 @@ __all__ = [
     "Conflict",
     "EmbeddedRedisError",
     "GameOver",
+    "HumansOnly",
     "IllegalMove",
     "InvalidMessage",
     "MalformedMove",
@@ -104,6 +106,11 @@ class RaceFull(RequestError):
 class TooManyRaces(RequestError):
     code = "too_many_races"
 
+    def __init__(self, message: str, *, races: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.races = races
+        """The codes of the races that count towards the limit (the error's ``races``)."""
+
 
 class NotAPlayer(RequestError):
     code = "not_a_player"
@@ -131,6 +138,10 @@ class UndoNotAllowed(RequestError):
 
 class HintsNotAllowed(RequestError):
     code = "hints_not_allowed"
+
+
+class HumansOnly(RequestError):
+    code = "humans_only"
 
 
 class RateLimited(RequestError):

@@ -76,7 +76,10 @@ def bench_engine(args: argparse.Namespace) -> int:
     checksum = hashlib.sha256(
         "\n".join(" ".join(sorted(m.text() for m in ms)) for ms in move_lists).encode()
     ).hexdigest()[:16]
-    assert all(sorted(_brute_force_moves(b)) == sorted(ms) for b, ms in zip(boards, move_lists, strict=True))
+    assert all(
+        sorted(_brute_force_moves(b)) == sorted(ms)
+        for b, ms in zip(boards, move_lists, strict=True)
+    )
 
     def generate() -> int:
         for b in boards:

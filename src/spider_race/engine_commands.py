@@ -15,7 +15,9 @@ from spider_engine import Board, EngineError, Move
 __all__ = ["run"]
 
 
-def run(args: argparse.Namespace, *, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
+def run(
+    args: argparse.Namespace, *, stdin: TextIO | None = None, stdout: TextIO | None = None
+) -> int:
     out = stdout or sys.stdout
     try:
         if args.command == "deal":
@@ -70,7 +72,9 @@ def _solve(args: argparse.Namespace, out: TextIO) -> int:
 
     def progress(positions: int) -> None:
         if show:
-            print(f"\rsearching: {positions:,} of {args.budget:,} positions", end="", file=sys.stderr)
+            print(
+                f"\rsearching: {positions:,} of {args.budget:,} positions", end="", file=sys.stderr
+            )
 
     solution = solve(board, budget=args.budget, progress=progress)
     if show and solution.positions >= 10_000:

@@ -41,6 +41,7 @@ from .client_messages import (
     Leaderboard,
     Leave,
     MoveAction,
+    MyRaces,
     Ready,
     Resign,
     Undo,
@@ -81,6 +82,8 @@ from .replies import (
     Joined,
     LeaderboardEntry,
     LeaderboardReply,
+    MyRace,
+    MyRacesReply,
     Welcome,
 )
 
@@ -101,6 +104,7 @@ __all__ = [
     "Hint",
     "DailyRace",
     "Leaderboard",
+    "MyRaces",
     "Welcome",
     "Joined",
     "Done",
@@ -109,6 +113,8 @@ __all__ = [
     "HintReply",
     "LeaderboardEntry",
     "LeaderboardReply",
+    "MyRace",
+    "MyRacesReply",
     "PlayerInfo",
     "RaceInfo",
     "PlayerJoined",

@@ -20,6 +20,7 @@ __all__ = [
     "Hint",
     "DailyRace",
     "Leaderboard",
+    "MyRaces",
     "ClientMessage",
 ]
 
@@ -34,6 +35,10 @@ class Hello:
     together: bool = False
     """The client takes a frame holding several race events (a msgpack array): the
     server then sends a player's held progress together, in one frame."""
+    bot: bool = False
+    """The connection plays for a program, not a person. Declared, not detected: the
+    server believes it, marks the player as a bot everywhere, and refuses it from races
+    created ``humans_only`` (an honour rule)."""
     type: Literal["hello"] = "hello"
 
 
@@ -58,6 +63,8 @@ class CreateRace:
     proven the race is ``preparing`` and its countdown waits."""
     hints: bool = False
     """Players may ask for hints (each is counted and shown in the results)."""
+    humans_only: bool = False
+    """Refuse players whose hello said ``bot`` (error ``humans_only``)."""
     type: Literal["create_race"] = "create_race"
 
 
@@ -147,6 +154,15 @@ class Leaderboard:
     type: Literal["leaderboard"] = "leaderboard"
 
 
+@dataclass
+class MyRaces:
+    """The races this player is in, and those this connection watches (reply:
+    ``my_races_reply``)."""
+
+    req: int
+    type: Literal["my_races"] = "my_races"
+
+
 ClientMessage = (
     Hello
     | CreateRace
@@ -159,4 +175,5 @@ ClientMessage = (
     | Hint
     | DailyRace
     | Leaderboard
+    | MyRaces
 )

@@ -24,6 +24,7 @@ ERROR_CODES: dict[str, str] = {
     "illegal_move": "the move is not legal in the player's position",
     "undo_not_allowed": "the race does not allow undo, or there is nothing to undo",
     "hints_not_allowed": "the race does not allow hints",
+    "humans_only": "the race is for humans only and this player said it is a bot",
     "rate_limited": "too many messages; keep flooding and the connection is closed",
     "unavailable": "the service's storage is not answering; try again shortly",
     "internal": "the server failed; nothing was changed",

@@ -23,6 +23,8 @@ class Result:
     score: int
     hints: int = 0
     """Hints the player asked for."""
+    bot: bool = False
+    """The player said ``bot`` in their hello."""
 
 
 @dataclass
@@ -44,6 +46,8 @@ class PlayerInfo:
     time: float | None = None
     hints: int = 0
     """Hints asked for so far."""
+    bot: bool = False
+    """The player said ``bot`` in their hello (declared, not detected)."""
 
 
 @dataclass
@@ -78,3 +82,5 @@ class RaceInfo:
     daily: str | None = None
     """The UTC day (``YYYY-MM-DD``) of a daily race; its seed, salt, replays and final
     boards stay hidden until that day is over."""
+    humans_only: bool = False
+    """Players whose hello said ``bot`` are refused."""

@@ -100,6 +100,9 @@ class Entry:
     raised_at: float = 0.0
     """Race time (seconds from the start) of the action that last raised the player's
     progress (sets completed, cards turned up, suited score); 0 before any did."""
+    bot: bool = False
+    """The player's hello said ``bot`` when they joined (entries stored without it: a
+    person)."""
 
     @property
     def progress(self) -> tuple[int, int, int]:
@@ -120,6 +123,7 @@ class Entry:
             score=self.score,
             time=self.time,
             hints=self.hints,
+            bot=self.bot,
         )
 
 
@@ -252,4 +256,5 @@ def entry_of(entry: Entry, game: Game) -> Entry:
         time=game.time,
         suited=game.suited,
         raised_at=game.raised_at,
+        bot=entry.bot,
     )

@@ -36,6 +36,9 @@ class RaceOptions:
     hints: bool = False
     daily: str = ""
     """The UTC day (``YYYY-MM-DD``) of a daily race, else empty."""
+    humans_only: bool = False
+    """Players whose hello said ``bot`` may not join (an honour rule: the flag is
+    declared, not detected)."""
 
     @classmethod
     def from_request(cls, msg: CreateRace, limits: Limits) -> RaceOptions:
@@ -66,4 +69,5 @@ class RaceOptions:
             countdown=msg.countdown,
             winnable=msg.winnable,
             hints=msg.hints,
+            humans_only=msg.humans_only,
         )

@@ -45,4 +45,5 @@ def race_info(
         hints=race.options.hints,
         preparing=race.preparing,
         daily=race.options.daily or None,
+        humans_only=race.options.humans_only,
     )
