@@ -5,7 +5,7 @@
 import { cardFace, foundationFace } from "./cards.js";
 import { columnLetter, RESERVE } from "./rules.js";
 import { deal } from "./actions.js";
-import { $, fill, fmtTime, h } from "./dom.js";
+import { $, botMark, fill, fmtTime, h } from "./dom.js";
 import { selectedCount } from "./moves.js";
 import { app, session, STATUS_TEXT } from "./state.js";
 
@@ -164,7 +164,7 @@ export function playerCard(p, total) {
       "div",
       { class: "head" },
       h("span", { class: "dot", title: p.connected ? "connected" : "away", dataset: { on: p.connected ? "1" : "0" } }),
-      h("span", { class: "name" }, p.name, p.player === session.player ? " (you)" : ""),
+      h("span", { class: "name" }, p.name, botMark(p), p.player === session.player ? " (you)" : ""),
       h("span", { class: "status" }, STATUS_TEXT[p.status] || p.status, p.time ? ` ${fmtTime(p.time)}` : ""),
     ),
     h(
