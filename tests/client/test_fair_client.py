@@ -171,3 +171,32 @@ async def test_the_random_bot_resigns_at_its_cap_in_a_race(redis_server, server_
         await bot.wait_until(lambda c: c.finished, timeout=20)  # it held nobody up
         assert bot.race is not None and bot.race.results is not None
         assert [(r.status, r.bot) for r in bot.race.results] == [("resigned", True)]
+
+
+async def test_spider_race_bot_says_it_is_a_bot_and_the_random_one_gives_up(
+    redis_server, server_node
+) -> None:
+    import io
+
+    from spider_race.cli import build_parser
+    from spider_race.client_commands import run_bot
+
+    args = build_parser().parse_args(["bot", "ABCDE", "--strategy", "random", "--max-moves", "7"])
+    assert args.max_moves == 7
+    node = await server_node(redis_server.url, **FAST)
+    async with await Client.connect(node.url, name="host") as host:
+        code = await host.create_race(variant="spider1", countdown=0)
+        out = io.StringIO()
+        job = asyncio.create_task(run_bot(node.url, code, strategy="random", max_moves=7, out=out))
+        await host.wait_until(lambda c: c.race is not None and len(c.race.players) == 2)
+        await host.ready()
+        assert await job == 0
+        assert "resigned" in out.getvalue() and "7 moves" in out.getvalue()
+
+        def others(c: Client) -> list[p.PlayerInfo]:
+            assert c.race is not None
+            return [i for i in c.race.players if i.player != c.player]
+
+        await host.wait_until(lambda c: others(c)[0].status == "resigned", timeout=10)
+        bot = others(host)[0]
+        assert bot.bot and bot.moves == 7
