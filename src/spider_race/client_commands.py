@@ -383,15 +383,11 @@ def format_event(event: Any, names: dict[str, str]) -> str:
 
 
 def format_results(results: list[p.Result]) -> str:
-    """The ranking as a small table (a bot's name ends in ``[bot]``)."""
-
-    def name(r: p.Result) -> str:
-        return r.name[:19] + " [bot]" if r.bot else r.name[:25]
-
+    """The ranking as a small table."""
     lines = ["rank  player                     status     time  runs  moves  score"]
     for r in results:
         time = f"{r.time:6.1f}s" if r.time is not None else "      -"
         lines.append(
-            f"{r.rank:>4}  {name(r):<25}  {r.status:<9}{time}  {r.runs:>4}  {r.moves:>5}  {r.score:>5}"
+            f"{r.rank:>4}  {r.name[:25]:<25}  {r.status:<9}{time}  {r.runs:>4}  {r.moves:>5}  {r.score:>5}"
         )
     return "\n".join(lines)
