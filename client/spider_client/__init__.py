@@ -4,7 +4,7 @@
 
     from spider_client import Client, GreedyBot, play_race
 
-    client = await Client.connect("ws://127.0.0.1:8765/ws", name="my-bot")
+    client = await Client.connect("ws://127.0.0.1:8765/ws", name="my-bot", bot=True)
     await client.join("K7QX2")
     race = await play_race(client, GreedyBot())
 
@@ -18,7 +18,7 @@ the player's view out.
 from __future__ import annotations
 
 from . import protocol
-from .bots import Bot, GreedyBot, RandomBot, make_bot, play_game, play_race
+from .bots import Bot, GreedyBot, RandomBot, connect_bot, make_bot, play_game, play_race
 from .client import Client
 from .errors import (
     BadRequest,
@@ -27,6 +27,7 @@ from .errors import (
     ConnectionLost,
     GameOver,
     HintsNotAllowed,
+    HumansOnly,
     IllegalMove,
     InternalError,
     MalformedMove,
@@ -56,6 +57,7 @@ __all__ = [
     "GreedyBot",
     "RandomBot",
     "make_bot",
+    "connect_bot",
     "play_game",
     "play_race",
     "Event",
@@ -82,6 +84,7 @@ __all__ = [
     "IllegalMove",
     "UndoNotAllowed",
     "HintsNotAllowed",
+    "HumansOnly",
     "RateLimited",
     "Unavailable",
     "InternalError",

@@ -5,7 +5,8 @@ whose face-down and stock cards are unknown) and returns a move in the spec's no
 (``"d1j"``, ``"+"`` to deal), or ``None`` when it has nothing left to try (its game is then
 resigned). Two ship here:
 
-- :class:`RandomBot` plays a uniformly random legal move.
+- :class:`RandomBot` plays a uniformly random legal move, and gives up (resigns) after
+  ``max_moves`` of them.
 - :class:`GreedyBot` ranks moves the way players do, on every variant: a move that finishes
   a set first, then one that turns up a face-down card or empties a column, then one that
   builds a group; it deals when nothing useful is left, remembers the positions it has seen
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from spider_engine import Board, Move
 
@@ -32,18 +33,27 @@ if TYPE_CHECKING:
     from .client import Client
     from .protocol import RaceInfo
 
-__all__ = ["Bot", "RandomBot", "GreedyBot", "make_bot", "play_race", "play_game"]
+__all__ = ["Bot", "RandomBot", "GreedyBot", "connect_bot", "make_bot", "play_race", "play_game"]
 
 Bot = Callable[[Board], "str | None"]
 """A bot: the player's view in, a move's text out (``None``: give up)."""
 
 
-def make_bot(strategy: str, *, seed: int | str | None = None) -> Bot:
-    """A new bot by name: ``greedy`` or ``random``."""
+async def connect_bot(url: str | list[str], *, name: str | None = None, **options: Any) -> Client:
+    """A client whose hello says ``bot`` (the way a bot should connect: the server then
+    shows the player as a bot, and races for humans only refuse it)."""
+    from .client import Client
+
+    return await Client.connect(url, name=name, bot=True, **options)
+
+
+def make_bot(strategy: str, *, seed: int | str | None = None, max_moves: int | None = None) -> Bot:
+    """A new bot by name: ``greedy`` or ``random`` (which gives up after ``max_moves``
+    moves, by default :data:`~spider_client.strategies.RANDOM_MAX_MOVES`)."""
     if strategy == "greedy":
         return GreedyBot(seed)
     if strategy == "random":
-        return RandomBot(seed)
+        return RandomBot(seed) if max_moves is None else RandomBot(seed, max_moves=max_moves)
     raise ValueError(f"unknown bot strategy {strategy!r} (greedy, random)")
 
 
@@ -70,7 +80,8 @@ async def play_race(
     delay: float = 0.0,
 ) -> RaceInfo:
     """Play the race ``client`` has joined as a player with ``bot``; return the race as it
-    stands when the player's game is over.
+    stands when the player's game is over. The client should have said it is a bot
+    (:func:`connect_bot`, or ``Client.connect(..., bot=True)``).
 
     Marks the player ready (unless ``ready`` is false), waits for the deal, then asks the
     bot for a move on each new view and sends it, waiting for its ack, until the player's

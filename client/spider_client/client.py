@@ -11,7 +11,11 @@
 
 Behaviour:
 
-- **Requests** (``create_race``, ``join``, ``ready``, ``leave``) carry a request id and
+- **Bots**: ``Client.connect(url, bot=True)`` says in its hello that a program plays (the
+  server marks the player as a bot in every list of players, result and leaderboard, and
+  races created ``humans_only`` refuse it with :class:`~spider_client.errors.HumansOnly`).
+  The flag is declared, not detected: a program that plays says so, as an honour rule.
+- **Requests** (``create_race``, ``join``, ``ready``, ``leave``, ``my_races``) carry a request id and
   wait for their reply; an ``error`` reply raises the :mod:`~spider_client.errors` class of
   its code.
 - **Actions** (``move``, ``deal``, ``undo``, ``resign``) carry the player's next ``seq``
@@ -75,13 +79,15 @@ class Client(Connection):
         *,
         name: str | None = None,
         token: str | None = None,
+        bot: bool = False,
         **options: Any,
     ) -> Client:
         """Connect to the first URL that answers (trying each once), say ``hello`` with
-        ``name`` (a new player) or ``token`` (resume that player), and start reading.
+        ``name`` (a new player) or ``token`` (resume that player), and ``bot`` when a
+        program plays, and start reading.
         Raises :class:`ConnectFailed` when none answers, :class:`BadToken` for a token the
         server refuses. ``options`` are the constructor's keyword options."""
-        client = cls(url, name=name, token=token, **options)
+        client = cls(url, name=name, token=token, bot=bot, **options)
         await client._open_first()
         return client
 
@@ -200,11 +206,21 @@ class Client(Connection):
         code = self._require_race()
         await self._request(lambda req: p.Ready(req=req, code=code, ready=ready))
 
-    async def leave(self) -> None:
-        """Leave the race; the client then follows no race."""
-        code = self._require_race()
+    async def leave(self, code: str | None = None) -> None:
+        """Leave the race ``code`` (by default the race this client follows): a race not
+        started yet frees the player's place at once; a running game ends as ``left``.
+        Leaving the race followed, the client then follows no race."""
+        code = self._require_race() if code is None else code.strip().upper()
         await self._request(lambda req: p.Leave(req=req, code=code))
-        self.mirror.forget_race()
+        if code == self.code:
+            self.mirror.forget_race()
+
+    async def my_races(self) -> list[p.MyRace]:
+        """This player's races, newest first (each with its code, variant, state, role,
+        players count, the player's status, and whether it counts towards the limit of
+        races at once), then the races this connection watches."""
+        reply: p.MyRacesReply = await self._request(lambda req: p.MyRaces(req=req))
+        return reply.races
 
     # -- actions ----------------------------------------------------------------------------
 

@@ -66,6 +66,7 @@ class Connection:
         *,
         name: str | None = None,
         token: str | None = None,
+        bot: bool = False,
         reconnect_timeout: float | None = 60.0,
         backoff_initial: float = 0.05,
         backoff_max: float = 2.0,
@@ -83,6 +84,8 @@ class Connection:
         self.name = name
         self.token = token
         """The session token: keep it to come back as the same player."""
+        self.bot = bot
+        """Whether the hello says the player is a bot (a program plays)."""
         self.node: str | None = None
         """The server node the connection is on."""
         self.url: str | None = None
@@ -193,7 +196,9 @@ class Connection:
         """Open a websocket to ``url`` and say hello; returns it after the welcome."""
         ws = await open_websocket(url, open_timeout=self.open_timeout)
         try:
-            await ws.send(p.encode(p.Hello(name=self.name, token=self.token, together=True)))
+            await ws.send(
+                p.encode(p.Hello(name=self.name, token=self.token, together=True, bot=self.bot))
+            )
             async with asyncio.timeout(self.open_timeout):
                 frame = await ws.recv()
             message = p.decode(frame if isinstance(frame, bytes) else frame.encode())
@@ -396,7 +401,9 @@ class Connection:
         outbox = self._outbox
         if isinstance(message, p.Ack):
             outbox.take_ack(message)
-        elif isinstance(message, p.Joined | p.Done | p.HintReply | p.LeaderboardReply):
+        elif isinstance(
+            message, p.Joined | p.Done | p.HintReply | p.LeaderboardReply | p.MyRacesReply
+        ):
             outbox.resolve(message.req, message)
         elif isinstance(message, p.Error):
             if not outbox.take_error(message):

@@ -27,6 +27,7 @@ message itself is kept on the exception. The tree::
         ├── UndoNotAllowed       undo_not_allowed
         ├── HintsNotAllowed      hints_not_allowed
         ├── TooManyActions       too_many_actions
+        ├── HumansOnly           humans_only: a bot in a race for humans only
         ├── RateLimited          rate_limited
         ├── Unavailable          unavailable: storage not answering, try again shortly
         └── InternalError        internal
@@ -57,6 +58,7 @@ __all__ = [
     "IllegalMove",
     "UndoNotAllowed",
     "HintsNotAllowed",
+    "HumansOnly",
     "RateLimited",
     "TooManyActions",
     "Unavailable",
@@ -136,7 +138,12 @@ class RaceFull(ServerError):
 
 
 class TooManyRaces(ServerError):
-    """The player is in too many races at once."""
+    """The player is in too many races at once: ``races`` are the codes of those that
+    count (waiting, or running with the player's game not over)."""
+
+    @property
+    def races(self) -> list[str]:
+        return list(self.error.races or [])
 
 
 class NotAPlayer(ServerError):
@@ -161,6 +168,8 @@ class HintsNotAllowed(ServerError):
 
 class TooManyActions(ServerError):
     """The game has the most actions a game may have (only a resign is taken)."""
+class HumansOnly(ServerError):
+    """The race is for humans only, and this client said it is a bot."""
 
 
 class RateLimited(ServerError):
@@ -192,6 +201,7 @@ ERROR_CLASSES: dict[str, type[ServerError]] = {
     "undo_not_allowed": UndoNotAllowed,
     "hints_not_allowed": HintsNotAllowed,
     "too_many_actions": TooManyActions,
+    "humans_only": HumansOnly,
     "rate_limited": RateLimited,
     "unavailable": Unavailable,
     "internal": InternalError,

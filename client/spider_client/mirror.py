@@ -35,8 +35,9 @@ How each message changes the state:
   makes the race finished with its results, seed, salt, replays and commitment, sets every
   ranked player's status, and adds the final boards.
 - an ack (:meth:`take_ack`): when it is of the race held and its ``seq`` is not behind,
-  the view, ``seq`` and the player's status, moves and score become the ack's, and a
-  ``ViewChanged`` follows the ack; otherwise only the ack is given back.
+  the view, ``seq`` and the player's status, moves, score, cards turned up, runs, deals
+  left and time become the ack's (all of one state: what the player's next ``progress``
+  says), and a ``ViewChanged`` follows the ack; otherwise only the ack is given back.
 """
 
 from __future__ import annotations
@@ -143,6 +144,8 @@ class RaceMirror:
             me = self.me
             if me is not None:
                 me.status, me.moves, me.score = ack.status, ack.moves, ack.score
+                me.turned_up, me.runs, me.deals_left = ack.turned_up, ack.runs, ack.deals_left
+                me.time = ack.time
             return [ack, ViewChanged(view=ack.view, seq=ack.seq)]
         return [ack]
 

@@ -16,18 +16,31 @@ from typing import NamedTuple
 
 from spider_engine import Board, Move, Variant
 
-__all__ = ["RandomBot", "GreedyBot", "PATIENCE", "LOOK_AHEAD"]
+__all__ = ["RandomBot", "GreedyBot", "PATIENCE", "LOOK_AHEAD", "RANDOM_MAX_MOVES"]
+
+RANDOM_MAX_MOVES = 400
+"""A :class:`RandomBot`'s default ``max_moves``: random moves rarely get anywhere after
+that many, and a bot that never gives up holds its race until the time limit."""
 
 
 class RandomBot:
-    """Plays a uniformly random legal move (``seed`` makes it repeatable)."""
+    """Plays a uniformly random legal move (``seed`` makes it repeatable); after
+    ``max_moves`` moves it gives up (returns None: its game is resigned)."""
 
-    def __init__(self, seed: int | str | None = None) -> None:
+    def __init__(self, seed: int | str | None = None, *, max_moves: int = RANDOM_MAX_MOVES) -> None:
         self.rng = random.Random(seed)
+        self.max_moves = max_moves
+        self.moves = 0
+        """Moves chosen so far."""
 
     def __call__(self, view: Board) -> str | None:
+        if self.moves >= self.max_moves:
+            return None
         moves = view.legal_moves.texts()
-        return self.rng.choice(moves) if moves else None
+        if not moves:
+            return None
+        self.moves += 1
+        return self.rng.choice(moves)
 
 
 # rank classes, best first

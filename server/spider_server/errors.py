@@ -23,6 +23,7 @@ nothing. The tree::
     │   ├── UndoNotAllowed           undo_not_allowed  no undo in this race, or nothing to undo
     │   ├── TooManyActions           too_many_actions  the game has its maximum of actions
     │   ├── HintsNotAllowed          hints_not_allowed  no hints in this race
+    │   ├── HumansOnly               humans_only     a bot in a race for humans only
     │   ├── RateLimited              rate_limited    too many messages, or solver work over a quota
     │   └── Unavailable              unavailable     Redis is not answering
     ├── Conflict                     a check-and-set lost to another writer (retried inside)
@@ -41,6 +42,7 @@ __all__ = [
     "Conflict",
     "EmbeddedRedisError",
     "GameOver",
+    "HumansOnly",
     "IllegalMove",
     "InvalidMessage",
     "MalformedMove",
@@ -106,6 +108,11 @@ class RaceFull(RequestError):
 class TooManyRaces(RequestError):
     code = "too_many_races"
 
+    def __init__(self, message: str, *, races: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.races = races
+        """The codes of the races that count towards the limit (the error's ``races``)."""
+
 
 class NotAPlayer(RequestError):
     code = "not_a_player"
@@ -137,6 +144,10 @@ class TooManyActions(RequestError):
 
 class HintsNotAllowed(RequestError):
     code = "hints_not_allowed"
+
+
+class HumansOnly(RequestError):
+    code = "humans_only"
 
 
 class RateLimited(RequestError):

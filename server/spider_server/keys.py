@@ -34,7 +34,9 @@ Keys of one race share the hash tag ``{race:<code>}`` so that its scripts touch 
                                           appended it to the stream, when a node other
                                           than the committing one watches the race)
     player:<id>:races             zset    race code -> join time: races a player is in, for the
-                                          per-player limit (checked outside race scripts)
+                                          per-player limit (checked outside race scripts) and
+                                          ``my_races``; at most the limit of races that count
+                                          and :data:`PLAYER_RACES_KEPT` others
     {race:<code>}:hints           hash    player id -> hints asked for (HINCRBY)
     pool:<variant>                list    seeds the solver proved winnable, not yet dealt (a
                                           winnable race pops one with LPOP)
@@ -46,6 +48,7 @@ Keys of one race share the hash tag ``{race:<code>}`` so that its scripts touch 
     daily:pending                 set     "<variant>|<day>" daily deals asked for, not proven
     leaderboard:<variant>:<day>   zset    player id -> time in ms * 10**6 + moves (winners)
     leaderboard:<variant>:<day>:names hash player id -> name
+    leaderboard:<variant>:<day>:bots set  player ids of the winners whose hello said ``bot``
 
 TTLs: every race change refreshes the race's keys to :attr:`Settings.race_ttl`, and so do a
 player's first action and every 64th after for the keys they write; the finish sets them to
@@ -80,6 +83,7 @@ __all__ = [
     "leaderboard",
     "race_key",
     "spectators",
+    "PLAYER_RACES_KEPT",
     "PLAYER_RACES_TTL",
 ]
 
@@ -92,6 +96,9 @@ RACE_KEYS = ("meta", "players", "events", "online", "spectators")
 
 PLAYER_RACES_TTL = 7 * 24 * 3600
 """Seconds a player's list of races lives after the last join."""
+PLAYER_RACES_KEPT = 10
+"""Races of a player's list that no longer count towards the limit (finished, or the
+player's game over) kept for ``my_races``, newest first; older ones are dropped."""
 
 
 def race_key(code: str, suffix: str) -> str:

@@ -14,15 +14,8 @@ connections watch (on the light view each watch keeps from the events: no read f
 Redis) and tries; the check-and-set on the race's version lets exactly one succeed. A race
 nobody watches makes its transitions when someone next joins it.
 
-Presence (who of a running race is away, back, abandoned, or stuck on undo:
-:mod:`.race.presence`) is decided the same way, from what every node sees in Redis: the
-players' claims on the race (renewed by the node holding each connection, every third of
-``presence_ttl``; dropped at once when a connection ends) and the race's entries. Every
-third of ``presence_ttl`` each node reads, for the running races it watches, the race and
-its live claims, and commits what is due with a check-and-set on the race's version: a
-claim that lapsed (its node died) or was dropped is ``away``, one that is live again is
-``back``. A connection that ends, and a player who rejoins, have their race checked at
-once.
+Presence (who of a running race is away, back, abandoned, or stuck on undo) is decided
+by :mod:`.presence` the same way, from what every node sees in Redis.
 """
 
 from __future__ import annotations
@@ -47,7 +40,8 @@ from .http import Http, OpenFiles
 from .hub import Hub
 from .limits import AddressLimits, Proxies
 from .metrics import Metrics
-from .race import Limits, Race, Status
+from .presence import Presence
+from .race import Limits, Race
 from .seeds import Seeds
 from .session import Context, Session
 from .settings import Settings
@@ -100,6 +94,7 @@ class Node:
         self._health: Any = redisconn.connect(redis_url, health=True)
         self.store = Store(self.redis, settings, clock=self.now, health=self._health)
         self.hub = Hub(self.redis, self.store, node=settings.node, on_event=self._on_event)
+        self.presence = Presence(self.store, self.hub, settings, clock=self.now)
         self.workers = SolverWorkers(WorkerSettings.from_settings(settings))
         """The solver's worker processes: hints and proofs (never in this process)."""
         self.metrics.solver = self.workers
@@ -143,7 +138,7 @@ class Node:
             clock=self.now,
             advance=self.advance,
             spawn=self.spawn,
-            presence=self.check_presence,
+            presence=self.presence.check,
         )
         self.server: Server | None = None
         self.offset = 0.0
@@ -436,64 +431,6 @@ class Node:
             await asyncio.sleep(0.1)
             self.metrics.loop_lag.observe(max(0.0, loop.time() - due))
 
-    async def check_presence(self, code: str, *, resumed: str | None = None) -> None:
-        """Commit whatever presence decision is due in race ``code`` now (away, back,
-        abandoned, stuck on undo), read afresh. ``resumed``: a player who rejoins the race
-        after losing a connection (their claim was just renewed)."""
-        for _ in cas_tries():
-            now = self.now()
-            [(race, online)] = await self.store.races_present([code], now)
-            if race is None or await self._decide_presence(race, online, now, resumed):
-                return
-
-    async def _decide_presence(
-        self, race: Race, online: set[str], now: float, resumed: str | None = None
-    ) -> bool:
-        """Commit what :func:`~.race.presence_plan` says is due in ``race``; False when the
-        check-and-set lost (the caller reads the race again)."""
-        plan = rules.presence_plan(race, online, now, resumed=resumed)
-        if not plan:
-            return True
-        since = None
-        if plan.get(resumed or "") == "resumed":
-            # the claims of the lost connection are still live: it was last renewed a
-            # claim's life before it expires (the newest claim is the rejoin's own)
-            claims = sorted(await self.store.last_claims(race.code, resumed or "", now))
-            if len(claims) > 1:
-                since = claims[-2] - self.settings.presence_ttl
-        games = {}
-        for pid, due in plan.items():
-            if due in ("abandoned", "stuck"):
-                game = await self.store.load_game(race.code, pid)
-                if game is None:
-                    return True  # pragma: no cover - a running race has every game
-                games[pid] = game
-        change = rules.presence_change(race, plan, games, now, resumed_since=since)
-        if change is None:
-            return True
-        try:
-            await self.store.commit(change)
-        except Conflict:
-            return False
-        for pid, due in plan.items():
-            if due in ("abandoned", "stuck"):
-                watch = self.hub.watches.get(race.code)
-                if watch is not None:
-                    watch.set_status(pid, Status.ABANDONED if due == "abandoned" else Status.STUCK)
-        return True
-
-    async def presence_sweep(self) -> None:
-        """Decide presence in every running race this node watches (see the module's
-        docstring); a decision that lost its check-and-set is made again on the race read
-        afresh."""
-        codes = [w.code for w in list(self.hub.watches.values()) if w.state == "running"]
-        if not codes:
-            return
-        now = self.now()
-        for race, online in await self.store.races_present(codes, now):
-            if race is not None and not await self._decide_presence(race, online, now):
-                await self.check_presence(race.code)
-
     async def _presence_loop(self) -> None:
         while True:
             await asyncio.sleep(self.settings.presence_ttl / 3)
@@ -508,7 +445,7 @@ class Node:
             with contextlib.suppress(Unavailable):
                 await self.store.touch_presence(items, self.now())
             try:
-                await self.presence_sweep()
+                await self.presence.sweep()
             except Unavailable:
                 pass
             except Exception:

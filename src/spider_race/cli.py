@@ -108,6 +108,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="how the bot plays (default greedy)",
     )
     p.add_argument("--name", default=None, help="the bot's name (default: STRATEGY bot)")
+    p.add_argument(
+        "--max-moves",
+        type=int,
+        default=None,
+        metavar="N",
+        help="random: resign after N moves (default 400)",
+    )
 
     p = sub.add_parser("play", help="play in the terminal: create a race, or join one by code")
     p.add_argument("code", nargs="?", help="join this race; without it, create one")

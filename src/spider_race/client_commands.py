@@ -28,6 +28,7 @@ from typing import Any, TextIO
 from spider_client import Client, SpiderClientError, make_bot, play_race
 from spider_client import protocol as p
 from spider_client.events import Disconnected, Reconnected
+from spider_client.strategies import RANDOM_MAX_MOVES
 
 from .words import error_text, plural
 
@@ -37,7 +38,15 @@ __all__ = ["run", "run_bot", "run_demo", "local_server", "format_event", "format
 def run(args: argparse.Namespace) -> int:
     """Run the command ``args.command`` (``bot``, ``play``, ``watch`` or ``demo``)."""
     if args.command == "bot":
-        return _run_async(run_bot(args.url, args.code, strategy=args.strategy, name=args.name))
+        return _run_async(
+            run_bot(
+                args.url,
+                args.code,
+                strategy=args.strategy,
+                name=args.name,
+                max_moves=args.max_moves,
+            )
+        )
     if args.command in ("play", "watch"):
         return _run_tui(args)
     if args.command == "demo":
@@ -105,14 +114,17 @@ async def run_bot(
     *,
     strategy: str = "greedy",
     name: str | None = None,
+    max_moves: int | None = None,
     out: TextIO | None = None,
 ) -> int:
-    """Join race ``code`` at ``url`` as a player and play it with a ``strategy`` bot;
-    print the result. Returns the exit status."""
+    """Join race ``code`` at ``url`` as a player (saying it is a bot) and play it with a
+    ``strategy`` bot (``random`` resigns after ``max_moves`` moves, by default
+    :data:`~spider_client.strategies.RANDOM_MAX_MOVES`); print the result. Returns the
+    exit status."""
     out = out or sys.stdout
-    async with await Client.connect(url, name=name or f"{strategy} bot") as client:
+    async with await Client.connect(url, name=name or f"{strategy} bot", bot=True) as client:
         await client.join(code.upper())
-        race = await play_race(client, make_bot(strategy))
+        race = await play_race(client, make_bot(strategy, max_moves=max_moves))
         me = client.me
         if me is not None:
             print(
@@ -197,7 +209,7 @@ async def _wait_for_server(url: str, process: subprocess.Popen[bytes], timeout: 
         return
 
 
-DEMO_ACTIONS = {"greedy": 3000, "random": 400}
+DEMO_ACTIONS = {"greedy": 3000, "random": RANDOM_MAX_MOVES}
 """Actions a demo bot makes at most before it resigns (the greedy bot gives up sooner when
 nothing comes of its moves; a random one would wander for long)."""
 
@@ -245,7 +257,8 @@ async def run_demo(
         roster = demo_bots(bots)
         players: list[Client] = []
         for name, _ in roster:
-            players.append(await stack.enter_async_context(await Client.connect(url, name=name)))
+            client = await Client.connect(url, name=name, bot=True)
+            players.append(await stack.enter_async_context(client))
         options: dict[str, Any] = {
             "variant": variant,
             "live_boards": True,

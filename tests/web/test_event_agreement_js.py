@@ -17,13 +17,14 @@ TABLE = ROOT / "tests" / "agreement" / "race_events.json"
 
 MIRROR_JS = """async (cases) => {
   const { decode } = await import('/vendor/msgpack.js');
-  const { newMirror, takeEvent, takeJoined } = await import('/mirror.js');
-  const fields = ['player', 'status', 'ready', 'connected', 'moves', 'time'];
-  return cases.map((frames) => {
+  const { newMirror, takeAck, takeEvent, takeJoined } = await import('/mirror.js');
+  const standard = ['player', 'status', 'ready', 'connected', 'moves', 'time'];
+  return cases.map(([frames, player, fields = standard]) => {
     const m = newMirror();
     for (const bytes of frames) {
       const message = decode(Uint8Array.from(bytes));
       if (message.type === 'joined') takeJoined(m, message);
+      else if (message.type === 'ack') takeAck(m, message, player);
       else takeEvent(m, message);
     }
     const r = m.race;
@@ -41,7 +42,14 @@ MIRROR_JS = """async (cases) => {
 
 async def test_the_page_mirrors_the_race_as_the_table_says(browser, static_url) -> None:
     cases: list[dict[str, Any]] = json.loads(TABLE.read_text())["cases"]
-    frames = [[list(msgpack.packb(m)) for m in [case["joined"], *case["events"]]] for case in cases]
+    frames = [
+        [
+            [list(msgpack.packb(m)) for m in [case["joined"], *case["events"]]],
+            case.get("player"),
+            *([case["player_fields"]] if "player_fields" in case else []),
+        ]
+        for case in cases
+    ]
     page = await blank_page(browser, static_url)
     got = await page.evaluate(MIRROR_JS, frames)
     mismatched = [

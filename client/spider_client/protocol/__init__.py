@@ -41,6 +41,7 @@ from .client_messages import (
     Leaderboard,
     Leave,
     MoveAction,
+    MyRaces,
     Ready,
     Resign,
     Undo,
@@ -83,6 +84,8 @@ from .replies import (
     Joined,
     LeaderboardEntry,
     LeaderboardReply,
+    MyRace,
+    MyRacesReply,
     Welcome,
 )
 
@@ -103,6 +106,7 @@ __all__ = [
     "Hint",
     "DailyRace",
     "Leaderboard",
+    "MyRaces",
     "Welcome",
     "Joined",
     "Done",
@@ -111,6 +115,8 @@ __all__ = [
     "HintReply",
     "LeaderboardEntry",
     "LeaderboardReply",
+    "MyRace",
+    "MyRacesReply",
     "PlayerInfo",
     "RaceInfo",
     "PlayerJoined",

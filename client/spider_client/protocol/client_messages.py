@@ -20,6 +20,7 @@ __all__ = [
     "Hint",
     "DailyRace",
     "Leaderboard",
+    "MyRaces",
     "ClientMessage",
 ]
 
@@ -34,6 +35,10 @@ class Hello:
     together: bool = False
     """The client takes a frame holding several race events (a msgpack array): the
     server then sends a player's held progress together, in one frame."""
+    bot: bool = False
+    """The connection plays for a program, not a person. Declared, not detected: the
+    server believes it, marks the player as a bot everywhere, and refuses it from races
+    created ``humans_only`` (an honour rule)."""
     type: Literal["hello"] = "hello"
 
 
@@ -62,6 +67,8 @@ class CreateRace:
     """Seconds a player may be away from the running race before they are out as
     ``abandoned`` (and a position offering only undo may last before it is ``stuck``);
     None: the server's default (``SPIDER_RACE_AWAY_GRACE``)."""
+    humans_only: bool = False
+    """Refuse players whose hello said ``bot`` (error ``humans_only``)."""
     type: Literal["create_race"] = "create_race"
 
 
@@ -151,6 +158,15 @@ class Leaderboard:
     type: Literal["leaderboard"] = "leaderboard"
 
 
+@dataclass
+class MyRaces:
+    """The races this player is in, and those this connection watches (reply:
+    ``my_races_reply``)."""
+
+    req: int
+    type: Literal["my_races"] = "my_races"
+
+
 ClientMessage = (
     Hello
     | CreateRace
@@ -163,4 +179,5 @@ ClientMessage = (
     | Hint
     | DailyRace
     | Leaderboard
+    | MyRaces
 )

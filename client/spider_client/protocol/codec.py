@@ -22,6 +22,7 @@ from .client_messages import (
     Leaderboard,
     Leave,
     MoveAction,
+    MyRaces,
     Ready,
     Resign,
     Undo,
@@ -49,6 +50,8 @@ from .replies import (
     Joined,
     LeaderboardEntry,
     LeaderboardReply,
+    MyRace,
+    MyRacesReply,
     Welcome,
 )
 
@@ -67,7 +70,9 @@ __all__ = [
     "decode_map",
 ]
 
-ServerMessage = Welcome | Joined | Done | Ack | Error | HintReply | LeaderboardReply | RaceEvent
+ServerMessage = (
+    Welcome | Joined | Done | Ack | Error | HintReply | LeaderboardReply | MyRacesReply | RaceEvent
+)
 
 
 def _type_name(cls: type) -> str:
@@ -89,6 +94,7 @@ CLIENT_TYPES: dict[str, type] = {
         Hint,
         DailyRace,
         Leaderboard,
+        MyRaces,
     )
 }
 EVENT_CLASSES: tuple[type, ...] = (
@@ -116,6 +122,7 @@ SERVER_TYPES: dict[str, type] = {
         Error,
         HintReply,
         LeaderboardReply,
+        MyRacesReply,
         *EVENT_CLASSES,
     )
 }
@@ -203,15 +210,17 @@ def _build(cls: type, data: dict[str, Any]) -> Any:
     # every field known (the usual case): a copy; else the fields this client knows
     kwargs = dict(data) if names.issuperset(data) else {k: v for k, v in data.items() if k in names}
     if cls is RaceInfo:
-        kwargs["players"] = [PlayerInfo(**p) for p in kwargs.get("players", [])]
+        kwargs["players"] = [_build(PlayerInfo, i) for i in kwargs.get("players", [])]
         if kwargs.get("results") is not None:
-            kwargs["results"] = [Result(**r) for r in kwargs["results"]]
+            kwargs["results"] = [_build(Result, r) for r in kwargs["results"]]
     elif cls is Finished:
-        kwargs["results"] = [Result(**r) for r in kwargs["results"]]
+        kwargs["results"] = [_build(Result, r) for r in kwargs["results"]]
     elif cls in (PlayerJoined, Progress):
-        kwargs["player"] = PlayerInfo(**kwargs["player"])
+        kwargs["player"] = _build(PlayerInfo, kwargs["player"])
     elif cls is Joined:
         kwargs["race"] = _build(RaceInfo, kwargs["race"])
     elif cls is LeaderboardReply:
-        kwargs["entries"] = [LeaderboardEntry(**e) for e in kwargs.get("entries", [])]
+        kwargs["entries"] = [_build(LeaderboardEntry, e) for e in kwargs.get("entries", [])]
+    elif cls is MyRacesReply:
+        kwargs["races"] = [_build(MyRace, r) for r in kwargs.get("races", [])]
     return cls(**kwargs)

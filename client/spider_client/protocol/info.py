@@ -23,6 +23,8 @@ class Result:
     score: int
     hints: int = 0
     """Hints the player asked for."""
+    bot: bool = False
+    """The player said ``bot`` in their hello."""
 
 
 @dataclass
@@ -47,6 +49,8 @@ class PlayerInfo:
     away_since: float | None = None
     """While the player is away from a running race (``away``): since when, in the
     server's time; else None."""
+    bot: bool = False
+    """The player said ``bot`` in their hello (declared, not detected)."""
 
 
 @dataclass
@@ -88,3 +92,5 @@ class RaceInfo:
     seed_chosen: bool = False
     """The creator chose the deal's seed (so they know the deal); such a race is never
     rated."""
+    humans_only: bool = False
+    """Players whose hello said ``bot`` are refused."""

@@ -18,6 +18,8 @@ __all__ = [
     "HintReply",
     "LeaderboardEntry",
     "LeaderboardReply",
+    "MyRace",
+    "MyRacesReply",
 ]
 
 
@@ -60,7 +62,8 @@ class Done:
 
 @dataclass
 class Ack:
-    """Reply to an applied action: the player's new view and progress."""
+    """Reply to an applied action: the player's new view and progress, all of the same
+    state (the counts are those of the player's next ``progress`` event)."""
 
     code: str
     seq: int
@@ -69,6 +72,12 @@ class Ack:
     status: str
     moves: int
     score: int
+    turned_up: int = 0
+    runs: int = 0
+    """Sets completed."""
+    deals_left: int = 0
+    time: float | None = None
+    """Seconds from the start to the end of the game (None while it goes on)."""
     duplicate: bool = False
     """True when this action had been applied before (a resend); nothing changed now."""
     type: Literal["ack"] = "ack"
@@ -82,6 +91,8 @@ class Error:
     req: int | None = None
     seq: int | None = None
     race: str | None = None
+    races: list[str] | None = None
+    """``too_many_races``: the codes of the races that count towards the limit."""
     type: Literal["error"] = "error"
 
 
@@ -103,6 +114,38 @@ class LeaderboardEntry:
     name: str
     time: float
     moves: int
+    bot: bool = False
+    """The player said ``bot`` in their hello."""
+
+
+@dataclass
+class MyRace:
+    """One line of ``my_races_reply``."""
+
+    code: str
+    variant: str
+    state: str
+    """open, countdown, running or finished."""
+    role: str
+    """``player``, or ``spectator`` for a race this connection watches."""
+    players: int
+    status: str | None = None
+    """The player's own status in the race (None for a spectator)."""
+    counts: bool = False
+    """Whether it counts towards the per-player limit of races: waiting or running with
+    the player's game not over."""
+    preparing: bool = False
+
+
+@dataclass
+class MyRacesReply:
+    """Reply to ``my_races``: newest first."""
+
+    req: int
+    races: list[MyRace] = field(default_factory=list)
+    limit: int = 0
+    """Races that may count at once (``max_races_per_player``)."""
+    type: Literal["my_races_reply"] = "my_races_reply"
 
 
 @dataclass

@@ -192,6 +192,10 @@ def apply_action(
         status=status,
         moves=moves,
         score=new.score,
+        turned_up=new.turned_up,
+        runs=new.runs,
+        deals_left=new.deals_left,
+        time=new.time,
     )
     events: list[tuple[Audience, object]] = [
         (ALL, Progress(race=race.code, version=0, player=entry.info()))

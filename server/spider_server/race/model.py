@@ -107,6 +107,9 @@ class Entry:
     undo_only_since: float | None = None
     """Since when (server time) the player's position offers only undo (the game's;
     kept here so that every node's sweep sees it without reading games)."""
+    bot: bool = False
+    """The player's hello said ``bot`` when they joined (entries stored without it: a
+    person)."""
 
     @property
     def progress(self) -> tuple[int, int, int]:
@@ -130,6 +133,7 @@ class Entry:
             score=self.score,
             time=self.time,
             hints=self.hints,
+            bot=self.bot,
         )
 
 
@@ -269,4 +273,5 @@ def entry_of(entry: Entry, game: Game) -> Entry:
         raised_at=game.raised_at,
         away_since=entry.away_since,
         undo_only_since=game.undo_only_since,
+        bot=entry.bot,
     )

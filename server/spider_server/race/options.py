@@ -45,6 +45,9 @@ class RaceOptions:
     seed_chosen: bool = False
     """The creator chose the seed (they know the deal): said in the race's info, never
     rated."""
+    humans_only: bool = False
+    """Players whose hello said ``bot`` may not join (an honour rule: the flag is
+    declared, not detected)."""
 
     @classmethod
     def from_request(cls, msg: CreateRace, limits: Limits) -> RaceOptions:
@@ -80,4 +83,5 @@ class RaceOptions:
             hints=msg.hints,
             away_grace=grace,
             seed_chosen=msg.seed is not None,
+            humans_only=msg.humans_only,
         )

@@ -66,6 +66,7 @@ def rank(entries: Iterable[Entry]) -> list[Result]:
             moves=e.moves,
             score=e.score,
             hints=e.hints,
+            bot=e.bot,
         )
         for rank_now, e in zip(ranks, ordered, strict=True)
     ]

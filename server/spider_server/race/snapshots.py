@@ -48,4 +48,5 @@ def race_info(
         daily=race.options.daily or None,
         away_grace=race.options.away_grace,
         seed_chosen=race.options.seed_chosen,
+        humans_only=race.options.humans_only,
     )

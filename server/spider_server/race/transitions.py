@@ -17,7 +17,7 @@ from spider_client.protocol import (
 )
 from spider_engine import Board, find_variant
 
-from ..errors import NotAPlayer, RaceFull, WrongState
+from ..errors import HumansOnly, NotAPlayer, RaceFull, WrongState
 from .fairness import commitment, new_salt, new_seed, revealed
 from .model import (
     ALL,
@@ -59,9 +59,11 @@ def create_race(
     seed: str | None = None,
     salt: str | None = None,
     preparing: bool = False,
+    bot: bool = False,
 ) -> RaceChange:
-    """A new open race whose creator is its first player (not ready); with ``preparing``,
-    without a deal until :func:`prepare` gives it one."""
+    """A new open race whose creator is its first player (not ready; ``bot`` when their
+    hello said so); with ``preparing``, without a deal until :func:`prepare` gives it one.
+    HumansOnly for a bot creating a ``humans_only`` race."""
     seed = new_seed() if seed is None else seed
     salt = new_salt() if salt is None else salt
     if preparing:
@@ -78,16 +80,19 @@ def create_race(
         commitment=commitment(seed, salt) if not preparing else "",
         preparing=preparing,
     )
-    change = join(race, creator, name, now)
+    change = join(race, creator, name, now, bot=bot)
     assert change is not None
     return change
 
 
-def join(race: Race, player: str, name: str, now: float) -> RaceChange | None:
-    """Add a player to an open race; None when they are in it already (a rejoin).
-    WrongState unless open, RaceFull at the maximum."""
+def join(race: Race, player: str, name: str, now: float, *, bot: bool = False) -> RaceChange | None:
+    """Add a player to an open race (``bot``: their hello said so); None when they are in
+    it already (a rejoin). HumansOnly for a bot in a ``humans_only`` race, WrongState
+    unless open, RaceFull at the maximum."""
     if player in race.players:
         return None
+    if bot and race.options.humans_only:
+        raise HumansOnly(f"race {race.code} is for humans only; this player said it is a bot")
     if race.state is not RaceState.OPEN:
         raise WrongState(f"race {race.code} is {race.state.value}: join as a spectator")
     if len(race.players) >= race.options.max_players:
@@ -97,6 +102,7 @@ def join(race: Race, player: str, name: str, now: float) -> RaceChange | None:
         name=name,
         order=race.next_order,
         deals_left=len(find_variant(race.options.variant).stock_deals),
+        bot=bot,
     )
     new = replace(race, players={**race.players, player: entry}, next_order=race.next_order + 1)
     event = PlayerJoined(race=race.code, version=0, player=entry.info())

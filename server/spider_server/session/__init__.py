@@ -17,6 +17,7 @@ from spider_client.protocol import (
     Leaderboard,
     Leave,
     MoveAction,
+    MyRaces,
     Ready,
     Resign,
     Undo,
@@ -54,6 +55,7 @@ HANDLERS: dict[type, Handler] = {
     Hint: Session.hint,
     DailyRace: Session.daily_race,
     Leaderboard: Session.leaderboard,
+    MyRaces: Session.my_races,
 }
 """Message type -> the session's handler of it."""
 

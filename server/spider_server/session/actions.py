@@ -145,6 +145,10 @@ class ActionHandlers(SessionBase):
                     status=game.status,
                     moves=game.moves,
                     score=game.score,
+                    turned_up=game.turned_up,
+                    runs=game.runs,
+                    deals_left=game.deals_left,
+                    time=game.time,
                 )
             )
 

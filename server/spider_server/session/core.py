@@ -32,6 +32,7 @@ from spider_client.protocol import (
 )
 from spider_engine import Board
 
+from .. import keys
 from .. import race as rules
 from ..errors import (
     BadFrame,
@@ -48,7 +49,7 @@ from ..metrics import Metrics
 from ..race import Game, Limits, Race
 from ..seeds import Seeds
 from ..settings import Settings
-from ..store import Store
+from ..store import PlayerRace, Store
 from ..tokens import Identity, issue, new_player_id, verify
 from ..transport import (
     CLOSE_GOING_AWAY,
@@ -68,6 +69,7 @@ __all__ = [
     "Outbox",
     "SessionBase",
     "State",
+    "counts",
     "display_name",
     "race_code",
 ]
@@ -153,6 +155,14 @@ def display_name(text: str) -> str:
     return name
 
 
+def counts(row: PlayerRace) -> bool:
+    """Whether a race of a player's list counts towards their limit of races: it waits
+    (open, counting down, preparing) or runs with the player's game not over."""
+    if row.state in (rules.RaceState.OPEN.value, rules.RaceState.COUNTDOWN.value):
+        return True
+    return row.state == rules.RaceState.RUNNING.value and row.status not in rules.TERMINAL
+
+
 def race_code(text: str) -> str:
     """A join code as typed, normalized; RaceNotFound when it cannot be one."""
     code = rules.normalize_code(text)
@@ -180,6 +190,8 @@ class SessionBase:
         s = ctx.settings
         self.state = State.AWAITING_HELLO
         self.identity: Identity | None = None
+        self.bot = False
+        """The hello said ``bot``: the player joins races as a bot."""
         self.subs: dict[str, Subscription] = {}
         self.bucket = TokenBucket(s.rate, s.burst)
         self.strikes = 0
@@ -277,7 +289,7 @@ class SessionBase:
             message = parse_frame(frame)
             await self.dispatch(message)
         except RequestError as e:
-            self.error(e.code, str(e), message, req=e.req)
+            self.error(e.code, str(e), message, req=e.req, races=getattr(e, "races", None))
         except Exception:
             log.exception("handling %r failed", message)
             self.error("internal", "the server failed; nothing was changed", message)
@@ -298,7 +310,13 @@ class SessionBase:
         self.out.send(encode(message))
 
     def error(
-        self, code: str, text: str, message: object = None, *, req: int | None = None
+        self,
+        code: str,
+        text: str,
+        message: object = None,
+        *,
+        req: int | None = None,
+        races: list[str] | None = None,
     ) -> None:
         self.ctx.metrics.errors_total[code] += 1
         self.send_msg(
@@ -308,6 +326,7 @@ class SessionBase:
                 req=getattr(message, "req", req),
                 seq=getattr(message, "seq", None),
                 race=getattr(message, "code", None),
+                races=races,
             )
         )
 
@@ -340,6 +359,7 @@ class SessionBase:
             player = new_player_id()
             identity = Identity(player, name or f"player-{player[1:5]}")
         self.identity = identity
+        self.bot = msg.bot
         self.state = State.READY
         self.out.together = msg.together
         self.send_msg(
@@ -361,19 +381,39 @@ class SessionBase:
             raise RaceNotFound(f"no race {code}")
         return race
 
-    async def check_race_limit(self) -> None:
-        """TooManyRaces when the player is in ``max_races_per_player`` unfinished races
-        (finished and vanished ones are forgotten first)."""
-        store, limit = self.ctx.store, self.ctx.settings.max_races_per_player
-        codes = await store.player_races(self.player)
-        if len(codes) < limit:
-            return
-        states = await store.race_states(codes)
-        stale = [c for c, st in zip(codes, states, strict=True) if st is None or st == "finished"]
+    async def my_races_now(self) -> list[PlayerRace]:
+        """The player's races now, newest first. Races gone, or that the player is no
+        longer in, are dropped from the player's list, and so are those that no longer
+        count (:func:`counts`) beyond the newest :data:`~..keys.PLAYER_RACES_KEPT`."""
+        store = self.ctx.store
+        rows = await store.player_races(self.player)
+        kept: list[PlayerRace] = []
+        stale: list[str] = []
+        over = 0
+        for row in rows:
+            if row.state is None or row.status is None:
+                stale.append(row.code)
+                continue
+            if not counts(row):
+                over += 1
+                if over > keys.PLAYER_RACES_KEPT:
+                    stale.append(row.code)
+                    continue
+            kept.append(row)
         await store.drop_player_races(self.player, stale)
-        if len(codes) - len(stale) >= limit:
+        return kept
+
+    async def check_race_limit(self) -> None:
+        """TooManyRaces (with the codes) when the player is in ``max_races_per_player``
+        races that count (:func:`counts`: waiting or running, the player's game not
+        over)."""
+        limit = self.ctx.settings.max_races_per_player
+        counting = [row.code for row in await self.my_races_now() if counts(row)]
+        if len(counting) >= limit:
             raise TooManyRaces(
-                f"you are in {len(codes) - len(stale)} races; finish or leave one first"
+                f"you are in {len(counting)} races that are waiting or running"
+                f" ({', '.join(counting)}); finish or leave one first",
+                races=counting,
             )
 
     def member(self, code: str, role: str) -> str:

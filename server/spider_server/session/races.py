@@ -16,6 +16,9 @@ from spider_client.protocol import (
     LeaderboardEntry,
     LeaderboardReply,
     Leave,
+    MyRace,
+    MyRaces,
+    MyRacesReply,
     Ready,
 )
 from spider_engine import Board, VariantError, find_variant
@@ -40,7 +43,7 @@ from ..store import cas_tries
 from ..transport import stamp
 from ..watches import Subscription
 from ..workers import HintPending, ProofCapReached, WorkerError
-from .core import SessionBase, log, race_code
+from .core import SessionBase, counts, log, race_code
 
 __all__ = ["HintBudgetSpent", "RaceHandlers"]
 
@@ -107,6 +110,7 @@ class RaceHandlers(SessionBase):
                 now=ctx.clock(),
                 seed=seed,
                 preparing=preparing,
+                bot=self.bot,
             )
             try:
                 await ctx.store.commit(change, new=True)
@@ -177,12 +181,47 @@ class RaceHandlers(SessionBase):
         except (ValueError, OverflowError):  # not a date, or the last day there is
             raise InvalidMessage("day: a date YYYY-MM-DD before 9999-12-31") from None
         rows = await self.ctx.store.leaderboard(variant, day)
-        ranks = rules.shared_ranks([(t, moves) for _, _, t, moves in rows])
+        ranks = rules.shared_ranks([(t, moves) for _, _, t, moves, _ in rows])
         entries = [
-            LeaderboardEntry(rank=i, player=player, name=name, time=t, moves=moves)
-            for i, (player, name, t, moves) in zip(ranks, rows, strict=True)
+            LeaderboardEntry(rank=i, player=player, name=name, time=t, moves=moves, bot=bot)
+            for i, (player, name, t, moves, bot) in zip(ranks, rows, strict=True)
         ]
         self.send_msg(LeaderboardReply(req=msg.req, variant=variant, day=day, entries=entries))
+
+    async def my_races(self, msg: MyRaces) -> None:
+        """The player's races (newest first, each with its state, the player's status and
+        whether it counts towards the limit), then the races this connection watches."""
+        races = [
+            MyRace(
+                code=row.code,
+                variant=row.variant,
+                state=row.state or "",
+                role="player",
+                players=row.players,
+                status=row.status,
+                counts=counts(row),
+                preparing=row.preparing,
+            )
+            for row in await self.my_races_now()
+        ]
+        listed = {r.code for r in races}
+        for code, sub in self.subs.items():
+            if sub.role != "spectator" or code in listed:
+                continue
+            race = await self.ctx.store.load_race(code)
+            if race is not None:
+                races.append(
+                    MyRace(
+                        code=code,
+                        variant=race.options.variant,
+                        state=race.state.value,
+                        role="spectator",
+                        players=len(race.players),
+                        preparing=race.preparing,
+                    )
+                )
+        limit = self.ctx.settings.max_races_per_player
+        self.send_msg(MyRacesReply(req=msg.req, races=races, limit=limit))
 
     async def hint(self, msg: Hint) -> None:
         """A hint from the player's full position (races with ``hints``), counted.
@@ -281,7 +320,9 @@ class RaceHandlers(SessionBase):
                 for attempt in cas_tries():
                     if attempt:
                         race = await self.load(code)
-                    change = rules.join(race, self.player, self.identity.name, ctx.clock())
+                    change = rules.join(
+                        race, self.player, self.identity.name, ctx.clock(), bot=self.bot
+                    )
                     if change is None:
                         break
                     try:

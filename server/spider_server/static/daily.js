@@ -3,7 +3,7 @@
 
 import { store } from "./net.js";
 import { BASES } from "./rules.js";
-import { $, fill, fmtTime, h } from "./dom.js";
+import { $, botMark, fill, fmtTime, h } from "./dom.js";
 import { takeJoined, takeName } from "./race.js";
 import { app, session } from "./state.js";
 import { baseLabel } from "./howto.js";
@@ -84,7 +84,7 @@ export function leaderboardTable(reply) {
             "tr",
             { class: e.player === session.player ? "me" : "", dataset: { player: e.player, rank: String(e.rank) } },
             h("td", {}, String(e.rank)),
-            h("td", {}, e.name, e.player === session.player ? " (you)" : ""),
+            h("td", {}, e.name, botMark(e), e.player === session.player ? " (you)" : ""),
             h("td", {}, fmtTime(e.time)),
             h("td", {}, String(e.moves)),
           ),

@@ -19,6 +19,9 @@ export function h(tag, attrs = {}, ...children) {
   return el;
 }
 export const $ = (sel, root = document) => root.querySelector(sel);
+/** The mark after the name of a player whose hello said `bot` (declared, not detected), or
+ * null. `x` is a player's line, a result or a leaderboard entry. */
+export const botMark = (x) => (x?.bot ? h("span", { class: "bot", title: "a bot: a program plays", "aria-label": "bot" }, " 🤖") : null);
 /** Replace an element's children (null, undefined and false are left out). */
 export function fill(el, ...children) {
   el.replaceChildren(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));

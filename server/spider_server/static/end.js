@@ -3,7 +3,7 @@
 
 import { fromHex, sha256, toHex } from "./sha256.js";
 import { endLeaderboard, leaderboardTable } from "./daily.js";
-import { $, fill, fmtTime, h } from "./dom.js";
+import { $, botMark, fill, fmtTime, h } from "./dom.js";
 import { toLobby } from "./race.js";
 import { openReplay, renderReplay } from "./replay.js";
 import { app, describeRace, session, STATUS_TEXT } from "./state.js";
@@ -38,7 +38,7 @@ function renderEnd() {
                 "tr",
                 { class: r.player === session.player ? "me" : "", dataset: { player: r.player, rank: String(r.rank), status: r.status } },
                 h("td", {}, String(r.rank)),
-                h("td", {}, r.name),
+                h("td", {}, r.name, botMark(r)),
                 h("td", {}, STATUS_TEXT[r.status] || r.status),
                 h("td", {}, r.time === null ? "–" : fmtTime(r.time)),
                 h("td", {}, String(r.runs)),

@@ -1,12 +1,13 @@
 // The lobby: the name, a race created (variant, options, time limit, …) or joined by its
-// code, the daily deal's panel, and the races this browser is in.
+// code, the daily deal's panel, and "Your races": the player's races as the server lists
+// them (`my_races`), each with its state and a way to leave it, and the races watched.
 
 import { store } from "./net.js";
 import { BASES } from "./rules.js";
 import { dailyPanel } from "./daily.js";
 import { $, fill, h } from "./dom.js";
 import { join, takeJoined, takeName } from "./race.js";
-import { app, membership, routeCode, session } from "./state.js";
+import { app, membership, remember, routeCode, session, STATUS_TEXT, TERMINAL } from "./state.js";
 import { baseLabel, openHowTo } from "./howto.js";
 import { provide, renderHeader } from "./ui.js";
 
@@ -83,6 +84,7 @@ function renderLobby() {
       h("label", { class: "check" }, h("input", { type: "checkbox", id: "live-boards", name: "live_boards", checked: saved.live_boards ?? false }), "live boards for spectators"),
       h("label", { class: "check", title: "a solver may suggest a move (if the server offers it)" }, h("input", { type: "checkbox", id: "hints", name: "hints", checked: saved.hints ?? false }), "hints"),
       h("label", { class: "check", title: "deal only a seed that a solver has proved winnable (if the server offers it)" }, h("input", { type: "checkbox", id: "winnable", name: "winnable", checked: saved.winnable ?? false }), "winnable deal"),
+      h("label", { class: "check", title: "players who say they are bots may watch, not play (an honour rule)" }, h("input", { type: "checkbox", id: "humans-only", name: "humans_only", checked: saved.humans_only ?? false }), "humans only"),
     ),
     h(
       "details",
@@ -107,15 +109,7 @@ function renderLobby() {
     h("div", { class: "row" }, h("button", { id: "join", type: "submit", value: "player", class: "primary" }, "Join"), h("button", { id: "watch", type: "submit", value: "spectator" }, "Watch")),
   );
   const daily = dailyPanel();
-  const races = Object.entries(membership());
-  const mine = races.length
-    ? h(
-        "div",
-        { class: "card-panel", id: "my-races" },
-        h("h2", {}, "Your races"),
-        h("ul", {}, races.map(([c, role]) => h("li", {}, h("a", { href: `/r/${c}`, onclick: (e) => (e.preventDefault(), join(c, role)) }, c), ` (${role})`))),
-      )
-    : null;
+  const mine = myRacesPanel();
   fill(root,
     h(
       "div",
@@ -150,9 +144,9 @@ async function createRace(form) {
   };
   // newer race options: sent only when asked for (a server that does not know them yet
   // ignores them, and the room then says so)
-  const wanted = ["hints", "winnable"].filter((o) => data.get(o) === "on");
+  const wanted = ["hints", "winnable", "humans_only"].filter((o) => data.get(o) === "on");
   for (const o of wanted) msg[o] = true;
-  store.set("lobby", { base, options, minutes, undo: msg.undo, live_boards: msg.live_boards, hints: wanted.includes("hints"), winnable: wanted.includes("winnable"), max_players: msg.max_players, countdown: msg.countdown });
+  store.set("lobby", { base, options, minutes, undo: msg.undo, live_boards: msg.live_boards, hints: wanted.includes("hints"), winnable: wanted.includes("winnable"), humans_only: wanted.includes("humans_only"), max_players: msg.max_players, countdown: msg.countdown });
   try {
     const joined = await session.request(msg);
     app.unsupported = wanted.filter((o) => !(o in joined.race));
@@ -172,6 +166,68 @@ async function joinFromLobby(role) {
     return;
   }
   join(code, role);
+}
+
+const STATE_TEXT = { open: "waiting for players", countdown: "counting down", running: "running", finished: "finished" };
+
+/** The panel of "Your races": filled from the server once the page is welcomed. */
+function myRacesPanel() {
+  const panel = h("div", { class: "card-panel", id: "my-races", hidden: true }, h("h2", {}, "Your races"));
+  session.whenWelcomed().then(() => loadMyRaces(panel));
+  return panel;
+}
+
+/** A race's line: its code (a link back to it), variant, state, players, and Leave. */
+function raceLine(r, reload) {
+  const mine = r.role === "player";
+  const state = r.preparing && r.state === "open" ? "finding a winnable deal" : STATE_TEXT[r.state] || r.state;
+  const over = mine && TERMINAL.has(r.status) && r.state !== "finished" ? ` · you ${STATUS_TEXT[r.status] || r.status}` : "";
+  const leave = async () => {
+    try {
+      if (mine) await session.request({ type: "leave", code: r.code });
+    } catch (e) {
+      app.lobbyError = `${r.code}: ${e.message}`;
+      renderLobby();
+      return;
+    }
+    remember(r.code, null);
+    store.set(`pending.${r.code}`, null);
+    reload();
+  };
+  const canLeave = !mine || (r.state !== "finished" && !TERMINAL.has(r.status));
+  return h(
+    "li",
+    { dataset: { code: r.code, state: r.state, role: r.role, counts: r.counts ? "1" : "0" } },
+    h("a", { href: `/r/${r.code}`, onclick: (e) => (e.preventDefault(), join(r.code, r.role)) }, r.code),
+    r.state ? [" ", h("span", { class: "variant" }, r.variant), " · ", h("span", { class: "race-state" }, state + over), ` · ${r.players} ${r.players === 1 ? "player" : "players"}`] : null,
+    mine ? "" : " · watching",
+    canLeave ? h("button", { type: "button", class: "leave-race", title: mine ? "leave this race" : "stop watching", onclick: leave }, mine ? "Leave" : "Forget") : null,
+  );
+}
+
+async function loadMyRaces(panel) {
+  let reply;
+  try {
+    reply = await session.request({ type: "my_races" });
+  } catch {
+    reply = null; // a server without my_races: the races this browser remembers
+  }
+  if (!panel.isConnected) return;
+  const reload = () => loadMyRaces(panel);
+  const local = Object.entries(membership());
+  const races = reply ? [...reply.races] : local.map(([code, role]) => ({ code, role, variant: "", state: "", players: 0 }));
+  const listed = new Set(races.map((r) => r.code));
+  for (const [code, role] of local) {
+    if (role === "spectator" && !listed.has(code)) races.push({ code, role, variant: "", state: "", players: 0 });
+  }
+  const counting = races.filter((r) => r.counts).length;
+  fill(
+    panel,
+    h("h2", {}, "Your races"),
+    reply ? h("p", { class: "muted", id: "my-races-count" }, `${counting} of at most ${reply.limit} races at once waiting or running`) : null,
+    h("ul", {}, races.map((r) => raceLine(r, reload))),
+  );
+  panel.hidden = races.length === 0;
 }
 
 provide("lobby", renderLobby);

@@ -4,8 +4,9 @@
 // against one table of event sequences (tests/agreement/race_events.json).
 //
 // A mirror is any object with the fields `code`, `role`, `race` (the `joined` race's map,
-// changed in place by the events), `version` (the last event version taken) and `boards`
-// (player -> view text of a live board, or final full position).
+// changed in place by the events), `version` (the last event version taken), `seq` (the
+// player's last applied action, from acks and joined replies) and `boards` (player -> view
+// text of a live board, or final full position).
 
 /** The race events a mirror knows; it leaves out any other (a newer server's). */
 export const EVENTS = new Set(["player_joined", "player_left", "player_ready", "countdown", "started", "progress", "board", "prepared", "finished", "away", "back"]);
@@ -14,7 +15,7 @@ const known = (e) => e !== null && typeof e === "object" && EVENTS.has(e.type);
 
 /** A mirror of no race yet. */
 export function newMirror() {
-  return { code: null, role: null, race: null, version: 0, boards: {} };
+  return { code: null, role: null, race: null, version: 0, seq: 0, boards: {} };
 }
 
 /** Take a `joined` reply: its race replaces the mirror's (a race of another code starts
@@ -35,7 +36,21 @@ export function takeJoined(m, joined) {
     else keepEventData(m, event);
   }
   m.version = Math.max(m.version, joined.race.version);
+  if (joined.view != null && (newRace || joined.seq >= (m.seq ?? 0))) m.seq = joined.seq;
   return newRace;
+}
+
+/** The progress fields an ack carries, all of one state (the player's next `progress`). */
+const ACK_FIELDS = ["status", "moves", "score", "turned_up", "runs", "deals_left", "time"];
+
+/** Take an ack of `player`'s action: when it is of the mirror's race and not behind the seq
+ * held, the seq and the player's progress become the ack's; returns whether it was taken. */
+export function takeAck(m, ack, player) {
+  if (ack.code !== m.code || ack.seq < (m.seq ?? 0)) return false;
+  m.seq = ack.seq;
+  const mine = m.race?.players.find((p) => p.player === player);
+  if (mine) for (const k of ACK_FIELDS) if (k in ack) mine[k] = ack[k];
+  return true;
 }
 
 /** Take a race event: applied when it is a known event of the mirror's race, newer than its

@@ -112,6 +112,11 @@ export class Session {
     };
   }
 
+  /** Resolves once the server has welcomed this connection (at once when it has). */
+  whenWelcomed() {
+    return this.welcomed ? Promise.resolve() : new Promise((resolve) => this.welcomeWaiters.push(resolve));
+  }
+
   /** Speak as `name` from now on: a name is given with hello, so the page says hello again
    * on a new connection (with the token: the same player, renamed). Resolves on welcome. */
   rename(name) {

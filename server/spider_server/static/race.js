@@ -2,9 +2,9 @@
 // and every message from the server, taken into the mirror (mirror.js) and shown.
 
 import { Board } from "./rules.js";
-import { takeEvent, takeJoined as mirrorJoined } from "./mirror.js";
+import { takeAck, takeEvent, takeJoined as mirrorJoined } from "./mirror.js";
 import { $ } from "./dom.js";
-import { app, me, membership, remember, routeCode, screenFor, session } from "./state.js";
+import { app, membership, remember, routeCode, screenFor, session } from "./state.js";
 import { clearMessage, redraw, render, say, show } from "./ui.js";
 
 /** The server welcomed this page: back to its race, or to a race its link names. */
@@ -105,8 +105,7 @@ export function onMessage(msg) {
     if (msg.code !== app.code) return;
     if (msg.seq > app.viewSeq && !msg.duplicate) countUndo(msg);
     if (msg.seq >= app.viewSeq) setView(msg.view, msg.seq);
-    const p = me();
-    if (p) Object.assign(p, { status: msg.status, moves: msg.moves, score: msg.score });
+    takeAck(app, msg, session.player);
     if (msg.seq > 0 && !msg.duplicate) clearMessage();
     app.selection = null;
     if (app.screen === "game") redraw("board"), redraw("players");

@@ -2,7 +2,7 @@
 // countdown.
 
 import { store } from "./net.js";
-import { $, fill, h } from "./dom.js";
+import { $, botMark, fill, h } from "./dom.js";
 import { toLobby } from "./race.js";
 import { app, describeRace, me, remember, session } from "./state.js";
 import { provide, say, tick } from "./ui.js";
@@ -19,7 +19,7 @@ function renderRoom() {
     h(
       "li",
       { class: `player ${p.ready ? "ready" : ""}`, dataset: { player: p.player } },
-      h("span", { class: "name" }, p.name, p.player === session.player ? " (you)" : ""),
+      h("span", { class: "name" }, p.name, botMark(p), p.player === session.player ? " (you)" : ""),
       h("span", { class: "state" }, p.ready ? "✓ ready" : "not ready"),
       p.connected ? null : h("span", { class: "away" }, "away"),
     ),

@@ -18,7 +18,7 @@ from __future__ import annotations
 from ..race import event_data
 from .commits import Acked, OnCommit
 from .guard import CAS_TRIES, as_unavailable, cas_tries
-from .races import PRESENCE_CHUNK, SWEEP_CHUNK, Store, StoredEvent
+from .races import PRESENCE_CHUNK, SWEEP_CHUNK, PlayerRace, Store, StoredEvent
 from .seeds import leaderboard_score
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "SWEEP_CHUNK",
     "Acked",
     "OnCommit",
+    "PlayerRace",
     "Store",
     "StoredEvent",
     "as_unavailable",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgpack
 
@@ -17,11 +17,11 @@ from spider_client.protocol import Ack
 
 from .. import keys
 from ..race import Game, Race, UndoBase
-from .codec import game_from, race_from, text
+from .codec import entry_from, game_from, race_from, text
 from .guard import as_unavailable
 from .seeds import SeedCommands
 
-__all__ = ["PRESENCE_CHUNK", "SWEEP_CHUNK", "Store", "StoredEvent"]
+__all__ = ["PRESENCE_CHUNK", "SWEEP_CHUNK", "PlayerRace", "Store", "StoredEvent"]
 
 PRESENCE_CHUNK = 32
 """Races whose presence one pipeline renews."""
@@ -30,6 +30,19 @@ SWEEP_CHUNK = 128
 
 StoredEvent = tuple[int, str, bytes]
 """An event as stored: (version, audience, data)."""
+
+
+class PlayerRace(NamedTuple):
+    """A race of a player's list as it is now."""
+
+    code: str
+    state: str | None
+    """The race's state; None when the race is gone."""
+    variant: str
+    preparing: bool
+    players: int
+    status: str | None
+    """The player's status in it; None when they are no longer in it."""
 
 
 class Store(SeedCommands):
@@ -284,10 +297,34 @@ class Store(SeedCommands):
 
     # -- players' races ---------------------------------------------------------------------
 
-    async def player_races(self, player: str) -> list[str]:
+    async def player_races(self, player: str) -> list[PlayerRace]:
+        """The races of the player's list (newest first), each as it is now: one round trip
+        for the list, one pipeline for the races."""
         with as_unavailable:
-            codes = await self.redis.zrange(keys.player_races(player), 0, -1)
-        return [text(c) for c in codes if isinstance(c, (bytes, str))]
+            found = await self.redis.zrange(keys.player_races(player), 0, -1, desc=True)
+            codes = [text(c) for c in found if isinstance(c, (bytes, str))]
+            if not codes:
+                return []
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for code in codes:
+                    pipe.hmget(keys.meta(code), "state", "variant", "preparing")
+                    pipe.hget(keys.players(code), player)
+                    pipe.hlen(keys.players(code))
+                replies = await pipe.execute()
+        out = []
+        for i, code in enumerate(codes):
+            (state, variant, preparing), entry, count = replies[3 * i : 3 * i + 3]
+            out.append(
+                PlayerRace(
+                    code=code,
+                    state=text(state) or None,
+                    variant=text(variant),
+                    preparing=preparing == b"1",
+                    players=int(count),
+                    status=entry_from(entry).status if entry else None,
+                )
+            )
+        return out
 
     async def add_player_race(self, player: str, code: str) -> None:
         key = keys.player_races(player)
@@ -302,14 +339,6 @@ class Store(SeedCommands):
             return
         with as_unavailable:
             await self.redis.zrem(keys.player_races(player), *codes)
-
-    async def race_states(self, codes: list[str]) -> list[str | None]:
-        with as_unavailable:
-            async with self.redis.pipeline(transaction=False) as pipe:
-                for code in codes:
-                    pipe.hget(keys.meta(code), "state")
-                states = await pipe.execute()
-        return [None if s is None else text(s) for s in states]
 
     async def race_versions(self, codes: Sequence[str]) -> list[int | None]:
         """Each race's version now (None: no such race), read in pipelines of

@@ -160,27 +160,39 @@ class SeedCommands(StoreBase):
             return
         board = keys.leaderboard(o.variant, o.daily)
         names = keys.leaderboard(o.variant, o.daily, "names")
+        bots = keys.leaderboard(o.variant, o.daily, "bots")
         with as_unavailable:
             async with self._redis.pipeline(transaction=False) as pipe:
                 for r in race.final.results:
                     if r.status == Status.WON and r.time is not None:
                         pipe.zadd(board, {r.player: leaderboard_score(r.time, r.moves)}, nx=True)
                         pipe.hsetnx(names, r.player, r.name)
-                pipe.expire(board, keys.DAILY_TTL)
-                pipe.expire(names, keys.DAILY_TTL)
+                        if r.bot:
+                            pipe.sadd(bots, r.player)
+                for key in (board, names, bots):
+                    pipe.expire(key, keys.DAILY_TTL)
                 await pipe.execute()
 
     async def leaderboard(
         self, variant: str, day: str, limit: int = 100
-    ) -> list[tuple[str, str, float, int]]:
-        """The day's leaderboard, best first: (player, name, time, moves)."""
+    ) -> list[tuple[str, str, float, int, bool]]:
+        """The day's leaderboard, best first: (player, name, time, moves, bot)."""
         board, names = keys.leaderboard(variant, day), keys.leaderboard(variant, day, "names")
+        bots = keys.leaderboard(variant, day, "bots")
         with as_unavailable:
             rows = await self._redis.zrange(board, 0, limit - 1, withscores=True)
             players = [text(p) for p, _ in rows]
-            shown = await self._redis.hmget(names, players) if players else []
+            shown: list[object] = []
+            marked: list[object] = []
+            if players:
+                async with self._redis.pipeline(transaction=False) as pipe:
+                    pipe.hmget(names, players)
+                    for player in players:
+                        pipe.sismember(bots, player)
+                    shown, *marked = await pipe.execute()
         out = []
-        for (_, score), player, name in zip(rows, players, shown, strict=True):
+        for (_, score), player, name, bot in zip(rows, players, shown, marked, strict=True):
             value = int(score)
-            out.append((player, text(name or player), value // 1_000_000 / 1000, value % 1_000_000))
+            time, moves = value // 1_000_000 / 1000, value % 1_000_000
+            out.append((player, text(name or player), time, moves, bool(bot)))  # type: ignore[arg-type]
         return out

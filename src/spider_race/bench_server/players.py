@@ -43,7 +43,7 @@ async def race_players(
     # does not read them (spectators read every event: each is measured)
     clients = await bounded(
         [f"bot{i}" for i in range(players)],
-        lambda name: connect_client(url, name, resend_after=20.0, max_unread=16),
+        lambda name: connect_client(url, name, resend_after=20.0, max_unread=16, bot=True),
         concurrency=100,
     )
     bots = [c for c in clients if isinstance(c, Client)]

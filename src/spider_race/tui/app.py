@@ -28,7 +28,7 @@ from textual.app import App
 from textual.binding import Binding
 from textual.widgets import Static
 
-from spider_client import Client, Disconnected, Reconnected, SpiderClientError
+from spider_client import Client, Disconnected, Reconnected, SpiderClientError, TooManyRaces
 from spider_client.protocol import Away, Back, Finished
 from spider_client.protocol import Error as ErrorMessage
 
@@ -84,11 +84,8 @@ class RaceApp(App[int]):
     async def start(self, *, code: str | None = None, create: dict[str, Any] | None = None) -> None:
         """Connect, then create or join the race, and show it."""
         try:
-            if self.client is None:
-                name = (
-                    self.player_name if self.role == "player" else f"{self.player_name} (watching)"
-                )
-                self.client = await Client.connect(self.url, name=name, **self.client_options)
+            await self._connected()
+            assert self.client is not None
             if create is not None:
                 self.code = await self.client.create_race(**create)
             else:
@@ -100,6 +97,8 @@ class RaceApp(App[int]):
             if isinstance(self.screen, LobbyScreen):
                 self.notify(why, severity="error")
                 self.screen.query_one("#lobby-message", Static).update(why)
+                if isinstance(e, TooManyRaces):
+                    self.list_races()
                 return
             self.exit_message = f"spider-race: {why}"
             self.exit(1, message=self.exit_message)
@@ -107,6 +106,28 @@ class RaceApp(App[int]):
         self.race_screen = RaceScreen()
         await self.push_screen(self.race_screen)
         self.follow()
+
+    async def _connected(self) -> Client:
+        """The client, connected first when it is not yet."""
+        if self.client is None:
+            name = self.player_name if self.role == "player" else f"{self.player_name} (watching)"
+            self.client = await Client.connect(self.url, name=name, **self.client_options)
+        return self.client
+
+    @work(exclusive=True, group="races")
+    async def list_races(self, *, leave: str | None = None) -> None:
+        """Show the player's races in the lobby, after leaving the race ``leave`` if given."""
+        try:
+            client = await self._connected()
+            if leave:
+                await client.leave(leave)
+            races = await client.my_races()
+        except (SpiderClientError, OSError, TimeoutError) as e:
+            if isinstance(self.screen, LobbyScreen):
+                self.screen.show_races([], error_text(e))
+            return
+        if isinstance(self.screen, LobbyScreen):
+            self.screen.show_races(races, f"you left {leave.upper()}" if leave else "")
 
     @work(group="events")
     async def follow(self) -> None:

@@ -30,6 +30,11 @@ class RaceHost(Protocol):
         """Connect, then create or join the race, and show it (in the background)."""
         ...
 
+    def list_races(self, *, leave: str | None = None) -> object:
+        """Show the player's races in the lobby, after leaving ``leave`` (in the
+        background)."""
+        ...
+
     def act(self, what: str, **kwargs: Any) -> object:
         """Send one action or ``ready`` (in the background)."""
         ...

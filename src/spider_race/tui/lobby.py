@@ -3,8 +3,10 @@
 Every field has its label. The focus starts on the variant choice (``spider1``, the
 newcomer's game, unless another is chosen), not in a text field: a stray key types
 nothing. Tab goes down the form: name, variant, the variant's options, seed, time limit,
-undo, live boards, Create race, join code, Join. Enter in a text field of the new race
-creates it; Enter in the join code joins.
+undo, live boards, Create race, join code, Join, Leave, Your races. Enter in a text field
+of the new race creates it; Enter in the join code joins. *Your races* lists the player's
+races with their state (``my_races``); *Leave* leaves the race whose code is typed (one that
+has not started frees its place at once).
 """
 
 from __future__ import annotations
@@ -17,11 +19,20 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 
+from spider_client.protocol import MyRace
 from spider_engine.variants import find_variant, variant_ids
 
 from .host import host_of
 
-__all__ = ["DEFAULT_VARIANT", "OPTIONS", "VARIANTS", "LobbyScreen", "variant_choices"]
+__all__ = [
+    "DEFAULT_VARIANT",
+    "OPTIONS",
+    "STATES",
+    "VARIANTS",
+    "LobbyScreen",
+    "race_line",
+    "variant_choices",
+]
 
 DEFAULT_VARIANT = "spider1"
 """The variant a newcomer should start with: Spider of one suit."""
@@ -46,6 +57,26 @@ OPTIONS = {
     "weave": "a reserve place, z",
 }
 """The variants' options, each with what it changes (shown when the mouse rests on it)."""
+
+
+STATES = {
+    "open": "waiting for players",
+    "countdown": "counting down",
+    "running": "running",
+    "finished": "finished",
+}
+"""A race's state in words."""
+
+
+def race_line(race: MyRace) -> str:
+    """One race of ``my_races``: code, variant, state (and the player's own end), players."""
+    state = STATES.get(race.state, race.state)
+    if race.role == "spectator":
+        state += ", watching"
+    elif race.state == "running" and race.status not in (None, "playing"):
+        state += f", you {race.status}"
+    players = f"{race.players} player" + ("" if race.players == 1 else "s")
+    return f"{race.code}  {race.variant:<12} {state:<24} {players}"
 
 
 def variant_choices() -> list[tuple[str, str]]:
@@ -73,6 +104,7 @@ class LobbyScreen(Screen[None]):
     #lobby #code { width: 16; }
     #lobby Checkbox { width: auto; }
     #lobby-message { height: auto; color: $warning; }
+    #my-races-list { height: auto; padding: 0 0 0 13; }
     """
 
     def __init__(self, *, name: str) -> None:
@@ -117,6 +149,11 @@ class LobbyScreen(Screen[None]):
                 yield Input(placeholder="ABCDE", id="code")
                 yield Label(" ")
                 yield Button("Join", id="join")
+                yield Button("Leave", id="leave")
+            with Horizontal(classes="row"):
+                yield Label("", classes="field")
+                yield Button("Your races", id="my-races")
+            yield Static("", id="my-races-list")
             yield Static("", id="lobby-message")
 
     def on_mount(self) -> None:
@@ -175,6 +212,24 @@ class LobbyScreen(Screen[None]):
             self.query_one("#lobby-message", Static).update("type the race's join code")
             return
         self._go(code=code)
+
+    @on(Button.Pressed, "#my-races")
+    def my_races(self) -> None:
+        host_of(self).list_races()
+
+    @on(Button.Pressed, "#leave")
+    def leave(self) -> None:
+        code = self.query_one("#code", Input).value.strip().upper()
+        if not code:
+            self.query_one("#lobby-message", Static).update("type the code of the race to leave")
+            return
+        host_of(self).list_races(leave=code)
+
+    def show_races(self, races: list[MyRace], note: str) -> None:
+        """Show the player's races (``note`` on the message line)."""
+        lines = [race_line(r) for r in races] or ["you are in no race"]
+        self.query_one("#my-races-list", Static).update("\n".join(lines))
+        self.query_one("#lobby-message", Static).update(note)
 
     def _go(self, **what: Any) -> None:
         app = host_of(self)

@@ -2,7 +2,8 @@
 
 Pure functions of the protocol's dataclasses to :class:`rich.text.Text`, so that they are
 tested without a terminal. Counts are written in words that agree with them (``1 move``,
-``2 moves``); names get the room they need, up to :data:`MAX_NAME_ROOM` cells.
+``2 moves``); names get the room they need, up to :data:`MAX_NAME_ROOM` cells. A player whose hello said
+they are a bot has :data:`BOT_MARK` after their name.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from spider_client.protocol import PlayerInfo, RaceInfo, Result
 from ..words import plural
 
 __all__ = [
+    "BOT_MARK",
     "MAX_NAME_ROOM",
     "NAME_ROOM",
     "STATUS_STYLES",
@@ -26,7 +28,16 @@ __all__ = [
     "progress_bar",
     "render_players",
     "render_results",
+    "shown_name",
 ]
+
+BOT_MARK = " [bot]"
+"""After the name of a player whose hello said ``bot`` (declared, not detected)."""
+
+
+def shown_name(name: str, bot: bool) -> str:
+    """A player's name as the lists show it: with :data:`BOT_MARK` for a bot."""
+    return name + BOT_MARK if bot else name
 
 
 def progress_bar(done: int, total: int, *, width: int = 16) -> Text:
@@ -63,7 +74,7 @@ def render_players(
     moves, score and status; ``me`` is marked. A player's line longer than ``width`` cells
     goes on two lines."""
     out = Text()
-    room = name_room(info.name for info in race.players)
+    room = name_room(shown_name(info.name, info.bot) for info in race.players)
     for info in race.players:
         _player_line(out, info, race, sets=sets, cards=cards, me=me, width=width, room=room)
     if not race.players:
@@ -86,7 +97,9 @@ def _player_line(
 ) -> None:
     mark = "▶ " if info.player == me else "  "
     out.append(mark, style="bold yellow")
-    name = elide(info.name, room)
+    name = elide(info.name, room - (len(BOT_MARK) if info.bot else 0))
+    if info.bot:
+        name.append(BOT_MARK, style="magenta")
     name.pad_right(room + 1 - name.cell_len)
     if info.player == me:
         name.stylize("bold")
@@ -149,11 +162,12 @@ def render_results(results: list[Result], *, me: str | None = None) -> Text:
     """The ranking after the race; names whole."""
     out = Text()
     out.append("Results\n", style="bold underline")
-    room = max(NAME_ROOM, *(cell_len(r.name) for r in results)) if results else NAME_ROOM
-    for r in results:
+    shown = [shown_name(r.name, r.bot) for r in results]
+    room = max(NAME_ROOM, *(cell_len(n) for n in shown)) if results else NAME_ROOM
+    for r, full in zip(results, shown, strict=True):
         style = "bold yellow" if r.player == me else ""
         time = format_clock(r.time) if r.time is not None else "  -  "
-        name = r.name + " " * (room + 1 - cell_len(r.name))
+        name = full + " " * (room + 1 - cell_len(full))
         out.append(
             f"{r.rank:2d}. {name}{r.status:<9}{time:>7}  {plural(r.runs, 'run')}"
             f"  {plural(r.moves, 'move')}  score {r.score}\n",

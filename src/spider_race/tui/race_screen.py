@@ -63,7 +63,7 @@ from .keys import (
     place_letter,
     variant_board,
 )
-from .progress import format_clock, render_players, render_results
+from .progress import format_clock, render_players, render_results, shown_name
 from .render import RESERVE, board_room, cards_as_shown, render_board
 from .tiles import tile_boards
 
@@ -245,7 +245,7 @@ class RaceScreen(Screen[None]):
         client = self.race_app.client
         if client is None or not client.boards or self.race_app.role != "spectator":
             return Text()
-        names = {info.player: info.name for info in race.players}
+        names = {info.player: shown_name(info.name, info.bot) for info in race.players}
         boards: list[tuple[str, Board]] = []
         for player, text in client.boards.items():
             try:
