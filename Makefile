@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run demo test lint bench clean web
+.PHONY: run demo test acceptance lint bench clean web
 
 run: $(STAMP)  ## the server with its embedded Redis
 	$(BIN)/spider-race serve
@@ -15,7 +15,10 @@ demo: $(STAMP)  ## a bot race shown live
 test: $(STAMP)  ## the whole test suite, lint and type checks included
 	$(BIN)/ruff check engine client server src tests
 	$(BIN)/mypy
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -m "not slow"
+
+acceptance: $(STAMP)  ## the long demonstrations (par of 20 fresh deals per variant)
+	$(BIN)/pytest -q -m slow
 
 lint: $(STAMP)
 	$(BIN)/ruff check engine client server src tests

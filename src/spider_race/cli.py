@@ -1,6 +1,6 @@
 """``spider-race``: one command for every job.
 
-Engine commands (``deal``, ``moves``, ``apply``, ``solve``) print one line per answer;
+Engine commands (``deal``, ``moves``, ``apply``, ``solve``, ``par``) print one line per answer;
 bad input prints one line on standard error and exits with status 2. ``--version`` prints
 the installed version; ``python -m spider_race`` is the same command.
 """
@@ -70,6 +70,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--budget", type=int, default=1_000_000, help="positions at most (default 1,000,000)"
     )
+    p.add_argument(
+        "--shortest",
+        action="store_true",
+        help="print the par line (the shortest winning line found) instead of the first",
+    )
+
+    p = sub.add_parser("par", help="the shortest winning line found for a deal (its par)")
+    p.add_argument("variant", help="variant id, e.g. spider4 or wizard+weave")
+    p.add_argument("seed", help="the deal's seed")
+    p.add_argument(
+        "--budget", type=int, default=1_000_000, help="positions at most (default 1,000,000)"
+    )
 
     p = sub.add_parser("serve", help="run the race server (with its own Redis unless --redis)")
     p.add_argument("--host", default=None, help="address to listen on (default 127.0.0.1)")
@@ -132,20 +144,23 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="benchmarks that print figures")
     p.add_argument(
         "what",
-        choices=["engine", "server", "solver"],
-        help="what to measure: engine, server or solver",
+        choices=["engine", "server", "solver", "par"],
+        help="what to measure: engine, server, solver or par",
     )
-    p.add_argument("--deals", type=int, default=100, help="engine, solver: seeded deals")
+    p.add_argument(
+        "--deals", type=int, default=100, help="engine, solver, par: seeded deals"
+    )
     p.add_argument(
         "--variant",
         default=None,
-        help="solver: one variant (default: the three Spiders and the four other decks)",
+        help="solver, par: one variant (default: the three Spiders and the four other decks)",
     )
     p.add_argument(
         "--budget",
         type=int,
         default=None,
-        help="solver: one budget (default 167,000 and 1,000,000)",
+        help="solver: one budget (default 167,000 and 1,000,000); par: the budget of each "
+        "deal (default 200,000)",
     )
     p.add_argument(
         "--seconds", type=float, default=None, help="time measured (engine 2, server 10)"
@@ -177,7 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     command = args.command
-    if command in ("deal", "moves", "apply", "solve"):
+    if command in ("deal", "moves", "apply", "solve", "par"):
         from .engine_commands import run
 
         return run(args)

@@ -1,0 +1,469 @@
+"""Par: the shortest winning line found within a budget, with full knowledge.
+
+:func:`par` starts from the solver's line (:func:`spider_engine.solver.solve`) and shortens
+it, round after round, while a round gains and the budget lasts:
+
+- **cycles**: a position that comes back along the line (or, once the stock is empty and
+  the columns' order cannot matter, the same columns in another order) cuts the loop;
+- **needless moves**: a move is left out when the rest of the line, each column move
+  taken as the same cards moved to the same column, still wins or comes back to the line;
+- **detours**: from each position of the line a short search (every line of
+  :data:`DETOUR_DEPTHS` moves at most) looks for a later position of the line, or a win,
+  reached in fewer moves than the line takes;
+- **fresh searches**: the solver searches again from positions along the line (with the
+  evaluation's weights varied from round to round) and a shorter way to a win replaces the
+  rest of the line.
+
+Every change is kept only when the new line is known to win: it reaches a position of the
+line already known to win, or it is replayed to a win. The par line is never longer than
+the solver's first line.
+
+Budget: counted in positions, like the solver's. The solver's searches count as they do
+(a position counts when its moves are generated); par's own detour searches count a
+position when they generate its moves, and its replays count each position they reach.
+:attr:`ParResult.positions` is the total and never exceeds the budget.
+
+Verdicts are the solver's: a deal it does not settle within the budget (``unknown``) or
+proves lost (``lost``) has no par.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from .board import Board
+from .errors import PositionError
+from .moves import Move
+from .solver import Weights, solve
+
+__all__ = ["DETOUR_DEPTHS", "ParResult", "par"]
+
+DETOUR_DEPTHS: tuple[int, ...] = (2, 3)
+"""How many moves the detour searches look ahead, in turn (one move never helps: the
+solver's search already met every position one move from its line)."""
+
+RESOLVE_POINTS = 8
+"""How many positions along the line a round of fresh searches starts from."""
+
+WEIGHT_SCALES: tuple[dict[str, float], ...] = (
+    {},
+    {"empty": 1.5, "suited": 0.7},
+    {"face_down": 1.4, "blocked": 1.5},
+    {"suited": 1.4, "natural": 0.5},
+)
+"""The evaluation's weights of the fresh searches, round after round: the variant's own,
+then each scaled by these factors (deterministic, so that par is the same on every run)."""
+
+_Key = tuple[object, ...]
+
+
+@dataclass(frozen=True)
+class ParResult:
+    """``verdict``: the solver's (``won``, ``lost``, ``unknown``); ``line``: the par line
+    (for ``won`` only); ``first_length``: the length of the solver's first line (None
+    without a win); ``positions``: the positions counted in all."""
+
+    verdict: str
+    positions: int
+    line: tuple[Move, ...] = field(default=())
+    first_length: int | None = None
+
+    @property
+    def length(self) -> int | None:
+        """The par: how many moves the par line takes (None without a win)."""
+        return len(self.line) if self.verdict == "won" else None
+
+    def texts(self) -> list[str]:
+        return [m.text() for m in self.line]
+
+
+class _Budget:
+    def __init__(self, budget: int, progress: Callable[[int], None] | None) -> None:
+        self.budget = budget
+        self.used = 0
+        self.progress = progress
+        self._next_report = 10_000
+
+    @property
+    def left(self) -> int:
+        return self.budget - self.used
+
+    def spend(self, n: int = 1) -> bool:
+        """Count ``n`` positions; False (counting nothing) when they are not left."""
+        if self.used + n > self.budget:
+            return False
+        self.used += n
+        if self.progress is not None and self.used >= self._next_report:
+            self._next_report = (self.used // 10_000 + 1) * 10_000
+            self.progress(self.used)
+        return True
+
+
+def _key(board: Board) -> _Key:
+    return (
+        tuple(map(tuple, board.cols)),
+        tuple(board.down),
+        board.stock_pos,
+        tuple(board.foundation),
+        tuple(board.extra),
+    )
+
+
+def _canonical(board: Board) -> _Key | None:
+    """The key of the position up to the columns' order, when that order cannot matter
+    (the stock empty and the variant's columns alike); None otherwise."""
+    if board.stock_pos < len(board.stock) or not board.variant.columns_alike():
+        return None
+    pairs = sorted(zip(map(tuple, board.cols), board.down, strict=True))
+    return (tuple(pairs), tuple(board.extra))
+
+
+def _column_map(frm: Board, to: Board) -> list[int] | None:
+    """``p`` with ``to.cols[p[c]] == frm.cols[c]`` for every column ``c`` (None when the
+    columns do not match)."""
+    free: dict[tuple[tuple[int, ...], int], list[int]] = {}
+    for i, (col, down) in enumerate(zip(to.cols, to.down, strict=True)):
+        free.setdefault((tuple(col), down), []).append(i)
+    mapping = []
+    for col, down in zip(frm.cols, frm.down, strict=True):
+        places = free.get((tuple(col), down))
+        if not places:
+            return None
+        mapping.append(places.pop(0))
+    return mapping
+
+
+def _relabel(moves: Sequence[Move], mapping: list[int]) -> list[Move] | None:
+    """The moves with their columns renamed by ``mapping`` (None for a move this cannot
+    rename)."""
+    n = len(mapping)
+    out = []
+    for m in moves:
+        if m.kind == "move" and 0 <= m.src < n and 0 <= m.dst < n:
+            out.append(Move.column_move(mapping[m.src], m.count, mapping[m.dst]))
+        elif m.kind == "set" and all(0 <= c < n for c in m.columns):
+            out.append(Move("set", columns=tuple(mapping[c] for c in m.columns)))
+        elif m.kind == "deal":
+            out.append(m)
+        else:
+            return None
+    return out
+
+
+class _Line:
+    """A winning line with the position before each move (``boards[i]``, ``keys[i]``;
+    the last is the won position)."""
+
+    def __init__(self, start: Board, moves: Sequence[Move]) -> None:
+        self.start = start
+        self.moves: list[Move] = []
+        self.boards: list[Board] = [start.copy()]
+        self.keys: list[_Key] = [_key(start)]
+        self._index: dict[_Key, int] | None = None
+        self._hashed: dict[int, int] | None = None
+        self.version = 0
+        """Counts the changes (a search need not run again on a line it searched)."""
+        self.replace(0, list(moves))
+
+    def index(self) -> dict[_Key, int]:
+        """Each position's key with its last place on the line."""
+        if self._index is None:
+            self._index = {k: j for j, k in enumerate(self.keys)}
+        return self._index
+
+    def hashed(self) -> dict[int, int]:
+        """:meth:`index` by the keys' hashes (a hit is confirmed on the key itself)."""
+        if self._hashed is None:
+            self._hashed = {hash(k): j for k, j in self.index().items()}
+        return self._hashed
+
+    def replace(self, i: int, moves: list[Move]) -> None:
+        """The line from position ``i`` on becomes ``moves`` (known to win from there)."""
+        del self.moves[i:], self.boards[i + 1 :], self.keys[i + 1 :]
+        self.version += 1
+        self._index = self._hashed = None
+        board = self.boards[i].copy()
+        for m in moves:
+            board.push_unchecked(m)
+            self.moves.append(m)
+            self.boards.append(board.copy())
+            self.keys.append(_key(board))
+
+    def __len__(self) -> int:
+        return len(self.moves)
+
+
+class _Shortener:
+    def __init__(self, line: _Line, budget: _Budget) -> None:
+        self.line = line
+        self.budget = budget
+
+    # -- the steps ----------------------------------------------------------------------------
+
+    def cut_cycles(self) -> bool:
+        """Cut every loop: from each position, jump to its last recurrence (the same
+        position, or the same columns in another order, the moves after it renamed)."""
+        line = self.line
+        gained = False
+        failed: set[tuple[int, int]] = set()
+        while True:
+            last = line.index()
+            canon = [_canonical(b) for b in line.boards]
+            last_canon = {c: j for j, c in enumerate(canon) if c is not None}
+            for i in range(len(line)):
+                j = last[line.keys[i]]
+                if j > i:
+                    line.replace(i, line.moves[j:])
+                    break
+                c = canon[i]
+                j = -1 if c is None else last_canon[c]
+                if j > i and (i, j) not in failed:
+                    mapping = _column_map(line.boards[j], line.boards[i])
+                    moves = None if mapping is None else _relabel(line.moves[j:], mapping)
+                    if moves is not None and self._wins(i, moves):
+                        line.replace(i, moves)
+                        break
+                    failed.add((i, j))
+            else:
+                return gained
+            gained = True
+            failed.clear()
+
+    def _wins(self, i: int, moves: Sequence[Move]) -> bool:
+        """Whether ``moves`` replay legally from position ``i`` to a win (each position
+        reached counts)."""
+        return self._wins_from(self.line.boards[i], moves)
+
+    def _wins_from(self, start: Board, moves: Sequence[Move]) -> bool:
+        board = start.copy()
+        for m in moves:
+            if not board.is_legal(m) or not self.budget.spend():
+                return False
+            board.push_unchecked(m)
+        return board.is_won()
+
+    def drop_moves(self) -> bool:
+        """Leave out moves one at a time, the later column moves following their cards."""
+        line = self.line
+        gained = False
+        k = 0
+        while k < len(line) and self.budget.left > 0:
+            new = self._replay_meant(k, k + 1)
+            if new is not None and len(new) < len(line) - k:
+                line.replace(k, new)
+                gained = True
+            else:
+                k += 1
+        return gained
+
+    def _replay_meant(self, i: int, start: int) -> list[Move] | None:
+        """``_replay`` of the line's moves from ``start`` on, from position ``i``, each
+        column move meaning the cards it moved in the line."""
+        line = self.line
+        board = line.boards[i].copy()
+        index = line.index()
+        out: list[Move] = []
+        ncols = len(board.cols)
+        for j in range(start, len(line)):
+            m = line.moves[j]
+            if m.kind == "move" and 0 <= m.src < ncols and 0 <= m.dst < ncols:
+                cards = line.boards[j].cols[m.src][-m.count :]
+                moved, already = _follow(board, m, cards)
+                if already:
+                    continue
+                if moved is None:
+                    return None
+                m = moved
+            if not board.is_legal(m) or not self.budget.spend():
+                return None
+            board.push_unchecked(m)
+            out.append(m)
+            if board.is_won():
+                return out
+            back = index.get(_key(board), -1)
+            if back > i:
+                return out + line.moves[back:]
+        return None
+
+    def detours(self, depth: int) -> bool:
+        """From each position, every line of ``depth`` moves at most: the one reaching the
+        latest position of the line (or a win) with the most moves saved replaces the
+        line's way there."""
+        line = self.line
+        gained = False
+        i = 0
+        while i < len(line) - 1:
+            best = self._search(i, depth)
+            if best is None:
+                if self.budget.left <= 0:
+                    break
+                i += 1
+                continue
+            line.replace(i, best)
+            gained = True
+            i += 1
+        return gained
+
+    def _search(self, i: int, depth: int) -> list[Move] | None:
+        line = self.line
+        end = len(line)
+        hashed = line.hashed()
+        canon_index: dict[int, int] = {}
+        for j in range(end, i + 1, -1):
+            c = _canonical(line.boards[j])
+            if c is None:
+                break
+            canon_index.setdefault(hash(c), j)
+        board = line.boards[i].copy()
+        alike = bool(canon_index)
+        seen: dict[int, int] = {hash(line.keys[i]): 0}
+        best_gain = 0
+        best: list[Move] | None = None
+        path: list[Move] = []
+        budget = self.budget
+        skip = _splits_run if board.variant.runs_by_next else None
+
+        def visit(level: int) -> bool:
+            nonlocal best_gain, best
+            if not budget.spend():
+                return False
+            saved = end - i - level - 1  # the moves saved by reaching the end from here
+            for m in list(board.generate_moves()):
+                if skip is not None and level and skip(board, m):
+                    continue
+                board.push_unchecked(m)
+                path.append(m)
+                k = _key(board)
+                h = hash(k)
+                if seen.get(h, depth + 1) > level + 1:
+                    seen[h] = level + 1
+                    if board.is_won():
+                        if saved > best_gain:
+                            best_gain, best = saved, list(path)
+                    else:
+                        j = hashed.get(h, -1)
+                        if j - i - level - 1 > best_gain and line.keys[j] == k:
+                            best_gain, best = j - i - level - 1, path + line.moves[j:]
+                        elif alike:
+                            c = _canonical(board)
+                            j = -1 if c is None else canon_index.get(hash(c), -1)
+                            if j - i - level - 1 > best_gain:
+                                mapping = _column_map(line.boards[j], board)
+                                rest = None if mapping is None else _relabel(line.moves[j:], mapping)
+                                if rest is not None and self._wins_from(board, rest):
+                                    best_gain, best = j - i - level - 1, path + rest
+                        if level + 1 < depth and not visit(level + 1):
+                            path.pop()
+                            board.pop()
+                            return False
+                path.pop()
+                board.pop()
+            return True
+
+        visit(0)
+        return best
+
+    def resolve(self, weights: Weights, points: int) -> bool:
+        """Fresh searches from ``points`` positions along the line; a shorter win replaces
+        the rest of the line."""
+        line = self.line
+        gained = False
+        for q in range(points, 0, -1):
+            i = len(line) * q // (points + 1)
+            if i <= 0 or i >= len(line):
+                continue
+            slice_ = self.budget.left // q
+            if slice_ <= 0:
+                break
+            found = solve(line.boards[i], budget=slice_, weights=weights)
+            self.budget.spend(found.positions)
+            if found.verdict == "won" and len(found.line) < len(line) - i:
+                line.replace(i, list(found.line))
+                gained = True
+        return gained
+
+
+def _follow(board: Board, m: Move, cards: list[int]) -> tuple[Move | None, bool]:
+    """The move of ``cards`` (a column's end) to ``m``'s destination: ``m`` itself when they
+    are still at its source, otherwise from the column whose end they are; with True when
+    they already lie on the destination (nothing to move); None when no column ends with
+    them."""
+    n = len(cards)
+    col = board.cols[m.src]
+    if len(col) - board.down[m.src] >= n and col[-n:] == cards:
+        return m, False
+    for c, (other, down) in enumerate(zip(board.cols, board.down, strict=True)):
+        if len(other) - down >= n and other[-n:] == cards:
+            if c == m.dst:
+                return None, True
+            return Move.column_move(c, n, m.dst), False
+    return None, False
+
+
+def _splits_run(board: Board, m: Move) -> bool:
+    """A column move taking cards off the card they follow in a run, onto anything but
+    another card they follow (the solver's pruning: such moves seldom shorten a line)."""
+    if m.kind != "move" or max(m.src, m.dst) >= len(board.cols):
+        return False
+    col = board.cols[m.src]
+    i = len(col) - m.count
+    nxt = board.variant.next
+    if i <= board.down[m.src] or nxt[col[i - 1]] != col[i]:
+        return False
+    dest = board.cols[m.dst]
+    return not dest or nxt[dest[-1]] != col[i]
+
+
+def _scaled(weights: Weights, scales: dict[str, float]) -> Weights:
+    return dataclasses.replace(
+        weights, **{name: round(getattr(weights, name) * f) for name, f in scales.items()}
+    )
+
+
+def par(
+    board: Board,
+    *,
+    budget: int = 1_000_000,
+    progress: Callable[[int], None] | None = None,
+) -> ParResult:
+    """The shortest winning line found from ``board`` (a full position) within ``budget``
+    positions: the solver's line, shortened (see the module's text). ``progress``, when
+    given, is called with the positions counted so far about every 10,000 positions."""
+    if board.is_view():
+        raise PositionError("par needs a full position: this view hides cards")
+    first = solve(board, budget=budget, progress=progress)
+    if first.verdict != "won":
+        return ParResult(first.verdict, first.positions)
+    counter = _Budget(budget, progress)
+    counter.used = first.positions
+    line = _Line(board, first.line)
+    shortener = _Shortener(line, counter)
+    base = Weights(**board.variant.solver_weights)
+    searched: set[tuple[int, int]] = set()  # (depth, line version) of the detour searches
+    rounds = 0
+    while counter.left > 0 and len(line):
+        gained = shortener.cut_cycles()
+        while shortener.drop_moves():
+            gained = True
+            shortener.cut_cycles()
+        for depth in DETOUR_DEPTHS:
+            if counter.left <= 0:
+                break
+            if (depth, line.version) in searched:
+                continue
+            searched.add((depth, line.version))
+            if shortener.detours(depth):
+                gained = True
+                while shortener.drop_moves():
+                    pass
+        if counter.left <= 0:
+            break
+        scales = WEIGHT_SCALES[rounds % len(WEIGHT_SCALES)]
+        if shortener.resolve(_scaled(base, scales), RESOLVE_POINTS):
+            gained = True
+        rounds += 1
+        if not gained and rounds >= len(WEIGHT_SCALES):
+            break
+    return ParResult("won", counter.used, tuple(line.moves), len(first.line))
