@@ -90,6 +90,13 @@ class _Budget:
     def left(self) -> int:
         return self.budget - self.used
 
+    def offset(self) -> Callable[[int], None] | None:
+        """A progress callback for a search counting from here."""
+        report, used = self.progress, self.used
+        if report is None:
+            return None
+        return lambda n: report(used + n)
+
     def spend(self, n: int = 1) -> bool:
         """Count ``n`` positions; False (counting nothing) when they are not left."""
         if self.used + n > self.budget:
@@ -196,9 +203,13 @@ class _Line:
 
 
 class _Shortener:
-    def __init__(self, line: _Line, budget: _Budget) -> None:
+    """The shortening steps, each changing ``line`` in place and returning whether it
+    gained; each stops when ``budget`` runs out."""
+
+    def __init__(self, line: _Line, budget: _Budget, slice_cap: int) -> None:
         self.line = line
         self.budget = budget
+        self.slice_cap = slice_cap
 
     # -- the steps ----------------------------------------------------------------------------
 
@@ -259,8 +270,11 @@ class _Shortener:
         return gained
 
     def _replay_meant(self, i: int, start: int) -> list[Move] | None:
-        """``_replay`` of the line's moves from ``start`` on, from position ``i``, each
-        column move meaning the cards it moved in the line."""
+        """Replay the line's moves from ``start`` on, from position ``i``: a column move
+        whose cards now lie in another column moves them from there, and one whose cards
+        already lie on its destination is left out. The moves from ``i`` on when they win,
+        or reach a later position of the line (then with the line's moves from there);
+        else None. Each position reached counts."""
         line = self.line
         board = line.boards[i].copy()
         index = line.index()
@@ -374,10 +388,12 @@ class _Shortener:
             i = len(line) * q // (points + 1)
             if i <= 0 or i >= len(line):
                 continue
-            slice_ = self.budget.left // q
+            slice_ = min(self.budget.left // q, self.slice_cap)
             if slice_ <= 0:
                 break
-            found = solve(line.boards[i], budget=slice_, weights=weights)
+            found = solve(
+                line.boards[i], budget=slice_, weights=weights, progress=self.budget.offset()
+            )
             self.budget.spend(found.positions)
             if found.verdict == "won" and len(found.line) < len(line) - i:
                 line.replace(i, list(found.line))
@@ -439,7 +455,9 @@ def par(
     counter = _Budget(budget, progress)
     counter.used = first.positions
     line = _Line(board, first.line)
-    shortener = _Shortener(line, counter)
+    # a fresh search from a position along the line should not need much more than the
+    # first one from the deal
+    shortener = _Shortener(line, counter, 2 * first.positions + 10_000)
     base = Weights(**board.variant.solver_weights)
     searched: set[tuple[int, int]] = set()  # (depth, line version) of the detour searches
     rounds = 0
