@@ -15,7 +15,7 @@ demo: $(STAMP)  ## a bot race shown live
 test: $(STAMP)  ## the whole test suite, lint and type checks included
 	$(BIN)/ruff check engine client server src tests
 	$(BIN)/mypy
-	$(BIN)/pytest -q -m "not slow"
+	$(BIN)/pytest -q
 
 acceptance: $(STAMP)  ## the long demonstrations (par of 20 fresh deals per variant)
 	$(BIN)/pytest -q -m slow

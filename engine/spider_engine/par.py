@@ -5,8 +5,9 @@ it, round after round, while a round gains and the budget lasts:
 
 - **cycles**: a position that comes back along the line (or, once the stock is empty and
   the columns' order cannot matter, the same columns in another order) cuts the loop;
-- **needless moves**: a move is left out when the rest of the line, each column move
-  taken as the same cards moved to the same column, still wins or comes back to the line;
+- **needless moves**: a move is left out, or another put in its place, when the rest of
+  the line, each column move taken as the same cards moved to the same column, then wins
+  or comes back to the line in fewer moves;
 - **detours**: from each position of the line a short search (every line of
   :data:`DETOUR_DEPTHS` moves at most) looks for a later position of the line, or a win,
   reached in fewer moves than the line takes;
@@ -269,14 +270,39 @@ class _Shortener:
                 k += 1
         return gained
 
-    def _replay_meant(self, i: int, start: int) -> list[Move] | None:
+    def replace_moves(self) -> bool:
+        """Put another legal move in a move's place, the later column moves following
+        their cards: kept when the line gets shorter."""
+        line = self.line
+        gained = False
+        k = 0
+        while k < len(line) and self.budget.left > 0:
+            here = line.boards[k]
+            if not self.budget.spend():
+                break
+            for m in list(here.generate_moves()):
+                if m == line.moves[k]:
+                    continue
+                board = here.copy()
+                board.push_unchecked(m)
+                rest = [] if board.is_won() else self._replay_meant(k, k + 1, board)
+                if rest is not None and len(rest) + 1 < len(line) - k:
+                    line.replace(k, [m, *rest])
+                    gained = True
+                    break
+            else:
+                k += 1
+        return gained
+
+    def _replay_meant(self, i: int, start: int, board: Board | None = None) -> list[Move] | None:
         """Replay the line's moves from ``start`` on, from position ``i``: a column move
         whose cards now lie in another column moves them from there, and one whose cards
         already lie on its destination is left out. The moves from ``i`` on when they win,
         or reach a later position of the line (then with the line's moves from there);
-        else None. Each position reached counts."""
+        else None. Each position reached counts. ``board``, when given, is where the replay
+        starts in place of position ``i`` (and is played on)."""
         line = self.line
-        board = line.boards[i].copy()
+        board = line.boards[i].copy() if board is None else board
         index = line.index()
         out: list[Move] = []
         ncols = len(board.cols)
@@ -463,7 +489,7 @@ def par(
     rounds = 0
     while counter.left > 0 and len(line):
         gained = shortener.cut_cycles()
-        while shortener.drop_moves():
+        while shortener.drop_moves() or shortener.replace_moves():
             gained = True
             shortener.cut_cycles()
         for depth in DETOUR_DEPTHS:
@@ -474,7 +500,7 @@ def par(
             searched.add((depth, line.version))
             if shortener.detours(depth):
                 gained = True
-                while shortener.drop_moves():
+                while shortener.drop_moves() or shortener.replace_moves():
                     pass
         if counter.left <= 0:
             break
