@@ -34,16 +34,16 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from .board import Board
-from .errors import PositionError
-from .moves import Move
+# the package's public names only (its modules' layout is not part of them)
+from . import Board, Move, PositionError
 from .solver import Weights, solve
 
 __all__ = ["DETOUR_DEPTHS", "ParResult", "par"]
 
 DETOUR_DEPTHS: tuple[int, ...] = (2, 3)
-"""How many moves the detour searches look ahead, in turn (one move never helps: the
-solver's search already met every position one move from its line)."""
+"""How many moves the detour searches look ahead, in turn (one move seldom helps: the
+solver's search met every position one move from its own line, and the replays with
+another move in a move's place cover the rest)."""
 
 RESOLVE_POINTS = 8
 """How many positions along the line a round of fresh searches starts from."""
