@@ -3,8 +3,7 @@
 :func:`par` starts from the solver's line (:func:`spider_engine.solver.solve`) and shortens
 it, round after round, while a round gains and the budget lasts:
 
-- **cycles**: a position that comes back along the line (or, once the stock is empty and
-  the columns' order cannot matter, the same columns in another order) cuts the loop;
+- **cycles**: a position that comes back along the line cuts the loop;
 - **needless moves**: a move is left out, or another put in its place, when the rest of
   the line, each column move taken as the same cards moved to the same column, then wins
   or comes back to the line in fewer moves;
@@ -16,7 +15,7 @@ it, round after round, while a round gains and the budget lasts:
   rest of the line.
 
 Every change is kept only when the new line is known to win: it reaches a position of the
-line already known to win, or it is replayed to a win. The par line is never longer than
+line (from which the line wins), or a won position. The par line is never longer than
 the solver's first line.
 
 Budget: counted in positions, like the solver's. The solver's searches count as they do
@@ -119,53 +118,11 @@ def _key(board: Board) -> _Key:
     )
 
 
-def _canonical(board: Board) -> _Key | None:
-    """The key of the position up to the columns' order, when that order cannot matter
-    (the stock empty and the variant's columns alike); None otherwise."""
-    if board.stock_pos < len(board.stock) or not board.variant.columns_alike():
-        return None
-    pairs = sorted(zip(map(tuple, board.cols), board.down, strict=True))
-    return (tuple(pairs), tuple(board.extra))
-
-
-def _column_map(frm: Board, to: Board) -> list[int] | None:
-    """``p`` with ``to.cols[p[c]] == frm.cols[c]`` for every column ``c`` (None when the
-    columns do not match)."""
-    free: dict[tuple[tuple[int, ...], int], list[int]] = {}
-    for i, (col, down) in enumerate(zip(to.cols, to.down, strict=True)):
-        free.setdefault((tuple(col), down), []).append(i)
-    mapping = []
-    for col, down in zip(frm.cols, frm.down, strict=True):
-        places = free.get((tuple(col), down))
-        if not places:
-            return None
-        mapping.append(places.pop(0))
-    return mapping
-
-
-def _relabel(moves: Sequence[Move], mapping: list[int]) -> list[Move] | None:
-    """The moves with their columns renamed by ``mapping`` (None for a move this cannot
-    rename)."""
-    n = len(mapping)
-    out = []
-    for m in moves:
-        if m.kind == "move" and 0 <= m.src < n and 0 <= m.dst < n:
-            out.append(Move.column_move(mapping[m.src], m.count, mapping[m.dst]))
-        elif m.kind == "set" and all(0 <= c < n for c in m.columns):
-            out.append(Move("set", columns=tuple(mapping[c] for c in m.columns)))
-        elif m.kind == "deal":
-            out.append(m)
-        else:
-            return None
-    return out
-
-
 class _Line:
     """A winning line with the position before each move (``boards[i]``, ``keys[i]``;
     the last is the won position)."""
 
     def __init__(self, start: Board, moves: Sequence[Move]) -> None:
-        self.start = start
         self.moves: list[Move] = []
         self.boards: list[Board] = [start.copy()]
         self.keys: list[_Key] = [_key(start)]
@@ -215,46 +172,17 @@ class _Shortener:
     # -- the steps ----------------------------------------------------------------------------
 
     def cut_cycles(self) -> bool:
-        """Cut every loop: from each position, jump to its last recurrence (the same
-        position, or the same columns in another order, the moves after it renamed)."""
+        """Cut every loop: from each position, jump to its last recurrence."""
         line = self.line
         gained = False
-        failed: set[tuple[int, int]] = set()
-        while True:
-            last = line.index()
-            canon = [_canonical(b) for b in line.boards]
-            last_canon = {c: j for j, c in enumerate(canon) if c is not None}
-            for i in range(len(line)):
-                j = last[line.keys[i]]
-                if j > i:
-                    line.replace(i, line.moves[j:])
-                    break
-                c = canon[i]
-                j = -1 if c is None else last_canon[c]
-                if j > i and (i, j) not in failed:
-                    mapping = _column_map(line.boards[j], line.boards[i])
-                    moves = None if mapping is None else _relabel(line.moves[j:], mapping)
-                    if moves is not None and self._wins(i, moves):
-                        line.replace(i, moves)
-                        break
-                    failed.add((i, j))
-            else:
-                return gained
-            gained = True
-            failed.clear()
-
-    def _wins(self, i: int, moves: Sequence[Move]) -> bool:
-        """Whether ``moves`` replay legally from position ``i`` to a win (each position
-        reached counts)."""
-        return self._wins_from(self.line.boards[i], moves)
-
-    def _wins_from(self, start: Board, moves: Sequence[Move]) -> bool:
-        board = start.copy()
-        for m in moves:
-            if not board.is_legal(m) or not self.budget.spend():
-                return False
-            board.push_unchecked(m)
-        return board.is_won()
+        i = 0
+        while i < len(line):
+            j = line.index()[line.keys[i]]
+            if j > i:
+                line.replace(i, line.moves[j:])
+                gained = True
+            i += 1
+        return gained
 
     def drop_moves(self) -> bool:
         """Leave out moves one at a time, the later column moves following their cards."""
@@ -350,14 +278,7 @@ class _Shortener:
         line = self.line
         end = len(line)
         hashed = line.hashed()
-        canon_index: dict[int, int] = {}
-        for j in range(end, i + 1, -1):
-            c = _canonical(line.boards[j])
-            if c is None:
-                break
-            canon_index.setdefault(hash(c), j)
         board = line.boards[i].copy()
-        alike = bool(canon_index)
         seen: dict[int, int] = {hash(line.keys[i]): 0}
         best_gain = 0
         best: list[Move] | None = None
@@ -386,14 +307,6 @@ class _Shortener:
                         j = hashed.get(h, -1)
                         if j - i - level - 1 > best_gain and line.keys[j] == k:
                             best_gain, best = j - i - level - 1, path + line.moves[j:]
-                        elif alike:
-                            c = _canonical(board)
-                            j = -1 if c is None else canon_index.get(hash(c), -1)
-                            if j - i - level - 1 > best_gain:
-                                mapping = _column_map(line.boards[j], board)
-                                rest = None if mapping is None else _relabel(line.moves[j:], mapping)
-                                if rest is not None and self._wins_from(board, rest):
-                                    best_gain, best = j - i - level - 1, path + rest
                         if level + 1 < depth and not visit(level + 1):
                             path.pop()
                             board.pop()
