@@ -5,9 +5,11 @@ per variant."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
-from spider_engine import Board, PositionError
+from spider_engine import Board, Move, PositionError
 from spider_engine.par import ParResult, par
 from spider_engine.solver import solve
 
@@ -109,6 +111,26 @@ def test_every_budget_holds() -> None:
         found = par(deal, budget=budget)
         assert found.verdict == "won" and found.positions <= budget
         assert replays_to_a_win(deal, found)
+
+
+@pytest.mark.parametrize(("variant", "seed"), [("spider1", "par-0"), ("wizard+weave", "par-1")])
+def test_every_move_generation_is_counted(
+    variant: str, seed: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deal = Board.deal(variant, seed)
+    calls = 0
+    generate = Board.generate_moves
+
+    def counting(self: Board) -> Iterator[Move]:
+        nonlocal calls
+        calls += 1
+        return generate(self)
+
+    monkeypatch.setattr(Board, "generate_moves", counting)
+    found = par(deal, budget=6_000)
+    assert found.verdict == "won"
+    # the replays count the positions they reach on top of the searches' generations
+    assert 0 < calls <= found.positions <= 6_000
 
 
 def test_par_refuses_views() -> None:
