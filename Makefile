@@ -32,7 +32,7 @@ test: $(STAMP)  ## the whole test suite, lint and type checks included
 	$(BIN)/mypy
 	$(BIN)/pytest -q
 
-acceptance: $(STAMP)  ## the long-running acceptance demonstrations (the "slow" marker)
+acceptance: $(STAMP)  ## the long demonstrations (the "slow" marker: par of 20 fresh deals per variant, ...)
 	$(BIN)/pytest -q -m slow
 
 lint: $(STAMP)

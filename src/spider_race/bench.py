@@ -1,7 +1,7 @@
 """``spider-race bench``: benchmarks are programs that print figures.
 
 ``bench server`` is in :mod:`.bench_server`, ``bench solver`` in :mod:`.bench_solver`,
-``bench hint`` in :mod:`.bench_hint`.
+``bench hint`` in :mod:`.bench_hint`; ``bench par`` in :mod:`.bench_par`.
 
 ``bench engine`` plays random games from seeded ``spider4`` deals (at least 100 deals, with
 play after stock deals), keeps the positions met on the way, and measures on them, on one
@@ -146,4 +146,8 @@ def run(args: argparse.Namespace) -> int:
         from .bench_hint import run as bench_hint
 
         return bench_hint(args)
+    if args.what == "par":
+        from .bench_par import run as bench_par
+
+        return bench_par(args)
     raise AssertionError(args.what)  # pragma: no cover

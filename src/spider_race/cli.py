@@ -1,6 +1,6 @@
 """``spider-race``: one command for every job.
 
-Engine commands (``deal``, ``moves``, ``apply``, ``solve``) print one line per answer;
+Engine commands (``deal``, ``moves``, ``apply``, ``solve``, ``par``) print one line per answer;
 bad input prints one line on standard error and exits with status 2. ``--version`` prints
 the installed version; ``python -m spider_race`` is the same command.
 """
@@ -67,6 +67,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("variant", nargs="?", help="variant id of a seeded deal")
     p.add_argument("seed", nargs="?", help="the deal's seed")
     p.add_argument("--position", default=None, help="solve this full position instead of a deal")
+    p.add_argument(
+        "--budget", type=int, default=1_000_000, help="positions at most (default 1,000,000)"
+    )
+    p.add_argument(
+        "--shortest",
+        action="store_true",
+        help="print the par line (the shortest winning line found) instead of the first",
+    )
+
+    p = sub.add_parser("par", help="the shortest winning line found for a deal (its par)")
+    p.add_argument("variant", help="variant id, e.g. spider4 or wizard+weave")
+    p.add_argument("seed", help="the deal's seed")
     p.add_argument(
         "--budget", type=int, default=1_000_000, help="positions at most (default 1,000,000)"
     )
@@ -139,21 +151,24 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="benchmarks that print figures")
     p.add_argument(
         "what",
-        choices=["engine", "server", "solver", "hint"],
-        help="what to measure: engine, server, solver or hint",
+        choices=["engine", "server", "solver", "hint", "par"],
+        help="what to measure: engine, server, solver, hint or par",
     )
-    p.add_argument("--deals", type=int, default=100, help="engine, solver: seeded deals")
+    p.add_argument(
+        "--deals", type=int, default=100, help="engine, solver, par: seeded deals"
+    )
     p.add_argument(
         "--variant",
         default=None,
-        help="solver: one variant (default: the three Spiders and the four other decks)",
+        help="solver, par: one variant (default: the three Spiders and the four other decks)",
     )
     p.add_argument(
         "--budget",
         type=int,
         default=None,
-        help="solver: one budget (default 167,000 and 1,000,000); hint: positions per hint"
-        " (default: the server's hint_budget default)",
+        help="solver: one budget (default 167,000 and 1,000,000); par: the budget of each "
+        "deal (default 200,000); hint: positions per hint (default: the server's hint_budget "
+        "default)",
     )
     p.add_argument(
         "--corpus",
@@ -204,7 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     command = args.command
-    if command in ("deal", "moves", "apply", "solve"):
+    if command in ("deal", "moves", "apply", "solve", "par"):
         from .engine_commands import run
 
         return run(args)

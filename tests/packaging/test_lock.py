@@ -49,7 +49,6 @@ def _pip(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.slow  # an acceptance demonstration (make acceptance); make test runs it too
 def test_the_environment_is_exactly_the_lock() -> None:
     frozen = _pip("freeze", "--exclude-editable")
     assert frozen.returncode == 0, frozen.stderr
@@ -139,7 +138,6 @@ def _entry_text(lock: Path, name: str) -> str:
     return "\n".join(lines[start:end]).rstrip(" \\") + "\n"
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("edit", ["version", "hash"])
 def test_an_edited_lock_entry_fails_the_install(edit: str, tmp_path: Path) -> None:
     entry = _entry_text(ROOT / "requirements.lock", "msgpack")

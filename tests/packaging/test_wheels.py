@@ -30,8 +30,6 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow  # an acceptance demonstration (make acceptance); make test too
-
 ROOT = Path(__file__).resolve().parents[2]
 VERSION = (ROOT / "VERSION").read_text().strip()
 DISTRIBUTIONS = {  # distribution name: (source folder in the copy, import name)
