@@ -16,6 +16,10 @@ Keys of one race share the hash tag ``{race:<code>}`` so that its scripts touch 
                                           moves, turned_up, runs, deals_left, score, time, down0,
                                           suited, raised_at (both absent from older games: 0)
     {race:<code>}:actions:<player> list   the player's actions in order: moves, undo, resign
+    {race:<code>}:times:<player>  list    each action's race time in ms, parallel to actions
+                                          (pushed by the same script; absent in older races)
+    {race:<code>}:ghosts          hash    ghost id -> msgpack of the recorded run it replays
+                                          (source race and player, actions, times)
     {race:<code>}:acks:<player>   hash    seq -> msgpack of the ack sent for that action (a
                                           resend gets the same ack again)
     {race:<code>}:online          zset    "<player>|<node>|<conn>" -> expiry time: players
@@ -58,6 +62,7 @@ __all__ = [
     "race_of_channel",
     "events",
     "game",
+    "ghosts",
     "meta",
     "nodes",
     "online",
@@ -72,6 +77,7 @@ __all__ = [
     "leaderboard",
     "race_key",
     "spectators",
+    "times",
     "PLAYER_RACES_TTL",
 ]
 
@@ -105,6 +111,17 @@ def game(code: str, player: str) -> str:
 
 def actions(code: str, player: str) -> str:
     return race_key(code, f"actions:{player}")
+
+
+def times(code: str, player: str) -> str:
+    """The race time (milliseconds from the start) of each of the player's actions, a list
+    parallel to :func:`actions` (absent for races from before times were kept)."""
+    return race_key(code, f"times:{player}")
+
+
+def ghosts(code: str) -> str:
+    """A ghost race's recorded runs: a hash, ghost id -> msgpack of the run."""
+    return race_key(code, "ghosts")
 
 
 def acks(code: str, player: str) -> str:

@@ -102,10 +102,10 @@ COMMIT_ACTION = (
     + """
 -- A player's action, applied only if the race runs and the player's seq is still the one
 -- it was decided on: two nodes never both apply it, a resend is applied once.
--- KEYS: meta, players, events, game, actions, acks, nodes
+-- KEYS: meta, players, events, game, actions, acks, nodes, times
 -- ARGV: expected seq, player, channel, ttl, maxlen, committing node, now, action, ack
---       frame, entry, n, then n events as audience and data, then the game's fields and
---       values (its new seq among them)
+--       frame, entry, n, then n events as audience and data, then the action's race time
+--       (ms), then the game's fields and values (its new seq among them)
 -- The keys' TTL is refreshed on the player's first action and every 64th after (a race
 -- change refreshes every key of the race).
 -- Returns {1, new version}, {0, 'state'} (not running), {0, 'seq', current seq}.
@@ -120,8 +120,9 @@ if seq ~= tonumber(ARGV[1]) then
 end
 local n = tonumber(ARGV[11])
 local fields = 12 + 2 * n
-redis.call('HSET', game, unpack(ARGV, fields))
+redis.call('HSET', game, unpack(ARGV, fields + 1))
 redis.call('RPUSH', KEYS[5], ARGV[8])
+redis.call('RPUSH', KEYS[8], ARGV[fields])
 redis.call('HSET', KEYS[6], string.format('%d', seq + 1), ARGV[9])
 redis.call('HSET', players, ARGV[2], ARGV[10])
 local events = {}

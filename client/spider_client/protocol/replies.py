@@ -103,6 +103,8 @@ class LeaderboardEntry:
     name: str
     time: float
     moves: int
+    race: str | None = None
+    """The code of the player's daily race: their run, to race as a ghost."""
 
 
 @dataclass

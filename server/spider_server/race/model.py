@@ -100,6 +100,8 @@ class Entry:
     raised_at: float = 0.0
     """Race time (seconds from the start) of the action that last raised the player's
     progress (sets completed, cards turned up, suited score); 0 before any did."""
+    ghost: bool = False
+    """A recorded run replayed on the race's clock (:mod:`.ghosts`), not a live player."""
 
     @property
     def progress(self) -> tuple[int, int, int]:
@@ -120,6 +122,7 @@ class Entry:
             score=self.score,
             time=self.time,
             hints=self.hints,
+            ghost=self.ghost,
         )
 
 
@@ -162,6 +165,9 @@ class Final:
     results: list[Result]
     replays: dict[str, list[str]]
     boards: dict[str, str]
+    times: dict[str, list[int]] = field(default_factory=dict)
+    """Each player's action times (ms from the start), parallel to ``replays``; a player
+    whose times were not kept (a race from before they were) is left out."""
 
 
 @dataclass(kw_only=True)
@@ -204,6 +210,8 @@ class RaceChange:
     events: list[tuple[Audience, object]] = field(default_factory=list)
     delete: bool = False
     finished: bool = False
+    ghost_runs: dict[str, bytes] = field(default_factory=dict)
+    """Recorded runs of the race's ghosts to write (ghost id -> stored run), at creation."""
 
 
 def event_data(event: object) -> bytes:
@@ -233,6 +241,8 @@ class ActionOutcome:
     ack_frame: bytes = field(repr=False)
     """The ack's frame, encoded once: the same bytes are stored (for a resent action)
     and sent."""
+    time_ms: int = 0
+    """The action's race time in milliseconds (kept with the action: timed replays)."""
 
 
 def entry_of(entry: Entry, game: Game) -> Entry:
@@ -252,4 +262,5 @@ def entry_of(entry: Entry, game: Game) -> Entry:
         time=game.time,
         suited=game.suited,
         raised_at=game.raised_at,
+        ghost=entry.ghost,
     )

@@ -66,6 +66,7 @@ def rank(entries: Iterable[Entry]) -> list[Result]:
             moves=e.moves,
             score=e.score,
             hints=e.hints,
+            ghost=e.ghost,
         )
         for rank_now, e in zip(ranks, ordered, strict=True)
     ]

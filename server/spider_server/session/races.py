@@ -50,17 +50,61 @@ class RaceHandlers(SessionBase):
     async def create_race(self, msg: CreateRace) -> None:
         """Create a race and join it as its first player (reply: ``joined``)."""
         options = rules.RaceOptions.from_request(msg, self.ctx.limits)
-        await self.check_race_limit()
+        runs: list[rules.GhostRun] = []
         seed = msg.seed
-        if options.winnable:  # a proven seed at once, or the race waits for one
+        if msg.ghosts:
+            if msg.seed is not None or options.winnable:
+                raise InvalidMessage("ghosts: the race deals the ghosts' deal (no seed)")
+            runs, seed = await self._ghost_runs(msg.ghosts, options)
+        await self.check_race_limit()
+        if options.winnable and not runs:  # a proven seed at once, or the race waits for one
             seed = await self.ctx.seeds.take(options.variant)
-        code = await self._new_race(options, seed, preparing=options.winnable and seed is None)
+        code = await self._new_race(
+            options, seed, preparing=options.winnable and seed is None, ghosts=runs
+        )
         await self._joined(msg.req, code, "player", None)
 
+    async def _ghost_runs(
+        self, specs: list[dict[str, str]], options: rules.RaceOptions
+    ) -> tuple[list[rules.GhostRun], str]:
+        """The recorded runs ``specs`` name, checked for a race with ``options``, and the
+        deal (seed) they share. InvalidMessage when one is not fit."""
+        if len(specs) > rules.MAX_GHOSTS:
+            raise InvalidMessage(f"ghosts: at most {rules.MAX_GHOSTS}")
+        runs: list[rules.GhostRun] = []
+        seeds: set[str] = set()
+        for spec in specs:
+            if not isinstance(spec, dict) or not isinstance(spec.get("race"), str):
+                raise InvalidMessage('ghosts: each {"race": CODE, "player": PLAYER_ID}')
+            source = await self.ctx.store.load_race(race_code(spec["race"]))
+            if source is None:
+                raise InvalidMessage(f"ghosts: no race {spec['race']}")
+            runs.append(
+                rules.run_of(
+                    source,
+                    str(spec.get("player", "")),
+                    variant=options.variant,
+                    undo=options.undo,
+                    time_limit=options.time_limit,
+                    now=self.ctx.clock(),
+                    daily=options.daily,
+                )
+            )
+            seeds.add(source.seed)
+        if len(seeds) != 1:
+            raise InvalidMessage("ghosts: the runs must be of one deal")
+        return runs, seeds.pop()
+
     async def _new_race(
-        self, options: rules.RaceOptions, seed: str | None, *, preparing: bool
+        self,
+        options: rules.RaceOptions,
+        seed: str | None,
+        *,
+        preparing: bool,
+        ghosts: list[rules.GhostRun] | None = None,
     ) -> str:
-        """Create a race (preparing: queued for a proven seed) with this player in it."""
+        """Create a race (preparing: queued for a proven seed) with this player in it, and
+        the ``ghosts`` given."""
         assert self.identity is not None
         ctx = self.ctx
         for _ in cas_tries("could not find a free join code"):  # 32**5 codes
@@ -73,6 +117,8 @@ class RaceHandlers(SessionBase):
                 seed=seed,
                 preparing=preparing,
             )
+            if ghosts:
+                rules.add_ghosts(change, ghosts)
             try:
                 await ctx.store.commit(change, new=True)
             except Conflict:
@@ -111,7 +157,10 @@ class RaceHandlers(SessionBase):
             winnable=True,
             daily=day,
         )
-        code = await self._new_race(options, seed, preparing=seed is None)
+        runs, ghost_seed = await self._ghost_runs(msg.ghosts, options) if msg.ghosts else ([], seed)
+        if ghost_seed != seed:
+            raise InvalidMessage("ghosts: the runs must be of the day's deal")
+        code = await self._new_race(options, seed, preparing=seed is None, ghosts=runs)
         if not await store.set_daily_race(variant.id, day, self.player, code):
             # another connection of this player made one at the same moment: use that one
             await store.commit(rules.leave(await self.load(code), self.player, ctx.clock()))
@@ -137,9 +186,10 @@ class RaceHandlers(SessionBase):
             raise InvalidMessage("day: YYYY-MM-DD") from None
         rows = await self.ctx.store.leaderboard(variant, day)
         ranks = rules.shared_ranks([(t, moves) for _, _, t, moves in rows])
+        races = await self.ctx.store.daily_races_of(variant, day, [row[0] for row in rows])
         entries = [
-            LeaderboardEntry(rank=i, player=player, name=name, time=t, moves=moves)
-            for i, (player, name, t, moves) in zip(ranks, rows, strict=True)
+            LeaderboardEntry(rank=i, player=player, name=name, time=t, moves=moves, race=code)
+            for i, (player, name, t, moves), code in zip(ranks, rows, races, strict=True)
         ]
         self.send_msg(LeaderboardReply(req=msg.req, variant=variant, day=day, entries=entries))
 
@@ -258,7 +308,8 @@ class RaceHandlers(SessionBase):
             state=race.state.value,
             starts_at=race.starts_at,
             ends_at=race.ends_at,
-            statuses={p: e.status for p, e in race.players.items()},
+            statuses={p: e.status for p, e in race.players.items() if not e.ghost},
+            ghosts=any(e.ghost for e in race.players.values()),
         )
 
     async def leave(self, msg: Leave) -> None:

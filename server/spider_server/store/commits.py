@@ -177,7 +177,14 @@ class StoreBase:
             keys.hints(code),
         ]
         for pid in race.players:
-            out += [keys.game(code, pid), keys.actions(code, pid), keys.acks(code, pid)]
+            out += [
+                keys.game(code, pid),
+                keys.actions(code, pid),
+                keys.acks(code, pid),
+                keys.times(code, pid),
+            ]
+        if any(e.ghost for e in race.players.values()):
+            out.append(keys.ghosts(code))
         return out
 
     async def commit(self, change: RaceChange, *, new: bool = False) -> int:
@@ -190,6 +197,7 @@ class StoreBase:
                 keys.game(race.code, pid),
                 keys.actions(race.code, pid),
                 keys.acks(race.code, pid),
+                keys.times(race.code, pid),
             ]
         index = {k: i + 1 for i, k in enumerate(key_list)}
         stored = [(str(audience), event_data(ev)) for audience, ev in change.events]
@@ -197,7 +205,8 @@ class StoreBase:
             "m": meta_fields(race) if change.meta or new else {},
             "ps": {e.player: entry_bytes(e) for e in change.players},
             "pd": list(change.removed),
-            "h": [[index[keys.game(race.code, g.player)], game_fields(g)] for g in change.games],
+            "h": [[index[keys.game(race.code, g.player)], game_fields(g)] for g in change.games]
+            + ([[index[keys.ghosts(race.code)], change.ghost_runs]] if change.ghost_runs else []),
             "e": stored,
             "del": 1 if change.delete else 0,
         }
@@ -240,6 +249,7 @@ class StoreBase:
                 keys.actions(code, pid),
                 keys.acks(code, pid),
                 keys.nodes(code),
+                keys.times(code, pid),
             ]
         args: list[str | bytes] = [
             str(outcome.game.seq - 1),
@@ -256,6 +266,7 @@ class StoreBase:
         ]
         for audience, data in outcome.stored_events:
             args += (audience, data)
+        args.append(str(outcome.time_ms))
         for name, value in game_fields(outcome.game).items():
             args += (name, value)
         with as_unavailable:
