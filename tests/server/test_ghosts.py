@@ -216,3 +216,56 @@ def test_a_ghost_race_replays_board_by_board() -> None:
         game = outcome.game
     assert rules.next_due(started.race, game, run) is None
     assert game.position == board.text()
+
+
+async def test_the_days_leader_raced_as_a_ghost_during_the_day(redis_server, server_node) -> None:
+    """Progress only: the ghost's counts and times, never a card of the day's deal."""
+    from spider_engine.solver import solve
+
+    node = await server_node(redis_server.url, pool_size=0, rate=1000.0, burst=1000)
+    a = await Client.connect(node.url, name="ann")
+    reply = await a.request(p.DailyRace(req=0, variant="spider1"))
+    code = reply.race.code
+    if reply.race.preparing:
+        await a.expect("prepared", timeout=30)
+    seed = (await node.node.redis.get(keys.daily("spider1", reply.race.daily))).decode()
+    await a.ready(code)
+    await a.expect("ack", lambda m: m.seq == 0)
+    line = solve(Board.deal("spider1", seed), budget=200_000).line
+    assert line
+    for seq, move in enumerate(line, start=1):
+        assert (await a.move(code, seq, move.text())).type == "ack"
+    await a.expect("finished")
+    b = await Client.connect(node.url, name="bob")
+    entries = (
+        await b.request(p.Leaderboard(req=0, variant="spider1"), ("leaderboard_reply",))
+    ).entries
+    assert [(e.player, e.race) for e in entries] == [(a.player, code)]
+    run = [{"race": entries[0].race, "player": entries[0].player}]
+    # not a race of its own before the day is over: that would show the deal
+    refused = await b.request(p.CreateRace(req=0, variant="spider1", undo=True, ghosts=run))
+    assert refused.type == "error" and "day is over" in refused.message
+    joined = await b.request(p.DailyRace(req=0, variant="spider1", ghosts=run))
+    assert joined.type == "joined" and joined.race.daily
+    assert [(i.player, i.ghost) for i in joined.race.players] == [
+        (b.player, False),
+        ("ghost1", True),
+    ]
+    await b.ready(joined.race.code)
+    await b.expect("ack", lambda m: m.seq == 0)
+    # the ghost's whole line shows as progress: its counts go up to the win
+    await b.expect("progress", lambda m: m.player.player == "ghost1" and m.player.status == "won")
+    seen = [e.player.moves for e in b.events("progress") if e.player.player == "ghost1"]
+    assert seen == sorted(seen) and seen[-1] == len(line)
+    await b.send(p.Resign(code=joined.race.code, seq=1))
+    assert (await b.expect("ack", lambda m: m.seq == 1)).status == "resigned"
+    result = await b.expect("finished")
+    assert result.seed is None and result.replays is None and result.replay_times is None
+    ghost = next(r for r in result.results if r.player == "ghost1")
+    assert ghost.ghost and ghost.status == "won" and ghost.rank == 1
+    scanner = LeakScanner("spider1", secrets=(seed,))
+    scanner.feed_all("bob", "player", b.frames)
+    assert scanner.leaks == []
+    # the leaderboard still has the one human who won
+    again = await b.request(p.Leaderboard(req=0, variant="spider1"), ("leaderboard_reply",))
+    assert [e.player for e in again.entries] == [a.player]
