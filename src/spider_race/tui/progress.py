@@ -59,7 +59,7 @@ def render_players(
     width: int | None = None,
 ) -> Text:
     """Every player's progress: runs completed (a bar out of ``sets``), cards turned up,
-    moves, score and status; ``me`` is marked. A player's line longer than ``width`` cells
+    moves, score and status; ``me`` is marked, and so is a ghost (``◌``, "(ghost)"). A player's line longer than ``width`` cells
     goes on two lines."""
     out = Text()
     room = name_room(info.name for info in race.players)
@@ -83,8 +83,8 @@ def _player_line(
     width: int | None,
     room: int,
 ) -> None:
-    mark = "▶ " if info.player == me else "  "
-    out.append(mark, style="bold yellow")
+    mark = "▶ " if info.player == me else "◌ " if info.ghost else "  "
+    out.append(mark, style="dim" if info.ghost else "bold yellow")
     name = elide(info.name, room)
     name.pad_right(room + 1 - name.cell_len)
     if info.player == me:
@@ -93,7 +93,9 @@ def _player_line(
     if race.state in ("open", "countdown"):
         ready = "ready" if info.ready else "not ready"
         out.append(ready, style="green" if info.ready else "dim")
-        if not info.connected:
+        if info.ghost:
+            out.append("  (ghost)", style="dim")
+        elif not info.connected:
             out.append("  (away)", style="dim")
         out.append("\n")
         return
@@ -104,7 +106,9 @@ def _player_line(
     rest.append(info.status, style=STATUS_STYLES.get(info.status, ""))
     if info.time is not None and info.status == "won":
         rest.append(f" in {format_clock(info.time)}", style="green")
-    if not info.connected:
+    if info.ghost:
+        rest.append("  (ghost)", style="dim")
+    elif not info.connected:
         rest.append("  (away)", style="dim")
     line = out.plain[out.plain.rfind("\n") + 1 :]
     if width is not None and cell_len(line) + 2 + rest.cell_len > width:
@@ -155,7 +159,8 @@ def render_results(results: list[Result], *, me: str | None = None) -> Text:
         name = r.name + " " * (room + 1 - cell_len(r.name))
         out.append(
             f"{r.rank:2d}. {name}{r.status:<9}{time:>7}  {plural(r.runs, 'run')}"
-            f"  {plural(r.moves, 'move')}  score {r.score}\n",
+            f"  {plural(r.moves, 'move')}  score {r.score}"
+            f"{'  (ghost)' if r.ghost else ''}\n",
             style=style,
         )
     return out
