@@ -269,3 +269,31 @@ async def test_the_days_leader_raced_as_a_ghost_during_the_day(redis_server, ser
     # the leaderboard still has the one human who won
     again = await b.request(p.Leaderboard(req=0, variant="spider1"), ("leaderboard_reply",))
     assert [e.player for e in again.entries] == [a.player]
+    # after its day, the run is raced in a race of its own (the deal is public then)
+    await node.node.redis.hset(keys.meta(code), "daily", "2000-01-01")
+    again_joined = await a.create(variant="spider1", undo=True, time_limit=3600, ghosts=[
+        {"race": code, "player": a.player}
+    ])  # fmt: skip
+    assert [i.ghost for i in again_joined.race.players] == [False, True]
+    assert again_joined.race.daily is None
+
+
+async def test_a_ghost_in_a_live_board_race_shows_its_view_only(redis_server, server_node) -> None:
+    node = await server_node(redis_server.url)
+    code, player, recorded = await record_run(node.url, moves=6, pause=0.02)
+    b = await Client.connect(node.url, name="bob")
+    ghost_code = (
+        await b.create(**OPTIONS, live_boards=True, ghosts=[{"race": code, "player": player}])
+    ).race.code
+    w = await Client.connect(node.url, name="watcher")
+    await w.join(ghost_code, role="spectator")
+    await b.ready(ghost_code)
+    await b.expect("ack", lambda m: m.seq == 0)
+    for _ in recorded.replays[player]:
+        await w.expect("board", lambda m: m.player == "ghost1")
+    await b.send(p.Resign(code=ghost_code, seq=1))
+    await b.expect("finished")
+    scanner = LeakScanner(VARIANT)
+    scanner.feed_all("watcher", "spectator", w.frames)
+    scanner.feed_all("bob", "player", b.frames)
+    assert scanner.leaks == []
