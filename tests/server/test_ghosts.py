@@ -61,6 +61,10 @@ async def test_a_finished_race_keeps_each_actions_time(redis_server, server_node
     result = verify(finished)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "times" in result.stdout
+    finished.replay_times = {player: times[::-1]}  # out of order: the check fails
+    result = verify(finished)
+    assert result.returncode == 1 and "FAIL" in result.stdout and "times" in result.stdout
+    finished.replay_times = {player: times}
     # a spectator joining afterwards sees them too
     s = await Client.connect(node.url, name="late")
     joined = await s.join(code, role="spectator")
