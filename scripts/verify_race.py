@@ -18,7 +18,8 @@ Checks, each printed as ``ok`` or ``FAIL``:
    engine): each move legal, each ``undo`` taking back a move, ``resign`` last;
 3. each player's result follows from their replay: runs completed, actions counted, classic
    score, won exactly when the final board is won, a resign where the status says so, the
-   final board the one published;
+   final board the one published; the action times (``replay_times``, when the race kept
+   them) one per action, whole milliseconds, non-decreasing, a winner's last one its time;
 4. the ranking (rules.md §7a): winners first, by time, then fewer actions; then the
    players who did not forfeit, then those who resigned, left or were abandoned, each by
    progress (sets completed, cards turned up, suited score; larger first, from the
@@ -126,6 +127,8 @@ def verify(
         return report.failures + 1
     results: list[dict[str, Any]] = data["results"]
     replays: dict[str, list[str]] = data["replays"]
+    times: dict[str, list[int]] = data.get("replay_times") or {}
+    report.check(set(times) <= set(replays), "action times only of players with a replay")
     report.check({r["player"] for r in results} == set(replays), "every ranked player has a replay")
     down0 = sum(Board.deal(variant, seed).down)
     progress: dict[str, tuple[int, int, int]] = {}
@@ -156,6 +159,20 @@ def verify(
         if pid in boards:
             report.check(
                 board.text() == boards[pid], f"{who}: the final board is the one published"
+            )
+        stamps = times.get(pid)
+        if stamps is not None:
+            actions = replays.get(pid, [])
+            report.check(
+                len(stamps) == len(actions)
+                and all(isinstance(t, int) and t >= 0 for t in stamps)
+                and all(a <= b for a, b in zip(stamps, stamps[1:], strict=False))
+                and (
+                    result.get("time") is None
+                    or not stamps
+                    or stamps[-1] <= result["time"] * 1000 + 1
+                ),
+                f"{who}: the action times: one per action, non-decreasing",
             )
     ordered = sorted(results, key=lambda r: r["rank"])
     ok = all(r["player"] in progress for r in ordered)

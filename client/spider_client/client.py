@@ -161,19 +161,26 @@ class Client(Connection):
     async def create_race(self, **options: Any) -> str:
         """Create a race (options: the fields of
         :class:`~spider_client.protocol.CreateRace` — variant, seed, max_players,
-        time_limit, undo, live_boards, countdown, winnable, hints, away_grace), join it as
-        a player, and
-        return its join code. Not repeated after a drop (:class:`RequestInterrupted`)."""
+        time_limit, undo, live_boards, countdown, winnable, hints, away_grace, ghosts), join
+        it as a player, and return its join code. ``ghosts=[{"race": CODE, "player":
+        PLAYER_ID}]`` races recorded runs of finished races on their deal. Not repeated after
+        a drop (:class:`RequestInterrupted`)."""
         reply = await self._request(lambda req: p.CreateRace(req=req, **options), repeatable=False)
         code: str = reply.race.code if isinstance(reply, p.Joined) else reply.code
         if self.code != code:
             await self.join(code)
         return code
 
-    async def daily_race(self, variant: str = "spider4") -> str:
+    async def daily_race(
+        self, variant: str = "spider4", ghosts: list[dict[str, str]] | None = None
+    ) -> str:
         """Join (or rejoin) this player's race on the day's deal of ``variant`` and return
-        its join code; mark ready to start it."""
-        reply = await self._request(lambda req: p.DailyRace(req=req, variant=variant))
+        its join code; mark ready to start it. ``ghosts`` (``{"race": CODE, "player":
+        PLAYER_ID}``, as the leaderboard's entries name them) are the day's runs to race,
+        when the race is made."""
+        reply = await self._request(
+            lambda req: p.DailyRace(req=req, variant=variant, ghosts=ghosts)
+        )
         code: str = reply.race.code
         if self.code != code:
             await self.join(code)

@@ -32,7 +32,7 @@ How each message changes the state:
   (no start time); ``countdown`` sets the start time; ``started`` makes the race running
   with its times and commitment, and every waiting player playing; ``board`` sets that
   player's board; ``prepared`` clears ``preparing`` and sets the commitment; ``finished``
-  makes the race finished with its results, seed, salt, replays and commitment, sets every
+  makes the race finished with its results, seed, salt, replays (and their times) and commitment, sets every
   ranked player's status, and adds the final boards.
 - an ack (:meth:`take_ack`): when it is of the race held and its ``seq`` is not behind,
   the view, ``seq`` and the player's status, moves, score, cards turned up, runs, deals
@@ -260,6 +260,7 @@ class RaceMirror:
             race.state = "finished"
             race.results = event.results
             race.seed, race.salt, race.replays = event.seed, event.salt, event.replays
+            race.replay_times = event.replay_times
             race.commitment = event.commitment
             self._keep_event_data(event)
             for result in event.results:

@@ -21,6 +21,10 @@ Keys of one race share the hash tag ``{race:<code>}`` so that its scripts touch 
     {race:<code>}:marks:<player>  hash    n -> the depth of the stack; every depth that is a
                                           multiple of ``UNDO_MARK`` -> the full position at that
                                           depth (an undo rebuilds from the mark below it)
+    {race:<code>}:times:<player>  list    each action's race time in ms, parallel to actions
+                                          (pushed by the same script; absent in older races)
+    {race:<code>}:ghosts          hash    ghost id -> msgpack of the recorded run it replays
+                                          (source race and player, actions, times)
     {race:<code>}:acks:<player>   hash    seq -> msgpack of the ack sent for that action (a
                                           resend gets the same ack again)
     {race:<code>}:online          zset    "<player>|<node>|<conn>" -> expiry time: players
@@ -69,6 +73,7 @@ __all__ = [
     "race_of_channel",
     "events",
     "game",
+    "ghosts",
     "meta",
     "nodes",
     "online",
@@ -84,6 +89,7 @@ __all__ = [
     "race_key",
     "spectators",
     "PLAYER_RACES_KEPT",
+    "times",
     "PLAYER_RACES_TTL",
 ]
 
@@ -132,6 +138,17 @@ def stack(code: str, player: str) -> str:
 
 def marks(code: str, player: str) -> str:
     return race_key(code, f"marks:{player}")
+
+
+def times(code: str, player: str) -> str:
+    """The race time (milliseconds from the start) of each of the player's actions, a list
+    parallel to :func:`actions` (absent for races from before times were kept)."""
+    return race_key(code, f"times:{player}")
+
+
+def ghosts(code: str) -> str:
+    """A ghost race's recorded runs: a hash, ghost id -> msgpack of the run."""
+    return race_key(code, "ghosts")
 
 
 def acks(code: str, player: str) -> str:

@@ -10,7 +10,8 @@ the hub, the seed pool, its clock and its transitions.
 Transitions that are due at a time (a countdown's end, a race's time limit) or when every
 game is over are decided by :func:`~.race.due_transition` alone, and performed by
 whichever node gets there first: each node asks it every ``tick`` of the races its
-connections watch (on the light view each watch keeps from the events: no read from
+connections watch (and starts emitting the ghosts of the running ghost races among them,
+:mod:`.ghosts`) (on the light view each watch keeps from the events: no read from
 Redis) and tries; the check-and-set on the race's version lets exactly one succeed. A race
 nobody watches makes its transitions when someone next joins it.
 
@@ -36,6 +37,7 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from . import race as rules
 from . import redisconn
 from .errors import Conflict, Unavailable
+from .ghosts import GhostRunner
 from .http import Http, OpenFiles
 from .hub import Hub
 from .limits import AddressLimits, Proxies
@@ -140,6 +142,8 @@ class Node:
             spawn=self.spawn,
             presence=self.presence.check,
         )
+        self.ghosts = GhostRunner(self.store, self.now, self.spawn, self._watched_running)
+        """Emits the due actions of the ghost races watched here (from the tick loop)."""
         self.server: Server | None = None
         self.offset = 0.0
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -363,9 +367,14 @@ class Node:
             if due == "start":
                 change = rules.start(race, now)
             else:
-                games, replays = await self.store.load_games(race)
+                games, replays, times = await self.store.load_timed_games(race)
                 hints = await self.store.load_hints(code) if race.options.hints else None
-                change = rules.finish(race, games, replays, now, hints)
+                if any(e.ghost for e in race.players.values()):
+                    runs = await self.store.load_ghost_runs(code)
+                    games, ghost_replays, ghost_times = rules.finish_ghosts(race, games, runs)
+                    replays.update(ghost_replays)
+                    times.update(ghost_times)
+                change = rules.finish(race, games, replays, now, hints, times)
             try:
                 await self.store.commit(change)
             except Conflict:
@@ -404,10 +413,17 @@ class Node:
             await asyncio.sleep(self.settings.tick)
             now, mono = self.now(), time.monotonic()
             for watch in list(self.hub.watches.values()):
+                if watch.ghosts and watch.state == "running":
+                    self.ghosts.ensure(watch.code)
                 if mono < watch.next_attempt or watch.view is None:
                     continue
                 if rules.due_transition(watch.view, now) is not None:
                     self._try_advance(watch)
+
+    def _watched_running(self, code: str) -> bool:
+        """Whether a connection here watches race ``code`` and it runs (as far as known)."""
+        watch = self.hub.watches.get(code)
+        return watch is not None and watch.state == "running"
 
     async def _sweep_loop(self) -> None:
         last_clock = time.monotonic()

@@ -104,14 +104,14 @@ COMMIT_ACTION = (
     + """
 -- A player's action, applied only if the race runs and the player's seq is still the one
 -- it was decided on: two nodes never both apply it, a resend is applied once.
--- KEYS: meta, players, events, game, actions, acks, nodes, stack, marks
+-- KEYS: meta, players, events, game, actions, acks, nodes, stack, marks, times
 -- ARGV: expected seq, player, channel, ttl, maxlen, committing node, now, action, ack
---       frame, entry, n, then n events as audience and data, then the game's fields and
---       values (its new seq among them)
+--       frame, entry, n, then n events as audience and data, then the action's race time
+--       (ms), then the game's fields and values (its new seq among them)
 -- The standing moves (stack) and their depth and marks (marks) follow each action from the
 -- player's first on: a move pushes, an undo pops, and a move that reaches a depth that is a
 -- multiple of the mark's spacing keeps the position there (games begun without them keep
--- none: their undo replays the actions).
+-- none: their undo replays the actions). Each action's race time goes to times.
 -- The keys' TTL is refreshed on the player's first action and every 64th after (a race
 -- change refreshes every key of the race).
 -- Returns {1, new version}, {0, 'state'} (not running), {0, 'seq', current seq} (the seq
@@ -130,8 +130,9 @@ if seq ~= tonumber(ARGV[1]) or g[2] ~= 'playing' then
 end
 local n = tonumber(ARGV[11])
 local fields = 12 + 2 * n
-redis.call('HSET', game, unpack(ARGV, fields))
+redis.call('HSET', game, unpack(ARGV, fields + 1))
 redis.call('RPUSH', KEYS[5], ARGV[8])
+redis.call('RPUSH', KEYS[10], ARGV[fields])
 redis.call('HSET', KEYS[6], string.format('%d', seq + 1), ARGV[9])
 redis.call('HSET', players, ARGV[2], ARGV[10])
 local action = ARGV[8]
@@ -146,7 +147,7 @@ if action ~= 'resign' and (seq == 0 or redis.call('EXISTS', KEYS[9]) == 1) then
     redis.call('RPUSH', KEYS[8], action)
     depth = depth + 1
     if depth % MARK == 0 then
-      for i = fields, #ARGV - 1, 2 do
+      for i = fields + 1, #ARGV - 1, 2 do
         if ARGV[i] == 'position' then
           redis.call('HSET', KEYS[9], string.format('%d', depth), ARGV[i + 1])
         end

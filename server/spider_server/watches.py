@@ -178,6 +178,9 @@ class RaceWatch:
         self.gap_timer: asyncio.TimerHandle | None = None
         self.next_attempt = 0.0
         """Monotonic time before which the node does not try a transition again."""
+        self.ghosts = False
+        """The race has ghosts (:mod:`.ghosts`): this node emits their due actions. Ghosts
+        are not in :attr:`view`: they never hold the race's end."""
 
     @property
     def state(self) -> str | None:
@@ -228,7 +231,10 @@ class RaceWatch:
             pass  # players' statuses come with the first snapshot
         elif kind in ("player_joined", "progress"):
             info = fields["player"]
-            self.set_status(info["player"], info["status"])
+            if info.get("ghost"):
+                self.ghosts = True
+            else:
+                self.set_status(info["player"], info["status"])
         elif kind == "player_left":
             view.players.pop(fields["player"], None)
         self.next_attempt = 0.0

@@ -369,3 +369,24 @@ def test_a_boards_room_holds_it_at_the_end_of_the_game() -> None:
     assert widest == 42 and board_room("spider4") >= widest
     assert board_room("wizard+weave") >= board_width(Board.deal("wizard+weave", "1"))
     assert board_room("no-such-game") == 0
+
+
+def test_ghosts_are_marked() -> None:
+    race = _running_race(
+        "spider1",
+        [
+            PlayerInfo(player="p1", name="ada", status="playing", runs=1),
+            PlayerInfo(player="ghost1", name="bob", status="playing", connected=False, ghost=True),
+        ],
+    )
+    lines = render_players(race, sets=8, cards=104, me="p1").plain.splitlines()
+    assert lines[1].startswith("◌ bob") and lines[1].endswith("(ghost)")
+    assert "away" not in lines[1] and "ghost" not in lines[0]
+    results = [
+        Result(rank=1, player="ghost1", name="bob", status="won", time=9.0, runs=8, moves=99,
+               score=1000, ghost=True),
+        Result(rank=2, player="p1", name="ada", status="timeout", time=None, runs=1, moves=9,
+               score=500),
+    ]  # fmt: skip
+    plain = render_results(results).plain.splitlines()
+    assert plain[1].endswith("(ghost)") and not plain[2].endswith("(ghost)")

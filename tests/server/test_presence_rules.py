@@ -174,3 +174,14 @@ def test_the_away_grace_option_and_its_bounds() -> None:
     for bad in (0, -1, limits.max_away_grace + 1):
         with pytest.raises(InvalidMessage, match="away_grace"):
             r.RaceOptions.from_request(CreateRace(req=1, away_grace=bad), limits)
+
+
+def test_a_ghost_is_never_away_nor_abandoned() -> None:
+    race, _ = _running(players=2, grace=10)
+    ghost = replace(race.players["p2"], ghost=True)
+    race = replace(race, players={**race.players, "p2": ghost})
+    # a ghost holds no connection: long past the grace it is neither away nor out
+    assert r.presence_plan(race, {"p1"}, START + 1) == {}
+    assert r.presence_plan(race, {"p1"}, START + 100) == {}
+    # the live player without a claim still is
+    assert r.presence_plan(race, set(), START + 1) == {"p1": "away"}

@@ -70,6 +70,10 @@ class CreateRace:
     humans_only: bool = False
     """Refuse players whose hello said ``bot`` (error ``humans_only``)."""
     type: Literal["create_race"] = "create_race"
+    ghosts: list[dict[str, str]] | None = None
+    """Recorded runs to race (at most 5), each ``{"race": CODE, "player": PLAYER_ID}`` of a
+    finished, revealed race with the same variant, undo and time limit, all on one deal:
+    the race deals that deal (no ``seed``, not ``winnable``)."""
 
 
 @dataclass
@@ -145,6 +149,10 @@ class DailyRace:
     req: int
     variant: str = "spider4"
     type: Literal["daily_race"] = "daily_race"
+    ghosts: list[dict[str, str]] | None = None
+    """Runs of the same day's daily deal to race (``{"race": CODE, "player": PLAYER_ID}``,
+    the codes the leaderboard's entries name), when the race is made (asking again rejoins
+    it as it is). Progress only: the deal stays hidden until the day is over."""
 
 
 @dataclass

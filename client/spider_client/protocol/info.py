@@ -25,6 +25,8 @@ class Result:
     """Hints the player asked for."""
     bot: bool = False
     """The player said ``bot`` in their hello."""
+    ghost: bool = False
+    """A ghost's line: ranked with the players, never rated nor on a leaderboard."""
 
 
 @dataclass
@@ -51,6 +53,9 @@ class PlayerInfo:
     server's time; else None."""
     bot: bool = False
     """The player said ``bot`` in their hello (declared, not detected)."""
+    ghost: bool = False
+    """A ghost: a recorded run of a finished game on the same deal, replayed on the
+    race's clock as it was recorded (its progress only, like any player's)."""
 
 
 @dataclass
@@ -78,6 +83,9 @@ class RaceInfo:
     salt: str | None = None
     replays: dict[str, list[str]] | None = None
     """After the race: every player's actions (moves, ``undo``, ``resign``) in order."""
+    replay_times: dict[str, list[int]] | None = None
+    """After the race: each action's race time in ms, parallel to ``replays`` (players of
+    races from before times were kept are left out)."""
     winnable: bool = False
     hints: bool = False
     preparing: bool = False

@@ -105,6 +105,9 @@ class Finished:
     boards: dict[str, str] | None
     """Every player's final full position."""
     type: Literal["finished"] = "finished"
+    replay_times: dict[str, list[int]] | None = None
+    """Each action's race time in milliseconds, parallel to ``replays`` (None with it;
+    players whose times were not kept are left out)."""
 
 
 @dataclass

@@ -116,6 +116,8 @@ class LeaderboardEntry:
     moves: int
     bot: bool = False
     """The player said ``bot`` in their hello."""
+    race: str | None = None
+    """The code of the player's daily race: their run, to race as a ghost."""
 
 
 @dataclass

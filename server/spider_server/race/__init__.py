@@ -22,9 +22,10 @@ live boards; an :class:`~spider_client.protocol.Ack` carries the mover's own vie
 
 The package, by layer: :mod:`.model` (the race, its players' entries and games, the
 decisions), :mod:`.options` (limits and a race's options), :mod:`.codes` (join codes),
-:mod:`.fairness` (seed, salt, commitment and when they are revealed), :mod:`.progress`
-(a player's counts from their position), :mod:`.presence` (away, back, abandoned, and
-stuck on undo), :mod:`.transitions` (open, countdown, start,
+:mod:`.fairness` (seed, salt, commitment and when they are revealed), :mod:`.ghosts`
+(recorded runs raced again), :mod:`.progress` (a player's counts from their position),
+:mod:`.presence` (away, back, abandoned, and stuck on undo), :mod:`.transitions` (open,
+countdown, start,
 finish), :mod:`.actions` (moves, undos, resigns), :mod:`.results` (the ranking) and
 :mod:`.snapshots` (the race as everyone sees it). Every name is importable from here.
 """
@@ -34,6 +35,16 @@ from __future__ import annotations
 from .actions import UndoBase, apply_action, count_hint, effective_moves, rebuild, replay
 from .codes import CODE_ALPHABET, CODE_LENGTH, new_code, normalize_code
 from .fairness import commitment, day_end, new_salt, new_seed, revealed
+from .ghosts import (
+    MAX_GHOSTS,
+    GhostRun,
+    add_ghosts,
+    finish_ghosts,
+    ghost_id,
+    ghost_outcome,
+    next_due,
+    run_of,
+)
 from .model import (
     ALL,
     FORFEIT,
@@ -84,6 +95,8 @@ __all__ = [
     "FORFEIT",
     "Final",
     "Game",
+    "GhostRun",
+    "MAX_GHOSTS",
     "Limits",
     "Race",
     "RaceChange",
@@ -92,6 +105,7 @@ __all__ = [
     "Standing",
     "Status",
     "TERMINAL",
+    "add_ghosts",
     "apply_action",
     "commitment",
     "count_hint",
@@ -103,17 +117,22 @@ __all__ = [
     "entry_of",
     "event_data",
     "finish",
+    "finish_ghosts",
+    "ghost_id",
+    "ghost_outcome",
     "join",
     "leave",
     "new_code",
     "new_salt",
     "normalize_code",
     "new_seed",
+    "next_due",
     "prepare",
     "presence_change",
     "presence_plan",
     "progress_of",
     "revealed",
+    "run_of",
     "race_info",
     "rank",
     "rebuild",

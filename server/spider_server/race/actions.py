@@ -213,6 +213,7 @@ def apply_action(
         board=board,
         stored_events=[(audience, event_data(event)) for audience, event in events],
         ack_frame=encode(ack),
+        time_ms=max(0, round((now - (race.started_at or now)) * 1000)),
     )
 
 

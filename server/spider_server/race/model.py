@@ -110,6 +110,8 @@ class Entry:
     bot: bool = False
     """The player's hello said ``bot`` when they joined (entries stored without it: a
     person)."""
+    ghost: bool = False
+    """A recorded run replayed on the race's clock (:mod:`.ghosts`), not a live player."""
 
     @property
     def progress(self) -> tuple[int, int, int]:
@@ -134,6 +136,7 @@ class Entry:
             time=self.time,
             hints=self.hints,
             bot=self.bot,
+            ghost=self.ghost,
         )
 
 
@@ -180,6 +183,9 @@ class Final:
     results: list[Result]
     replays: dict[str, list[str]]
     boards: dict[str, str]
+    times: dict[str, list[int]] = field(default_factory=dict)
+    """Each player's action times (ms from the start), parallel to ``replays``; a player
+    whose times were not kept (a race from before they were) is left out."""
 
 
 @dataclass(kw_only=True)
@@ -222,6 +228,8 @@ class RaceChange:
     events: list[tuple[Audience, object]] = field(default_factory=list)
     delete: bool = False
     finished: bool = False
+    ghost_runs: dict[str, bytes] = field(default_factory=dict)
+    """Recorded runs of the race's ghosts to write (ghost id -> stored run), at creation."""
 
 
 def event_data(event: object) -> bytes:
@@ -251,6 +259,8 @@ class ActionOutcome:
     ack_frame: bytes = field(repr=False)
     """The ack's frame, encoded once: the same bytes are stored (for a resent action)
     and sent."""
+    time_ms: int = 0
+    """The action's race time in milliseconds (kept with the action: timed replays)."""
 
 
 def entry_of(entry: Entry, game: Game) -> Entry:
@@ -274,4 +284,5 @@ def entry_of(entry: Entry, game: Game) -> Entry:
         away_since=entry.away_since,
         undo_only_since=game.undo_only_since,
         bot=entry.bot,
+        ghost=entry.ghost,
     )

@@ -45,13 +45,14 @@ def presence_plan(
 ) -> dict[str, Due]:
     """What is due now for each player of a running race whose game is on (empty when
     nothing is, or when the race does not run or its time is up). ``online``: the players
-    with a live claim; ``resumed``: a player who rejoins after losing a connection."""
+    with a live claim; ``resumed``: a player who rejoins after losing a connection. A ghost
+    (a recorded run) is never connected and never away."""
     if race.state is not RaceState.RUNNING or (race.ends_at is not None and now >= race.ends_at):
         return {}
     grace = race.options.away_grace
     plan: dict[str, Due] = {}
     for pid, entry in race.players.items():
-        if entry.status in TERMINAL:
+        if entry.status in TERMINAL or entry.ghost:
             continue
         present = pid in online
         away = entry.away_since

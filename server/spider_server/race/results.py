@@ -67,6 +67,7 @@ def rank(entries: Iterable[Entry]) -> list[Result]:
             score=e.score,
             hints=e.hints,
             bot=e.bot,
+            ghost=e.ghost,
         )
         for rank_now, e in zip(ranks, ordered, strict=True)
     ]

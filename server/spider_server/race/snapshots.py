@@ -42,6 +42,7 @@ def race_info(
         seed=race.seed if final and public else None,
         salt=race.salt if final and public else None,
         replays=final.replays if final and public else None,
+        replay_times=final.times if final and public else None,
         winnable=race.options.winnable,
         hints=race.options.hints,
         preparing=race.preparing,

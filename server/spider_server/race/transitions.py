@@ -95,7 +95,7 @@ def join(race: Race, player: str, name: str, now: float, *, bot: bool = False) -
         raise HumansOnly(f"race {race.code} is for humans only; this player said it is a bot")
     if race.state is not RaceState.OPEN:
         raise WrongState(f"race {race.code} is {race.state.value}: join as a spectator")
-    if len(race.players) >= race.options.max_players:
+    if sum(not e.ghost for e in race.players.values()) >= race.options.max_players:
         raise RaceFull(f"race {race.code} has its {race.options.max_players} players")
     entry = Entry(
         player=player,
@@ -119,7 +119,7 @@ def leave(race: Race, player: str, now: float) -> RaceChange:
         raise WrongState(f"race {race.code} is {race.state.value}")
     players = {p: e for p, e in race.players.items() if p != player}
     new = replace(race, players=players)
-    if not players:
+    if not any(not e.ghost for e in players.values()):  # ghosts alone do not keep it
         return RaceChange(base=race.version, race=new, removed=[player], delete=True)
     change = RaceChange(
         base=race.version,
@@ -189,13 +189,14 @@ def _maybe_countdown(change: RaceChange, now: float) -> None:
 
 def due_transition(race: Race, now: float) -> Literal["start", "finish"] | None:
     """Which transition is due now: ``start`` once a countdown reaches ``starts_at``,
-    ``finish`` once a running race reaches ``ends_at`` or every player's game is over."""
+    ``finish`` once a running race reaches ``ends_at`` or every live player's game is over
+    (a ghost never holds a race)."""
     if race.state is RaceState.COUNTDOWN and race.starts_at is not None and now >= race.starts_at:
         return "start"
     if race.state is RaceState.RUNNING:
         if race.ends_at is not None and now >= race.ends_at:
             return "finish"
-        if all(e.status in TERMINAL for e in race.players.values()):
+        if all(e.status in TERMINAL for e in race.players.values() if not e.ghost):
             return "finish"
     return None
 
@@ -267,12 +268,14 @@ def finish(
     replays: dict[str, list[str]],
     now: float,
     hints: dict[str, int] | None = None,
+    times: dict[str, list[int]] | None = None,
 ) -> RaceChange:
     """End a running race that is due to end: every game not over is out of time
     (``timeout``); results ranked by :func:`rank`; the ``finished`` event reveals seed,
     salt, every player's actions and final full position (for a daily race: not before
-    its day is over, see :func:`revealed`). ``hints`` are the hints each player asked for.
-    WrongState when not due."""
+    its day is over, see :func:`revealed`). ``hints`` are the hints each player asked for;
+    ``times`` each player's action times in ms (parallel to ``replays``; a player left
+    out has none: ``replay_times`` leaves them out too). WrongState when not due."""
     if due_transition(race, now) != "finish":
         raise WrongState(f"race {race.code} is {race.state.value}, not due to finish")
     players: dict[str, Entry] = {}
@@ -290,6 +293,11 @@ def finish(
         results=results,
         replays={pid: list(replays.get(pid, [])) for pid in players},
         boards={pid: games[pid].position for pid in players},
+        times={
+            pid: list(t)
+            for pid, t in (times or {}).items()
+            if pid in players and len(t) == len(replays.get(pid, []))
+        },
     )
     new = replace(race, state=RaceState.FINISHED, players=players, final=final)
     public = revealed(new, now)
@@ -302,6 +310,7 @@ def finish(
         commitment=race.commitment,
         replays=final.replays if public else None,
         boards=final.boards if public else None,
+        replay_times=final.times if public else None,
     )
     return RaceChange(
         base=race.version,

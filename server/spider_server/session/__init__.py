@@ -25,6 +25,7 @@ from spider_client.protocol import (
 
 from .actions import ActionHandlers
 from .core import MAX_NAME, Context, Handler, Outbox, State, display_name, race_code
+from .lists import ListHandlers
 from .races import RaceHandlers
 
 __all__ = [
@@ -39,7 +40,7 @@ __all__ = [
 ]
 
 
-class Session(ActionHandlers, RaceHandlers):
+class Session(ActionHandlers, RaceHandlers, ListHandlers):
     """One connection: says hello, then joins races and acts in them."""
 
 

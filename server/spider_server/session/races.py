@@ -1,5 +1,5 @@
-"""The handlers of races as a whole: create, the daily race, join, leave, ready, hints and
-the leaderboard. Each decides with :mod:`..race` and commits through the store, trying a
+"""The handlers of races as a whole: create, the daily race, join, leave, ready and hints
+(the lists a player asks for are :mod:`.lists`). Each decides with :mod:`..race` and commits through the store, trying a
 check-and-set that lost again (:func:`~..store.cas_tries`)."""
 
 from __future__ import annotations
@@ -12,13 +12,7 @@ from spider_client.protocol import (
     HintReply,
     Join,
     Joined,
-    Leaderboard,
-    LeaderboardEntry,
-    LeaderboardReply,
     Leave,
-    MyRace,
-    MyRaces,
-    MyRacesReply,
     Ready,
 )
 from spider_engine import Board, VariantError, find_variant
@@ -43,7 +37,7 @@ from ..store import cas_tries
 from ..transport import stamp
 from ..watches import Subscription
 from ..workers import HintPending, ProofCapReached, WorkerError
-from .core import SessionBase, counts, log, race_code
+from .core import SessionBase, log, race_code
 
 __all__ = ["HintBudgetSpent", "RaceHandlers"]
 
@@ -61,12 +55,19 @@ class RaceHandlers(SessionBase):
         options = rules.RaceOptions.from_request(msg, self.ctx.limits)
         await self.check_race_limit()
         self.check_creation_rate()
+        runs: list[rules.GhostRun] = []
         seed = msg.seed
-        if options.winnable:  # a proven seed at once, or the race waits for one
+        if msg.ghosts:
+            if msg.seed is not None or options.winnable:
+                raise InvalidMessage("ghosts: the race deals the ghosts' deal (no seed)")
+            runs, seed = await self._ghost_runs(msg.ghosts, options)
+        if options.winnable and not runs:  # a proven seed at once, or the race waits for one
             seed = await self.ctx.seeds.take(options.variant)
             if seed is None:  # its proofs count against this player's and address's caps
                 self.ctx.seeds.check_room(identity=self.player, address=self.address)
-        code = await self._new_race(options, seed, preparing=options.winnable and seed is None)
+        code = await self._new_race(
+            options, seed, preparing=options.winnable and seed is None, ghosts=runs
+        )
         if options.winnable and seed is None:
             self._wait_for_deal(Seeds.race_key(code), options.variant)
         await self._joined(msg.req, code, "player", None)
@@ -76,6 +77,7 @@ class RaceHandlers(SessionBase):
         ``player_creations`` by this player."""
         self.limit("player_create", self.player, "you created too many races; wait a minute")
         self.limit("create", self.address, "too many races created from your address")
+
     def _wait_for_deal(self, key: tuple[str, ...], variant: str) -> None:
         """Wait (this connection) for a preparing race's proven deal: the node proves it
         while someone waits (see :mod:`..seeds`)."""
@@ -95,10 +97,47 @@ class RaceHandlers(SessionBase):
             return
         self._wait_for_deal(key, o.variant)
 
+    async def _ghost_runs(
+        self, specs: list[dict[str, str]], options: rules.RaceOptions
+    ) -> tuple[list[rules.GhostRun], str]:
+        """The recorded runs ``specs`` name, checked for a race with ``options``, and the
+        deal (seed) they share. InvalidMessage when one is not fit."""
+        if len(specs) > rules.MAX_GHOSTS:
+            raise InvalidMessage(f"ghosts: at most {rules.MAX_GHOSTS}")
+        runs: list[rules.GhostRun] = []
+        seeds: set[str] = set()
+        for spec in specs:
+            if not isinstance(spec, dict) or not isinstance(spec.get("race"), str):
+                raise InvalidMessage('ghosts: each {"race": CODE, "player": PLAYER_ID}')
+            source = await self.ctx.store.load_race(race_code(spec["race"]))
+            if source is None:
+                raise InvalidMessage(f"ghosts: no race {spec['race']}")
+            runs.append(
+                rules.run_of(
+                    source,
+                    str(spec.get("player", "")),
+                    variant=options.variant,
+                    undo=options.undo,
+                    time_limit=options.time_limit,
+                    now=self.ctx.clock(),
+                    daily=options.daily,
+                )
+            )
+            seeds.add(source.seed)
+        if len(seeds) != 1:
+            raise InvalidMessage("ghosts: the runs must be of one deal")
+        return runs, seeds.pop()
+
     async def _new_race(
-        self, options: rules.RaceOptions, seed: str | None, *, preparing: bool
+        self,
+        options: rules.RaceOptions,
+        seed: str | None,
+        *,
+        preparing: bool,
+        ghosts: list[rules.GhostRun] | None = None,
     ) -> str:
-        """Create a race (preparing: queued for a proven seed) with this player in it."""
+        """Create a race (preparing: queued for a proven seed) with this player in it, and
+        the ``ghosts`` given."""
         assert self.identity is not None
         ctx = self.ctx
         for _ in cas_tries("could not find a free join code"):  # 32**5 codes
@@ -112,6 +151,8 @@ class RaceHandlers(SessionBase):
                 preparing=preparing,
                 bot=self.bot,
             )
+            if ghosts:
+                rules.add_ghosts(change, ghosts)
             try:
                 await ctx.store.commit(change, new=True)
             except Conflict:
@@ -155,7 +196,10 @@ class RaceHandlers(SessionBase):
             daily=day,
             away_grace=ctx.limits.max_away_grace,  # alone: nobody to hold, come back later
         )
-        code = await self._new_race(options, seed, preparing=seed is None)
+        runs, ghost_seed = await self._ghost_runs(msg.ghosts, options) if msg.ghosts else ([], seed)
+        if ghost_seed != seed:
+            raise InvalidMessage("ghosts: the runs must be of the day's deal")
+        code = await self._new_race(options, seed, preparing=seed is None, ghosts=runs)
         if not await store.set_daily_race(variant.id, day, self.player, code):
             # another connection of this player made one at the same moment: use that one
             await store.commit(rules.leave(await self.load(code), self.player, ctx.clock()))
@@ -167,61 +211,6 @@ class RaceHandlers(SessionBase):
             await ctx.seeds.wait_daily(variant.id, day, code)
             self._wait_for_deal(key, variant.id)
         await self._joined(msg.req, code, "player", None)
-
-    async def leaderboard(self, msg: Leaderboard) -> None:
-        """The leaderboard of a variant's daily deal on a day (by default today): its winners
-        by time, then fewer actions (rules.md §7a); equal keys share a rank."""
-        try:
-            variant = find_variant(msg.variant).id
-        except VariantError as e:
-            raise InvalidMessage(f"variant: {e}") from None
-        day = msg.day if msg.day is not None else utc_day(self.ctx.clock())
-        try:
-            rules.day_end(day)
-        except (ValueError, OverflowError):  # not a date, or the last day there is
-            raise InvalidMessage("day: a date YYYY-MM-DD before 9999-12-31") from None
-        rows = await self.ctx.store.leaderboard(variant, day)
-        ranks = rules.shared_ranks([(t, moves) for _, _, t, moves, _ in rows])
-        entries = [
-            LeaderboardEntry(rank=i, player=player, name=name, time=t, moves=moves, bot=bot)
-            for i, (player, name, t, moves, bot) in zip(ranks, rows, strict=True)
-        ]
-        self.send_msg(LeaderboardReply(req=msg.req, variant=variant, day=day, entries=entries))
-
-    async def my_races(self, msg: MyRaces) -> None:
-        """The player's races (newest first, each with its state, the player's status and
-        whether it counts towards the limit), then the races this connection watches."""
-        races = [
-            MyRace(
-                code=row.code,
-                variant=row.variant,
-                state=row.state or "",
-                role="player",
-                players=row.players,
-                status=row.status,
-                counts=counts(row),
-                preparing=row.preparing,
-            )
-            for row in await self.my_races_now()
-        ]
-        listed = {r.code for r in races}
-        for code, sub in self.subs.items():
-            if sub.role != "spectator" or code in listed:
-                continue
-            race = await self.ctx.store.load_race(code)
-            if race is not None:
-                races.append(
-                    MyRace(
-                        code=code,
-                        variant=race.options.variant,
-                        state=race.state.value,
-                        role="spectator",
-                        players=len(race.players),
-                        preparing=race.preparing,
-                    )
-                )
-        limit = self.ctx.settings.max_races_per_player
-        self.send_msg(MyRacesReply(req=msg.req, races=races, limit=limit))
 
     async def hint(self, msg: Hint) -> None:
         """A hint from the player's full position (races with ``hints``), counted.
@@ -389,7 +378,8 @@ class RaceHandlers(SessionBase):
             state=race.state.value,
             starts_at=race.starts_at,
             ends_at=race.ends_at,
-            statuses={p: e.status for p, e in race.players.items()},
+            statuses={p: e.status for p, e in race.players.items() if not e.ghost},
+            ghosts=any(e.ghost for e in race.players.values()),
         )
 
     async def leave(self, msg: Leave) -> None:

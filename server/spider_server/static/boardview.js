@@ -188,12 +188,12 @@ window.addEventListener("resize", () => {
 export function playerCard(p, total, place = "") {
   return h(
     "div",
-    { class: `player status-${p.status} ${p.player === session.player ? "me" : ""}`, dataset: { player: p.player, status: p.status, moves: String(p.moves) } },
+    { class: `player status-${p.status} ${p.player === session.player ? "me" : ""} ${p.ghost ? "ghost" : ""}`, dataset: { player: p.player, status: p.status, moves: String(p.moves), ...(p.ghost ? { ghost: "1" } : {}) } },
     h(
       "div",
       { class: "head" },
-      h("span", { class: "dot", title: p.connected ? "connected" : p.away_since ? `away since ${new Date(p.away_since * 1000).toLocaleTimeString()}` : "away", dataset: { on: p.connected ? "1" : "0" } }),
-      h("span", { class: "name", title: p.name }, p.name, botMark(p), p.player === session.player ? " (you)" : ""),
+      p.ghost ? h("span", { class: "dot ghost-dot", title: "a ghost: a recorded run" }, "◌") : h("span", { class: "dot", title: p.connected ? "connected" : p.away_since ? `away since ${new Date(p.away_since * 1000).toLocaleTimeString()}` : "away", dataset: { on: p.connected ? "1" : "0" } }),
+      h("span", { class: "name", title: p.name }, p.name, botMark(p), p.player === session.player ? " (you)" : p.ghost ? " (ghost)" : ""),
       place ? h("span", { class: "place" }, place) : null,
       h("span", { class: "status" }, STATUS_TEXT[p.status] || p.status, p.time ? ` ${fmtTime(p.time)}` : ""),
     ),

@@ -31,7 +31,7 @@ export function dailyPanel() {
       h("button", { id: "daily-play", type: "submit", value: "play", class: "primary" }, "Play today's deal"),
       h("button", { id: "daily-board", type: "submit", value: "board" }, "Leaderboard"),
     ),
-    h("div", { id: "daily-slot" }, shown ? leaderboardTable(shown) : null),
+    h("div", { id: "daily-slot" }, shown ? leaderboardTable(shown, { ghosts: true }) : null),
   );
 }
 
@@ -59,11 +59,24 @@ async function showLeaderboard() {
     return;
   }
   const slot = $("#daily-slot");
-  if (slot && $("#daily-variant")?.value === variant) fill(slot, leaderboardTable(app.leaderboard));
+  if (slot && $("#daily-variant")?.value === variant) fill(slot, leaderboardTable(app.leaderboard, { ghosts: true }));
 }
 
-/** A `leaderboard_reply` as a table: rank, name, time, moves (the player's row marked). */
-export function leaderboardTable(reply) {
+/** Race the day's deal against the run of a leaderboard's entry (a ghost): the player's
+ * daily race, made with that run in it (progress only: the deal stays hidden). */
+async function raceRun(variant, entry) {
+  if (!(await takeName())) return;
+  try {
+    takeJoined(await session.request({ type: "daily_race", variant, ghosts: [{ race: entry.race, player: entry.player }] }));
+  } catch (e) {
+    app.lobbyError = `Daily deal: ${e.message}`;
+    redraw("lobby");
+  }
+}
+
+/** A `leaderboard_reply` as a table: rank, name, time, moves (the player's row marked);
+ * with `ghosts`, a button on each other player's row to race their run. */
+export function leaderboardTable(reply, { ghosts = false } = {}) {
   const caption = h("caption", {}, `Leaderboard · ${reply.variant} · ${reply.day}`);
   if (!reply.entries.length) {
     return h("div", { class: "leaderboard", id: "daily-leaderboard", dataset: { variant: reply.variant, day: reply.day } }, h("p", { class: "muted" }, `Leaderboard · ${reply.variant} · ${reply.day}: nobody has won this deal yet.`));
@@ -87,6 +100,7 @@ export function leaderboardTable(reply) {
             h("td", {}, e.name, botMark(e), e.player === session.player ? " (you)" : ""),
             h("td", {}, fmtTime(e.time)),
             h("td", {}, String(e.moves)),
+            ghosts && e.race && e.player !== session.player ? h("td", {}, h("button", { type: "button", class: "race-run", onclick: () => raceRun(reply.variant, e) }, `Race ${e.name}'s run`)) : null,
           ),
         ),
       ),

@@ -1,13 +1,14 @@
 // The end: the server's ranking, the seed checked against the commitment announced at the
-// start, the day's leaderboard after a daily race, and the replays.
+// start, the day's leaderboard after a daily race, the replays, and a button per kept run to
+// race the deal again against it (a ghost).
 
 import { fromHex, sha256, toHex } from "./sha256.js";
 import { endLeaderboard, leaderboardTable } from "./daily.js";
 import { $, botMark, fill, fmtTime, h } from "./dom.js";
-import { toLobby } from "./race.js";
+import { takeJoined, toLobby } from "./race.js";
 import { openReplay, renderReplay } from "./replay.js";
 import { app, describeRace, session, STATUS_TEXT } from "./state.js";
-import { provide } from "./ui.js";
+import { provide, say } from "./ui.js";
 
 function renderEnd() {
   const race = app.race;
@@ -38,7 +39,7 @@ function renderEnd() {
                 "tr",
                 { class: r.player === session.player ? "me" : "", dataset: { player: r.player, rank: String(r.rank), status: r.status } },
                 h("td", {}, String(r.rank)),
-                h("td", {}, r.name, botMark(r)),
+                h("td", {}, r.name, botMark(r), r.ghost ? h("span", { class: "ghost-mark" }, " (ghost)") : null),
                 h("td", {}, STATUS_TEXT[r.status] || r.status),
                 h("td", {}, r.time === null ? "–" : fmtTime(r.time)),
                 h("td", {}, String(r.runs)),
@@ -50,6 +51,7 @@ function renderEnd() {
           ),
         ),
         h("div", { class: "row" }, h("button", { id: "new-race", type: "button", class: "primary", "data-autofocus": true, onclick: toLobby }, "New race")),
+        ghostButtons(race, results),
         fairness(race),
       ),
       race.daily
@@ -61,6 +63,40 @@ function renderEnd() {
   if (race.daily) endLeaderboard(race);
   if (!app.replay && race.replays && race.seed) openReplay(results[0]?.player || Object.keys(race.replays)[0]);
   else renderReplay();
+}
+
+/** "Race this deal again against NAME's run": a button per run the race kept with its
+ * times (a revealed race: its deal is public), each a new race on the deal with that run
+ * as a ghost. */
+function ghostButtons(race, results) {
+  const times = race.replay_times || {};
+  const runs = results.filter((r) => race.seed && race.replays?.[r.player] && times[r.player]);
+  if (!runs.length) return null;
+  return h(
+    "div",
+    { class: "row ghost-races", id: "ghost-races" },
+    runs.map((r) =>
+      h("button", { type: "button", class: "ghost-race", dataset: { player: r.player }, onclick: () => raceGhost(race, r) }, `Race this deal again against ${r.player === session.player ? "your" : `${r.name}'s`} run`),
+    ),
+  );
+}
+
+async function raceGhost(race, r) {
+  const msg = {
+    type: "create_race",
+    variant: race.variant,
+    max_players: race.max_players,
+    time_limit: race.time_limit,
+    undo: race.undo,
+    live_boards: race.live_boards,
+    countdown: race.countdown,
+    ghosts: [{ race: race.code, player: r.player }],
+  };
+  try {
+    takeJoined(await session.request(msg));
+  } catch (e) {
+    say(e.message, "error");
+  }
 }
 
 function endHeadline(race, mine, winner) {

@@ -114,7 +114,7 @@ function applyEvent(m, e) {
       Object.assign(race, { preparing: false, commitment: e.commitment });
       break;
     case "finished":
-      Object.assign(race, { state: "finished", results: e.results, seed: e.seed, salt: e.salt, replays: e.replays, commitment: e.commitment });
+      Object.assign(race, { state: "finished", results: e.results, seed: e.seed, salt: e.salt, replays: e.replays, replay_times: e.replay_times ?? null, commitment: e.commitment });
       keepEventData(m, e);
       for (const r of e.results) each(race, r.player, (p) => (p.status = r.status));
       break;

@@ -1,6 +1,7 @@
 // A player's replay: the revealed seed dealt with the spec's algorithm, the player's actions
 // applied (undos included) with the page's rules, stepped through by hand or played by itself
-// at a chosen speed, each action listed in words and notation; it says whether it ends on
+// at a chosen speed, each action listed in words and notation (and the race time it was
+// made at, when the race kept it); it says whether it ends on
 // the final board the server published.
 
 import { Board } from "./rules.js";
@@ -36,7 +37,8 @@ export function openReplay(player) {
   }
   const final = app.boards[player];
   const speed = app.replay?.speed ?? 2;
-  app.replay = { player, actions, words, positions, index: 0, error, speed, timer: null, matches: board && !error && final ? board.text() === final : null };
+  const times = race.replay_times?.[player]?.length === actions.length ? race.replay_times[player] : null;
+  app.replay = { player, actions, words, times, positions, index: 0, error, speed, timer: null, matches: board && !error && final ? board.text() === final : null };
   renderReplay();
 }
 
@@ -88,7 +90,16 @@ export function step(i) {
 function stepText(r) {
   if (r.index === 0) return `the deal · ${count(r.actions.length, "action")}`;
   const [words, action] = [r.words[r.index - 1], r.actions[r.index - 1]];
-  return `${r.index}/${r.actions.length}: ${words}${words === action ? "" : ` (${action})`}`;
+  const at = r.times ? ` · at ${raceTime(r.times[r.index - 1])}` : "";
+  return `${r.index}/${r.actions.length}: ${words}${words === action ? "" : ` (${action})`}${at}`;
+}
+
+/** A race time in ms as m:ss.s (the time an action was made, from the start). */
+export function raceTime(ms) {
+  const tenths = Math.floor(ms / 100);
+  const minutes = Math.floor(tenths / 600);
+  const seconds = ((tenths % 600) / 10).toFixed(1).padStart(4, "0");
+  return `${minutes}:${seconds}`;
 }
 
 /** The replay: a tab per player, the steps' controls and speed, the board at the step,
@@ -137,7 +148,7 @@ export function renderReplay() {
     h(
       "ol",
       { class: "replay-moves", id: "replay-moves", "aria-label": "actions" },
-      r.words.map((w, i) => h("li", { dataset: { step: String(i + 1) }, onclick: () => step(i + 1) }, w, w === r.actions[i] ? null : h("code", {}, r.actions[i]))),
+      r.words.map((w, i) => h("li", { dataset: { step: String(i + 1), ...(r.times ? { ms: String(r.times[i]) } : {}) }, onclick: () => step(i + 1) }, w, w === r.actions[i] ? null : h("code", {}, r.actions[i]), r.times ? h("span", { class: "at" }, ` ${raceTime(r.times[i])}`) : null)),
     ),
   );
   showStep();

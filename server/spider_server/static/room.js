@@ -19,9 +19,9 @@ function renderRoom() {
     h(
       "li",
       { class: `player ${p.ready ? "ready" : ""}`, dataset: { player: p.player } },
-      h("span", { class: "name" }, p.name, botMark(p), p.player === session.player ? " (you)" : ""),
-      h("span", { class: "state" }, p.ready ? "✓ ready" : "not ready"),
-      p.connected ? null : h("span", { class: "away" }, "away"),
+      h("span", { class: "name" }, p.name, botMark(p), p.player === session.player ? " (you)" : p.ghost ? " (ghost)" : ""),
+      h("span", { class: "state" }, p.ghost ? "a recorded run" : p.ready ? "✓ ready" : "not ready"),
+      p.connected || p.ghost ? null : h("span", { class: "away" }, "away"),
     ),
   );
   const link = shareLink();

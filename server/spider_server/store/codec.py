@@ -80,7 +80,9 @@ def meta_fields(race: Race) -> dict[str, str | bytes]:
     }
     if race.final is not None:
         f = race.final
-        fields["final"] = pack({"results": f.results, "replays": f.replays, "boards": f.boards})
+        fields["final"] = pack(
+            {"results": f.results, "replays": f.replays, "boards": f.boards, "times": f.times}
+        )
     return fields
 
 
@@ -91,7 +93,10 @@ def race_from(meta: dict[Any, Any], players: dict[Any, Any]) -> Race:
     if m.get("final"):
         f = msgpack.unpackb(m["final"], raw=False)
         final = Final(
-            results=[Result(**r) for r in f["results"]], replays=f["replays"], boards=f["boards"]
+            results=[Result(**r) for r in f["results"]],
+            replays=f["replays"],
+            boards=f["boards"],
+            times=f.get("times") or {},
         )
     return Race(
         code=text(m["code"]),

@@ -55,6 +55,7 @@ def _player_keys(code: str, pid: str) -> list[str]:
         keys.acks(code, pid),
         keys.stack(code, pid),
         keys.marks(code, pid),
+        keys.times(code, pid),
     ]
 
 
@@ -189,6 +190,8 @@ class StoreBase:
         ]
         for pid in race.players:
             out += _player_keys(code, pid)
+        if any(e.ghost for e in race.players.values()):
+            out.append(keys.ghosts(code))
         return out
 
     async def commit(self, change: RaceChange, *, new: bool = False) -> int:
@@ -204,7 +207,8 @@ class StoreBase:
             "m": meta_fields(race) if change.meta or new else {},
             "ps": {e.player: entry_bytes(e) for e in change.players},
             "pd": list(change.removed),
-            "h": [[index[keys.game(race.code, g.player)], game_fields(g)] for g in change.games],
+            "h": [[index[keys.game(race.code, g.player)], game_fields(g)] for g in change.games]
+            + ([[index[keys.ghosts(race.code)], change.ghost_runs]] if change.ghost_runs else []),
             "e": stored,
             "del": 1 if change.delete else 0,
         }
@@ -249,6 +253,7 @@ class StoreBase:
                 keys.nodes(code),
                 keys.stack(code, pid),
                 keys.marks(code, pid),
+                keys.times(code, pid),
             ]
         args: list[str | bytes] = [
             str(outcome.game.seq - 1),
@@ -265,6 +270,7 @@ class StoreBase:
         ]
         for audience, data in outcome.stored_events:
             args += (audience, data)
+        args.append(str(outcome.time_ms))
         for name, value in game_fields(outcome.game).items():
             args += (name, value)
         with as_unavailable:

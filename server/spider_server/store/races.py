@@ -16,7 +16,7 @@ import msgpack
 from spider_client.protocol import Ack
 
 from .. import keys
-from ..race import Game, Race, UndoBase
+from ..race import Game, GhostRun, Race, UndoBase
 from .codec import entry_from, game_from, race_from, text
 from .guard import as_unavailable
 from .seeds import SeedCommands
@@ -89,20 +89,42 @@ class Store(SeedCommands):
 
     async def load_games(self, race: Race) -> tuple[dict[str, Game], dict[str, list[str]]]:
         """Every player's game and actions (players without a game are left out)."""
+        games, replays, _ = await self.load_timed_games(race)
+        return games, replays
+
+    async def load_timed_games(
+        self, race: Race
+    ) -> tuple[dict[str, Game], dict[str, list[str]], dict[str, list[int]]]:
+        """Every player's game, actions and their times in ms (players without a game are
+        left out; so are the times of a player whose times are not one per action, as in
+        a race from before they were kept)."""
         with as_unavailable:
             async with self.redis.pipeline(transaction=True) as pipe:
                 for pid in race.players:
                     pipe.hgetall(keys.game(race.code, pid))
                     pipe.lrange(keys.actions(race.code, pid), 0, -1)
+                    pipe.lrange(keys.times(race.code, pid), 0, -1)
                 replies = await pipe.execute()
         games: dict[str, Game] = {}
         replays: dict[str, list[str]] = {}
+        times: dict[str, list[int]] = {}
         for i, pid in enumerate(race.players):
-            h, acts = replies[2 * i], replies[2 * i + 1]
+            h, acts, stamps = replies[3 * i : 3 * i + 3]
             if h:
                 games[pid] = game_from(h)
                 replays[pid] = [text(a) for a in acts]
-        return games, replays
+                if len(stamps) == len(acts):
+                    times[pid] = [int(t) for t in stamps]
+        return games, replays, times
+
+    async def load_ghost_runs(self, code: str) -> dict[str, GhostRun]:
+        """The recorded runs of a race's ghosts, by ghost id (none: an empty map)."""
+        with as_unavailable:
+            h = await self.redis.hgetall(keys.ghosts(code))
+        return {
+            text(k): GhostRun.unpack(v if isinstance(v, bytes) else v.encode())
+            for k, v in sorted(h.items())
+        }
 
     async def load_actions(self, code: str, player: str) -> list[str]:
         with as_unavailable:

@@ -142,6 +142,14 @@ class SeedCommands(StoreBase):
             code = await self._redis.hget(keys.daily(variant, day, "races"), player)
         return _opt_text(code)
 
+    async def daily_races_of(self, variant: str, day: str, players: list[str]) -> list[str | None]:
+        """The codes of these players' daily races of that day (None: none), in order."""
+        if not players:
+            return []
+        with as_unavailable:
+            codes = await self._redis.hmget(keys.daily(variant, day, "races"), players)
+        return [_opt_text(c) for c in codes]
+
     async def set_daily_race(self, variant: str, day: str, player: str, code: str) -> bool:
         """Record the player's daily race of the day; False when they have one already."""
         key = keys.daily(variant, day, "races")
@@ -154,7 +162,7 @@ class SeedCommands(StoreBase):
 
     async def record_daily(self, race: Race) -> None:
         """Put the winners of a finished daily race on its day's leaderboard (first finish
-        only)."""
+        only; a ghost never is)."""
         o = race.options
         if not o.daily or race.final is None:
             return
@@ -164,7 +172,7 @@ class SeedCommands(StoreBase):
         with as_unavailable:
             async with self._redis.pipeline(transaction=False) as pipe:
                 for r in race.final.results:
-                    if r.status == Status.WON and r.time is not None:
+                    if r.status == Status.WON and r.time is not None and not r.ghost:
                         pipe.zadd(board, {r.player: leaderboard_score(r.time, r.moves)}, nx=True)
                         pipe.hsetnx(names, r.player, r.name)
                         if r.bot:

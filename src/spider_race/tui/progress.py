@@ -71,7 +71,7 @@ def render_players(
     width: int | None = None,
 ) -> Text:
     """Every player's progress: runs completed (a bar out of ``sets``), cards turned up,
-    moves, score and status; ``me`` is marked. A player's line longer than ``width`` cells
+    moves, score and status; ``me`` is marked, and so is a ghost (``◌``, "(ghost)"). A player's line longer than ``width`` cells
     goes on two lines."""
     out = Text()
     room = name_room(shown_name(info.name, info.bot) for info in race.players)
@@ -95,8 +95,8 @@ def _player_line(
     width: int | None,
     room: int,
 ) -> None:
-    mark = "▶ " if info.player == me else "  "
-    out.append(mark, style="bold yellow")
+    mark = "▶ " if info.player == me else "◌ " if info.ghost else "  "
+    out.append(mark, style="dim" if info.ghost else "bold yellow")
     name = elide(info.name, room - (len(BOT_MARK) if info.bot else 0))
     if info.bot:
         name.append(BOT_MARK, style="magenta")
@@ -107,7 +107,9 @@ def _player_line(
     if race.state in ("open", "countdown"):
         ready = "ready" if info.ready else "not ready"
         out.append(ready, style="green" if info.ready else "dim")
-        if not info.connected:
+        if info.ghost:
+            out.append("  (ghost)", style="dim")
+        elif not info.connected:
             out.append("  (away)", style="dim")
         out.append("\n")
         return
@@ -118,7 +120,9 @@ def _player_line(
     rest.append(info.status, style=STATUS_STYLES.get(info.status, ""))
     if info.time is not None and info.status == "won":
         rest.append(f" in {format_clock(info.time)}", style="green")
-    if not info.connected:
+    if info.ghost:
+        rest.append("  (ghost)", style="dim")
+    elif not info.connected:
         rest.append("  (away)", style="dim")
     line = out.plain[out.plain.rfind("\n") + 1 :]
     if width is not None and cell_len(line) + 2 + rest.cell_len > width:
@@ -170,7 +174,8 @@ def render_results(results: list[Result], *, me: str | None = None) -> Text:
         name = full + " " * (room + 1 - cell_len(full))
         out.append(
             f"{r.rank:2d}. {name}{r.status:<9}{time:>7}  {plural(r.runs, 'run')}"
-            f"  {plural(r.moves, 'move')}  score {r.score}\n",
+            f"  {plural(r.moves, 'move')}  score {r.score}"
+            f"{'  (ghost)' if r.ghost else ''}\n",
             style=style,
         )
     return out
