@@ -383,11 +383,14 @@ def format_event(event: Any, names: dict[str, str]) -> str:
 
 
 def format_results(results: list[p.Result]) -> str:
-    """The ranking as a small table."""
-    lines = ["rank  player                     status     time  runs  moves  score"]
+    """The ranking as a small table; its last column marks a bot (declared by its client)
+    or a ghost (a recorded run)."""
+    lines = ["rank  player                     status     time  runs  moves  score  who"]
     for r in results:
         time = f"{r.time:6.1f}s" if r.time is not None else "      -"
+        who = "ghost" if getattr(r, "ghost", False) else "bot" if getattr(r, "bot", False) else ""
         lines.append(
-            f"{r.rank:>4}  {r.name[:25]:<25}  {r.status:<9}{time}  {r.runs:>4}  {r.moves:>5}  {r.score:>5}"
+            f"{r.rank:>4}  {r.name[:25]:<25}  {r.status:<9}{time}  {r.runs:>4}  {r.moves:>5}"
+            f"  {r.score:>5}  {who}".rstrip()
         )
     return "\n".join(lines)

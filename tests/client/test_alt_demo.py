@@ -38,7 +38,8 @@ def check_race(variant: str, status: int, out: str) -> None:
     statuses = [line[33:42].strip() for line in ranking]
     assert sorted(names) == sorted(name for name, _ in demo_bots(BOTS))
     assert set(statuses) <= {"won", "resigned", "stuck"}, ranking
-    moves = [int(line.split()[-2]) for line in ranking]
+    assert all(line.split()[-1] == "bot" for line in ranking), ranking  # the demo's are bots
+    moves = [int(line.split()[-3]) for line in ranking]
     assert all(m > 0 for m in moves), ranking
 
 
