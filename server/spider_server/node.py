@@ -54,9 +54,13 @@ from .store import Store, cas_tries
 from .transport import CLOSE_RESTART, Connection, EventFrame, Writes, backlog, check_websockets
 from .watches import RaceWatch
 
-__all__ = ["Node", "check_libraries"]
+__all__ = ["RESULTS_GRACE", "Node", "check_libraries"]
 
 log = logging.getLogger(__name__)
+
+RESULTS_GRACE = 5.0
+"""Seconds a finished race's results may wait for the node that finished it before every
+node's background step writes them (:meth:`Node.apply_pending`)."""
 
 
 def check_libraries() -> None:
@@ -135,6 +139,7 @@ class Node:
             loop.create_task(self._sweep_loop()),
             loop.create_task(self._presence_loop()),
             loop.create_task(self._lag_loop()),
+            loop.create_task(self._results_loop()),
             loop.create_task(self.seeds.run()),
         ]
         s = self.settings
@@ -325,11 +330,15 @@ class Node:
                 games, replays = await self.store.load_games(race)
                 hints = await self.store.load_hints(code) if race.options.hints else None
                 change = rules.finish(race, games, replays, now, hints)
+                # before the finish: a node that dies after it leaves the results pending
+                await self.store.mark_pending(code, now)
             try:
                 await self.store.commit(change)
             except Conflict:
                 continue
             self.metrics.transitions_total[due] += 1
+            if change.finished:
+                self.spawn(self.store.apply_results(change.race))
             if change.finished and change.race.options.daily:
                 await self.store.record_daily(change.race)
         raise AssertionError("unreachable: cas_tries raises when the tries are spent")
@@ -381,6 +390,30 @@ class Node:
                 pass
             except Exception:
                 log.exception("sweep failed")
+
+    async def apply_pending(self) -> int:
+        """Write the results of finished races whose finishing node did not (it died, or
+        Redis failed it) into their players' records: those pending for longer than
+        :data:`RESULTS_GRACE`. Safe on every node at once (each race is written once).
+        Returns how many races were looked at."""
+        codes = await self.store.pending_races(self.now() - RESULTS_GRACE)
+        for code in codes:
+            race = await self.store.load_race(code)
+            if race is None:
+                await self.store.drop_pending(code)
+            elif race.final is not None:
+                await self.store.apply_results(race)
+        return len(codes)
+
+    async def _results_loop(self) -> None:
+        while True:
+            await asyncio.sleep(RESULTS_GRACE / 2)
+            try:
+                await self.apply_pending()
+            except Unavailable:
+                pass
+            except Exception:
+                log.exception("writing pending results failed")
 
     async def _lag_loop(self) -> None:
         """Measures how late a 100 ms timer fires (``spider_loop_lag_seconds``)."""

@@ -62,6 +62,8 @@ class CreateRace:
     """Seconds a player may be away from the running race before they are out as
     ``abandoned`` (and a position offering only undo may last before it is ``stuck``);
     None: the server's default (``SPIDER_RACE_AWAY_GRACE``)."""
+    rated: bool = False
+    """The finish moves the players' ratings in the variant (never with ``seed``)."""
     type: Literal["create_race"] = "create_race"
 
 

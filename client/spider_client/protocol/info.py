@@ -85,3 +85,5 @@ class RaceInfo:
     daily: str | None = None
     """The UTC day (``YYYY-MM-DD``) of a daily race; its seed, salt, replays and final
     boards stay hidden until that day is over."""
+    rated: bool = False
+    """The finish moves the players' ratings (``rating_changes`` tells how)."""

@@ -9,7 +9,7 @@ from spider_engine import VariantError, find_variant
 
 from ..errors import InvalidMessage
 
-__all__ = ["Limits", "RaceOptions"]
+__all__ = ["Limits", "RaceOptions", "unrated_because"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -42,6 +42,8 @@ class RaceOptions:
     away_grace: int = 60
     """Seconds a player may be away from the running race before they are out as
     ``abandoned``, and a position offering only undo may last before it is ``stuck``."""
+    rated: bool = False
+    """The finish moves the players' ratings (:mod:`...ratings`)."""
 
     @classmethod
     def from_request(cls, msg: CreateRace, limits: Limits) -> RaceOptions:
@@ -66,6 +68,9 @@ class RaceOptions:
             raise InvalidMessage(f"away_grace: between 1 and {limits.max_away_grace} seconds")
         if msg.winnable and msg.seed is not None:
             raise InvalidMessage("seed: a winnable race is dealt from a proven seed")
+        rated = bool(getattr(msg, "rated", False))
+        if rated and (why := unrated_because(msg)) is not None:
+            raise InvalidMessage(f"rated: {why}")
         return cls(
             variant=variant.id,
             max_players=msg.max_players,
@@ -76,4 +81,16 @@ class RaceOptions:
             winnable=msg.winnable,
             hints=msg.hints,
             away_grace=grace,
+            rated=rated,
         )
+
+
+def unrated_because(msg: CreateRace) -> str | None:
+    """Why a race created so cannot be rated, or None when it can: a seed the creator chose
+    (someone may know the deal), and a race with ghosts (recorded games to beat: the
+    ``ghosts`` field, once the protocol has one)."""
+    if msg.seed is not None:
+        return "a race dealt from a chosen seed is never rated"
+    if getattr(msg, "ghosts", None):
+        return "a race with ghosts is never rated"
+    return None

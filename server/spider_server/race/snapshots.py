@@ -47,4 +47,5 @@ def race_info(
         preparing=race.preparing,
         daily=race.options.daily or None,
         away_grace=race.options.away_grace,
+        rated=race.options.rated,
     )

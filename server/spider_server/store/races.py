@@ -19,6 +19,7 @@ from .. import keys
 from ..race import Game, Race
 from .codec import game_from, race_from, text
 from .guard import as_unavailable
+from .ratings import RatingCommands
 from .seeds import SeedCommands
 
 __all__ = ["PRESENCE_CHUNK", "SWEEP_CHUNK", "Store", "StoredEvent"]
@@ -32,7 +33,7 @@ StoredEvent = tuple[int, str, bytes]
 """An event as stored: (version, audience, data)."""
 
 
-class Store(SeedCommands):
+class Store(RatingCommands, SeedCommands):
     """One node's access to Redis: the only object that sends it commands (the hub's
     pub/sub connection aside). Every method raises :class:`~..errors.Unavailable` when
     Redis does not answer."""
