@@ -58,6 +58,8 @@ Keys of one race share the hash tag ``{race:<code>}`` so that its scripts touch 
                                           written yet (every node's background step applies
                                           them; the write removes the code)
     {ratings}:rated_races         string  how many rated races changed ratings (INCR)
+    {ratings}:names               hash    name (case folded) -> id of the player of that name
+                                          who finished a race last (``profile`` by name)
 
 Ratings share one hash tag, ``{ratings}``, so that one script writes every record a race
 touches (each player's record, history and ladder place, the race's marker) at once, also on
@@ -107,6 +109,7 @@ __all__ = [
     "PENDING",
     "PROFILE_TTL",
     "RATED_RACES",
+    "NAMES",
     "history",
     "ladder",
     "record",
@@ -219,6 +222,7 @@ APPLIED = "{ratings}:applied"
 APPLIED_AT = "{ratings}:applied_at"
 PENDING = "{ratings}:pending"
 RATED_RACES = "{ratings}:rated_races"
+NAMES = "{ratings}:names"
 
 
 def record(player: str) -> str:

@@ -60,7 +60,7 @@ log = logging.getLogger(__name__)
 
 RESULTS_GRACE = 5.0
 """Seconds a finished race's results may wait for the node that finished it before every
-node's background step writes them (:meth:`Node.apply_pending`)."""
+node's background step writes them."""
 
 
 def check_libraries() -> None:
@@ -391,25 +391,13 @@ class Node:
             except Exception:
                 log.exception("sweep failed")
 
-    async def apply_pending(self) -> int:
-        """Write the results of finished races whose finishing node did not (it died, or
-        Redis failed it) into their players' records: those pending for longer than
-        :data:`RESULTS_GRACE`. Safe on every node at once (each race is written once).
-        Returns how many races were looked at."""
-        codes = await self.store.pending_races(self.now() - RESULTS_GRACE)
-        for code in codes:
-            race = await self.store.load_race(code)
-            if race is None:
-                await self.store.drop_pending(code)
-            elif race.final is not None:
-                await self.store.apply_results(race)
-        return len(codes)
-
     async def _results_loop(self) -> None:
+        """Writes the results that their finishing node did not (it died, or Redis failed
+        it) once they waited :data:`RESULTS_GRACE` (:meth:`~.store.Store.apply_pending`)."""
         while True:
             await asyncio.sleep(RESULTS_GRACE / 2)
             try:
-                await self.apply_pending()
+                await self.store.apply_pending(self.now() - RESULTS_GRACE)
             except Unavailable:
                 pass
             except Exception:

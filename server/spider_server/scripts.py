@@ -148,11 +148,12 @@ APPLY_RESULTS = """
 -- only if the race's marker is not there yet, and only if every player's record is still at
 -- the version the update was decided on (a check-and-set on each; the caller decides again
 -- when one moved: another race of that player was applied first).
--- KEYS: applied (hash), applied_at (zset), pending (zset), rated_races (counter), then each
---       player's record (hash: v, d) and history (list), then the ladders written
+-- KEYS: applied (hash), applied_at (zset), pending (zset), rated_races (counter), names
+--       (hash), then each player's record (hash: v, d) and history (list), then the ladders
+--       written
 -- ARGV: marker, race code, now, trim-before, changes (msgpack), n players, history max, ttl,
 --       rated (1|0), then per player: id, expected version, record data, history line,
---       ladder key index (0: none), ladder score
+--       ladder key index (0: none), ladder score, name (folded)
 -- Returns {1, 'applied'}, {0, 'done'} (the marker is there: applied before), or
 -- {0, 'version', player index} (that record moved on).
 local marker = ARGV[1]
@@ -162,16 +163,17 @@ if redis.call('HEXISTS', KEYS[1], marker) == 1 then
 end
 local n = tonumber(ARGV[6])
 for i = 1, n do
-  local base = 9 + (i - 1) * 6
-  local v = redis.call('HGET', KEYS[3 + 2 * i], 'v') or '0'
+  local base = 9 + (i - 1) * 7
+  local v = redis.call('HGET', KEYS[4 + 2 * i], 'v') or '0'
   if v ~= ARGV[base + 2] then
     return {0, 'version', i}
   end
 end
 local ttl = ARGV[8]
 for i = 1, n do
-  local base = 9 + (i - 1) * 6
-  local rec, hist = KEYS[3 + 2 * i], KEYS[4 + 2 * i]
+  local base = 9 + (i - 1) * 7
+  local rec, hist = KEYS[4 + 2 * i], KEYS[5 + 2 * i]
+  redis.call('HSET', KEYS[5], ARGV[base + 7], ARGV[base + 1])
   redis.call('HSET', rec, 'v', string.format('%d', tonumber(ARGV[base + 2]) + 1),
              'd', ARGV[base + 3])
   redis.call('EXPIRE', rec, ttl)

@@ -218,3 +218,41 @@ async def test_the_ladder_ranks_by_rating_with_the_askers_place(redis_server) ->
         assert await store.rating_of("nobody", "spider1") == DISPLAY_BASE
     finally:
         await _close([store])
+
+
+async def test_a_race_left_pending_by_a_dead_node_is_written_by_another(
+    redis_server, server_node
+) -> None:
+    """A node that committed the finish and died before writing the results (all it did
+    was mark the race pending, then commit the finish) leaves the race pending: every
+    node's background step writes it, once."""
+    (store,) = await _stores(redis_server, 1)
+    try:
+        race = await _finished(store, ["p1", "p2"])
+        await store.mark_pending(race.code, 100.0)  # what the finishing node did first
+        assert await store.applied_changes(race) is None
+        await server_node(redis_server.url)
+        await server_node(redis_server.url)
+        for _ in range(100):
+            if await store.applied_changes(race) is not None:
+                break
+            await asyncio.sleep(0.1)
+        changes = await store.applied_changes(race)
+        assert changes is not None and len(changes) == 2
+        await asyncio.sleep(3)  # both nodes' steps ran again: still once
+        assert int(await store.redis.get(keys.RATED_RACES)) == 1
+        assert await store.pending_races(1e12) == []
+        records = await store.load_records(["p1", "p2"])
+        assert {rec.version for rec in records.values()} == {1}
+    finally:
+        await _close([store])
+
+
+async def test_a_race_not_finished_stays_pending_and_a_gone_one_is_dropped(redis_server) -> None:
+    (store,) = await _stores(redis_server, 1)
+    try:
+        await store.mark_pending("GONE1", 1.0)
+        assert await store.apply_pending(10.0) == 1
+        assert await store.pending_races(1e12) == []
+    finally:
+        await _close([store])

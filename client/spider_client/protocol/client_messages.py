@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .constants import PROTOCOL_VERSION
+from .players import Profile, RatingChanges, RatingLeaderboard, Rematch
 
 __all__ = [
     "Hello",
@@ -165,4 +166,8 @@ ClientMessage = (
     | Hint
     | DailyRace
     | Leaderboard
+    | Profile
+    | RatingChanges
+    | RatingLeaderboard
+    | Rematch
 )

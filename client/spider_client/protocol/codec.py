@@ -27,6 +27,19 @@ from .client_messages import (
     Undo,
 )
 from .info import PlayerInfo, RaceInfo, Result
+from .players import (
+    HistoryLine,
+    LadderEntry,
+    Profile,
+    ProfileReply,
+    RatingChange,
+    RatingChanges,
+    RatingChangesReply,
+    RatingLeaderboard,
+    RatingLeaderboardReply,
+    Rematch,
+    VariantStats,
+)
 from .race_events import (
     Away,
     Back,
@@ -39,6 +52,7 @@ from .race_events import (
     Prepared,
     Progress,
     RaceEvent,
+    RematchOffer,
     Started,
 )
 from .replies import (
@@ -67,7 +81,19 @@ __all__ = [
     "decode_map",
 ]
 
-ServerMessage = Welcome | Joined | Done | Ack | Error | HintReply | LeaderboardReply | RaceEvent
+ServerMessage = (
+    Welcome
+    | Joined
+    | Done
+    | Ack
+    | Error
+    | HintReply
+    | LeaderboardReply
+    | ProfileReply
+    | RatingChangesReply
+    | RatingLeaderboardReply
+    | RaceEvent
+)
 
 
 def _type_name(cls: type) -> str:
@@ -89,6 +115,10 @@ CLIENT_TYPES: dict[str, type] = {
         Hint,
         DailyRace,
         Leaderboard,
+        Profile,
+        RatingChanges,
+        RatingLeaderboard,
+        Rematch,
     )
 }
 EVENT_CLASSES: tuple[type, ...] = (
@@ -103,6 +133,7 @@ EVENT_CLASSES: tuple[type, ...] = (
     Prepared,
     Away,
     Back,
+    RematchOffer,
 )
 """The race events (the members of :data:`RaceEvent`)."""
 EVENT_TYPES: dict[str, type] = {_type_name(cls): cls for cls in EVENT_CLASSES}
@@ -116,6 +147,9 @@ SERVER_TYPES: dict[str, type] = {
         Error,
         HintReply,
         LeaderboardReply,
+        ProfileReply,
+        RatingChangesReply,
+        RatingLeaderboardReply,
         *EVENT_CLASSES,
     )
 }
@@ -214,4 +248,13 @@ def _build(cls: type, data: dict[str, Any]) -> Any:
         kwargs["race"] = _build(RaceInfo, kwargs["race"])
     elif cls is LeaderboardReply:
         kwargs["entries"] = [LeaderboardEntry(**e) for e in kwargs.get("entries", [])]
+    elif cls is ProfileReply:
+        kwargs["variants"] = [_build(VariantStats, v) for v in kwargs.get("variants", [])]
+        kwargs["races"] = [_build(HistoryLine, r) for r in kwargs.get("races", [])]
+    elif cls is RatingChangesReply:
+        kwargs["changes"] = [_build(RatingChange, c) for c in kwargs.get("changes", [])]
+    elif cls is RatingLeaderboardReply:
+        kwargs["entries"] = [_build(LadderEntry, e) for e in kwargs.get("entries", [])]
+        if kwargs.get("me") is not None:
+            kwargs["me"] = _build(LadderEntry, kwargs["me"])
     return cls(**kwargs)

@@ -25,7 +25,8 @@ decisions), :mod:`.options` (limits and a race's options), :mod:`.codes` (join c
 :mod:`.fairness` (seed, salt, commitment and when they are revealed), :mod:`.progress`
 (a player's counts from their position), :mod:`.presence` (away, back, abandoned, and
 stuck on undo), :mod:`.transitions` (open, countdown, start,
-finish), :mod:`.actions` (moves, undos, resigns), :mod:`.results` (the ranking) and
+finish), :mod:`.actions` (moves, undos, resigns), :mod:`.results` (the ranking), :mod:`.rematch`
+(the same race again) and
 :mod:`.snapshots` (the race as everyone sees it). Every name is importable from here.
 """
 
@@ -48,6 +49,7 @@ from .model import (
     Race,
     RaceChange,
     RaceState,
+    RematchState,
     Status,
     entry_of,
     event_data,
@@ -55,6 +57,7 @@ from .model import (
 from .options import Limits, RaceOptions
 from .presence import Due, presence_change, presence_plan
 from .progress import progress_of, runs_completed, status_after, undo_only
+from .rematch import accept_rematch, rematch_due, rematch_made, rematch_race
 from .results import Standing, rank, shared_ranks, standing
 from .snapshots import race_info
 from .transitions import (
@@ -89,6 +92,7 @@ __all__ = [
     "RaceChange",
     "RaceOptions",
     "RaceState",
+    "RematchState",
     "Standing",
     "Status",
     "TERMINAL",
@@ -115,6 +119,10 @@ __all__ = [
     "revealed",
     "race_info",
     "rank",
+    "accept_rematch",
+    "rematch_due",
+    "rematch_made",
+    "rematch_race",
     "replay",
     "runs_completed",
     "set_ready",

@@ -8,7 +8,7 @@ import msgpack
 
 from spider_client.protocol import Result, pack
 
-from ..race import Entry, Final, Game, Race, RaceOptions, RaceState
+from ..race import Entry, Final, Game, Race, RaceOptions, RaceState, RematchState
 
 __all__ = [
     "entry_bytes",
@@ -77,6 +77,8 @@ def meta_fields(race: Race) -> dict[str, str | bytes]:
         "started_at": _num(race.started_at),
         "ends_at": _num(race.ends_at),
     }
+    if race.rematch is not None:
+        fields["rematch"] = pack(race.rematch)
     if race.final is not None:
         f = race.final
         fields["final"] = pack({"results": f.results, "replays": f.replays, "boards": f.boards})
@@ -121,6 +123,9 @@ def race_from(meta: dict[Any, Any], players: dict[Any, Any]) -> Race:
         ends_at=_opt_float(m.get("ends_at")),
         final=final,
         preparing=m.get("preparing") == b"1",
+        rematch=RematchState(**msgpack.unpackb(m["rematch"], raw=False))
+        if m.get("rematch")
+        else None,
     )
 
 

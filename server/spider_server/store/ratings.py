@@ -29,10 +29,16 @@ from .codec import text
 from .commits import StoreBase
 from .guard import as_unavailable, cas_tries
 
-__all__ = ["LadderRow", "RatingCommands", "marker"]
+__all__ = ["LadderRow", "RatingCommands", "fold", "marker"]
 
 LadderRow = tuple[int, str, str, int, bool]
 """A ladder's line: (place, player, name, rating shown, provisional)."""
+
+
+def fold(name: str) -> str:
+    """A name as the name index keeps it: case folded (names are not unique: the index
+    names the player of that name who finished a race last)."""
+    return name.casefold()
 
 
 def marker(race: Race) -> str:
@@ -76,6 +82,23 @@ class RatingCommands(StoreBase):
             )
         return [text(c) for c in codes]
 
+    async def apply_pending(self, before: float) -> int:
+        """Write the results of the races pending since before ``before`` (their finishing
+        node did not: it died, or Redis failed it); a race that is gone is dropped, one not
+        finished yet stays. Safe on every node at once (each race is written once).
+        Returns how many races were looked at."""
+        codes = await self.pending_races(before)
+        for code in codes:
+            race = await self.load_race(code)
+            if race is None:
+                await self.drop_pending(code)
+            elif race.final is not None:
+                await self.apply_results(race)
+        return len(codes)
+
+    async def load_race(self, code: str) -> Race | None:
+        raise NotImplementedError  # the Store's
+
     async def drop_pending(self, code: str) -> None:
         with as_unavailable:
             await self.redis.zrem(keys.PENDING, code)
@@ -105,6 +128,12 @@ class RatingCommands(StoreBase):
 
             return DISPLAY_BASE
         return vr.rating
+
+    async def player_named(self, name: str) -> str | None:
+        """The id of the player of that name who finished a race last, or None."""
+        with as_unavailable:
+            pid = await self.redis.hget(keys.NAMES, fold(name))
+        return None if pid is None else text(pid)
 
     async def history(self, player: str, limit: int = keys.HISTORY_MAX) -> list[Line]:
         """The player's last races, newest first."""
@@ -174,7 +203,7 @@ class RatingCommands(StoreBase):
                 vr = rec.variants[race.options.variant]
                 if rec.player in moved:
                     ladders.append(keys.ladder(pool_of(rec.bot), race.options.variant))
-                    index = 4 + 2 * len(players) + len(ladders)
+                    index = 5 + 2 * len(players) + len(ladders)
                 args += [
                     rec.player,
                     str(rec.version),
@@ -182,8 +211,9 @@ class RatingCommands(StoreBase):
                     _pack(asdict(out.lines[rec.player])),
                     str(index),
                     str(vr.rating),
+                    fold(rec.name),
                 ]
-            key_list = [keys.APPLIED, keys.APPLIED_AT, keys.PENDING, keys.RATED_RACES]
+            key_list = [keys.APPLIED, keys.APPLIED_AT, keys.PENDING, keys.RATED_RACES, keys.NAMES]
             for pid in players:
                 key_list += [keys.record(pid), keys.history(pid)]
             key_list += ladders
