@@ -1,10 +1,12 @@
 // The end: the server's ranking, the seed checked against the commitment announced at the
-// start, the day's leaderboard after a daily race, and the replays.
+// start, each player's rating change (a rated race), the rematch, the day's leaderboard
+// after a daily race, and the replays.
 
 import { fromHex, sha256, toHex } from "./sha256.js";
 import { endLeaderboard, leaderboardTable } from "./daily.js";
 import { $, fill, fmtTime, h } from "./dom.js";
 import { toLobby } from "./race.js";
+import { endRatings, profileLink, ratingSlot, rematchPart } from "./profile.js";
 import { openReplay, renderReplay } from "./replay.js";
 import { app, describeRace, session, STATUS_TEXT } from "./state.js";
 import { provide } from "./ui.js";
@@ -38,7 +40,7 @@ function renderEnd() {
                 "tr",
                 { class: r.player === session.player ? "me" : "", dataset: { player: r.player, rank: String(r.rank), status: r.status } },
                 h("td", {}, String(r.rank)),
-                h("td", {}, r.name),
+                h("td", {}, profileLink(r.name, r.player, results)),
                 h("td", {}, STATUS_TEXT[r.status] || r.status),
                 h("td", {}, r.time === null ? "–" : fmtTime(r.time)),
                 h("td", {}, String(r.runs)),
@@ -49,7 +51,9 @@ function renderEnd() {
             ),
           ),
         ),
+        ratingSlot(race),
         h("div", { class: "row" }, h("button", { id: "new-race", type: "button", class: "primary", "data-autofocus": true, onclick: toLobby }, "New race")),
+        rematchPart(race),
         fairness(race),
       ),
       race.daily
@@ -59,6 +63,7 @@ function renderEnd() {
     ),
   );
   if (race.daily) endLeaderboard(race);
+  if (race.rated) endRatings(race);
   if (!app.replay && race.replays && race.seed) openReplay(results[0]?.player || Object.keys(race.replays)[0]);
   else renderReplay();
 }
