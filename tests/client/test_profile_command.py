@@ -1,0 +1,42 @@
+"""``spider-race profile`` and ``spider-race ratings`` against a real node, after a rated
+race of two players who share a name: each is shown with their id's tag."""
+
+from __future__ import annotations
+
+from spider_client import Client
+from spider_race.cli import build_parser
+from spider_race.profile_command import run_profile, run_ratings
+from tests.client.client_helpers import FAST
+from tests.client.test_client_players import _race_to_the_end
+
+
+async def test_profile_and_ratings_print_the_race(redis_server, server_node, capsys) -> None:
+    node = await server_node(redis_server.url, **FAST)
+    async with (
+        await Client.connect(node.url, name="zoe") as a,
+        await Client.connect(node.url, name="zoe") as b,
+    ):
+        code = await a.create_race(variant="spider1", countdown=0, rated=True)
+        await _race_to_the_end(a, b, code)
+        await a.rating_changes()
+        token, me, other = a.token, a.player, b.player
+    assert token is not None
+    args = build_parser().parse_args(["profile", other, "--url", node.url])
+    assert await run_profile(args) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"zoe #{other[-4:]}")
+    assert "spider1" in out and code in out and f"/r/{code}" in out and "rating 1500 ->" in out
+
+    args = build_parser().parse_args(["profile", "--url", node.url, "--token", token])
+    assert await run_profile(args) == 0
+    assert capsys.readouterr().out.startswith(f"zoe #{me[-4:]}")
+
+    args = build_parser().parse_args(["ratings", "spider1", "--url", node.url])
+    assert await run_ratings(args) == 0
+    out = capsys.readouterr().out
+    assert f"zoe #{me[-4:]}" in out and f"zoe #{other[-4:]}" in out
+    assert out.index(f"#{me[-4:]}") < out.index(f"#{other[-4:]}")  # the winner first
+
+    args = build_parser().parse_args(["ratings", "spider1", "--bots", "--url", node.url])
+    assert await run_ratings(args) == 0
+    assert "no rated race of bots" in capsys.readouterr().out
