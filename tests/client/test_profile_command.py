@@ -40,3 +40,57 @@ async def test_profile_and_ratings_print_the_race(redis_server, server_node, cap
     args = build_parser().parse_args(["ratings", "spider1", "--bots", "--url", node.url])
     assert await run_ratings(args) == 0
     assert "no rated race of bots" in capsys.readouterr().out
+
+
+def test_the_terminals_results_show_rating_changes_and_tags() -> None:
+    from spider_client.protocol import RatingChange, Result
+    from spider_race.tui.progress import render_results
+
+    results = [
+        Result(
+            rank=1,
+            player="p0000aaaa",
+            name="kim",
+            status="won",
+            time=61.0,
+            runs=1,
+            moves=90,
+            score=600,
+        ),
+        Result(
+            rank=2,
+            player="p0000bbbb",
+            name="kim",
+            status="resigned",
+            time=None,
+            runs=0,
+            moves=4,
+            score=496,
+        ),
+    ]
+    changes = [
+        RatingChange(
+            player="p0000aaaa",
+            name="kim",
+            tag="aaaa",
+            before=1500,
+            after=1562,
+            provisional=True,
+            pool="humans",
+        ),
+        RatingChange(
+            player="p0000bbbb",
+            name="kim",
+            tag="bbbb",
+            before=1500,
+            after=1449,
+            provisional=True,
+            pool="humans",
+        ),
+    ]
+    text = render_results(results, changes=changes).plain
+    first, second = text.splitlines()[1:3]
+    assert "kim #aaaa" in first and "rating 1500 -> 1562? (+62)" in first
+    assert "kim #bbbb" in second and "rating 1500 -> 1449? (-51)" in second
+    plain = render_results(results[:1]).plain
+    assert "#aaaa" not in plain and "rating" not in plain

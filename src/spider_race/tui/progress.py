@@ -7,12 +7,13 @@ tested without a terminal. Counts are written in words that agree with them (``1
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 
 from rich.cells import cell_len
 from rich.text import Text
 
-from spider_client.protocol import PlayerInfo, RaceInfo, Result
+from spider_client.protocol import PlayerInfo, RaceInfo, RatingChange, Result
 
 from ..words import plural
 
@@ -145,18 +146,32 @@ def elide(name: str, room: int) -> Text:
     return text
 
 
-def render_results(results: list[Result], *, me: str | None = None) -> Text:
-    """The ranking after the race; names whole."""
+def render_results(
+    results: list[Result], *, me: str | None = None, changes: list[RatingChange] | None = None
+) -> Text:
+    """The ranking after the race; names whole (with the id's last 4 characters when two
+    players share one); each player's rating change after a rated race (``changes``)."""
     out = Text()
     out.append("Results\n", style="bold underline")
-    room = max(NAME_ROOM, *(cell_len(r.name) for r in results)) if results else NAME_ROOM
+    counts = Counter(r.name for r in results)
+    names = {
+        r.player: r.name + (f" #{r.player[-4:]}" if counts[r.name] > 1 else "") for r in results
+    }
+    room = max(NAME_ROOM, *(cell_len(n) for n in names.values())) if results else NAME_ROOM
+    moved = {c.player: c for c in changes or []}
     for r in results:
         style = "bold yellow" if r.player == me else ""
         time = format_clock(r.time) if r.time is not None else "  -  "
-        name = r.name + " " * (room + 1 - cell_len(r.name))
+        name = names[r.player] + " " * (room + 1 - cell_len(names[r.player]))
+        change = moved.get(r.player)
+        rating = ""
+        if change is not None:
+            delta = change.after - change.before
+            mark = "?" if change.provisional else ""
+            rating = f"  rating {change.before} -> {change.after}{mark} ({delta:+d})"
         out.append(
             f"{r.rank:2d}. {name}{r.status:<9}{time:>7}  {plural(r.runs, 'run')}"
-            f"  {plural(r.moves, 'move')}  score {r.score}\n",
+            f"  {plural(r.moves, 'move')}  score {r.score}{rating}\n",
             style=style,
         )
     return out
