@@ -256,3 +256,38 @@ async def test_a_race_not_finished_stays_pending_and_a_gone_one_is_dropped(redis
         assert await store.pending_races(1e12) == []
     finally:
         await _close([store])
+
+
+async def test_two_nodes_finishing_one_rated_race_write_it_once(redis_server, server_node) -> None:
+    """Both nodes watch the race and try its finish at its time limit (and once more, at
+    once, by hand): one finish, one write of its results."""
+    from spider_client import Client
+
+    one = await server_node(redis_server.url)
+    two = await server_node(redis_server.url)
+    (store,) = await _stores(redis_server, 1)
+    try:
+        async with (
+            await Client.connect(one.url, name="a") as a,
+            await Client.connect(two.url, name="b") as b,
+        ):
+            code = await a.create_race(variant="spider1", rated=True, countdown=0, time_limit=2)
+            await b.join(code)
+            await asyncio.gather(a.ready(), b.ready())
+            await a.wait_until(
+                lambda c: c.race is not None and c.race.state == "running", timeout=10
+            )
+            await asyncio.sleep(1.9)
+            await asyncio.gather(one.node.advance(code), two.node.advance(code))
+            await a.wait_until(lambda c: c.finished, timeout=10)
+            reply = await b.rating_changes(code)
+            assert reply.applied and len(reply.changes) == 2
+            players = [a.player, b.player]
+        await asyncio.sleep(0.5)
+        assert int(await store.redis.get(keys.RATED_RACES)) == 1
+        records = await store.load_records(players)
+        assert {rec.version for rec in records.values()} == {1}
+        assert [len(await store.history(p)) for p in players] == [1, 1]
+        assert await store.pending_races(1e12) == []
+    finally:
+        await _close([store])
