@@ -5,6 +5,7 @@ same new race; a profile page after three races shows the three."""
 from __future__ import annotations
 
 from spider_client import Client
+from tests.web.layout import check_screen
 from tests.web.web_helpers import Player, open_page
 
 
@@ -49,6 +50,7 @@ async def test_a_rated_race_then_a_rematch_with_two_players(
         assert "1500 →" in text and "#" in text  # the shared name with its tag
         names = await page.locator("#results .profile-link").all_inner_texts()
         assert len(names) == 2 and names[0] != names[1]
+    await check_screen(ann, "end-rated")
 
     # -- rematch: both press it, both land in the same new race ----------------------------
     await a.click("#rematch")
@@ -104,6 +106,7 @@ async def test_the_profile_shows_three_races(browser, redis_server, server_node)
         assert shown == codes[::-1]
         assert await page.inner_text("#profile-variants .played") == "3"
         assert "Dana" in await page.inner_text("#profile-name")
+        await check_screen(dana, "profile")
         # the ladder tab: an unrated race puts nobody on it
         await page.click("#ladder-show")
         await page.wait_for_selector("#rating-ladder")
