@@ -397,7 +397,7 @@ class Node:
         while True:
             await asyncio.sleep(RESULTS_GRACE / 2)
             try:
-                await self.store.apply_pending(self.now() - RESULTS_GRACE)
+                await self.store.apply_pending(self.now() - RESULTS_GRACE, self.advance)
             except Unavailable:
                 pass
             except Exception:

@@ -152,7 +152,7 @@ APPLY_RESULTS = """
 --       (hash), then each player's record (hash: v, d) and history (list), then the ladders
 --       written
 -- ARGV: marker, race code, now, trim-before, changes (msgpack), n players, history max, ttl,
---       rated (1|0), then per player: id, expected version, record data, history line,
+--       rated (1: ratings changed, counted), then per player: id, expected version, record data, history line,
 --       ladder key index (0: none), ladder score, name (folded)
 -- Returns {1, 'applied'}, {0, 'done'} (the marker is there: applied before), or
 -- {0, 'version', player index} (that record moved on).

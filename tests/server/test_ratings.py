@@ -103,9 +103,12 @@ def test_rated_is_refused_with_a_chosen_seed() -> None:
 # -- writing a finished race, once --------------------------------------------------------
 
 
-async def _finished(store, players: list[str], *, rated: bool = True, times=None) -> r.Race:
+async def _finished(
+    store, players: list[str], *, rated: bool = True, times=None, finish: bool = True
+) -> r.Race:
     """A race of ``players`` (ranked in that order by their win times) committed as
-    finished, through the race's own decisions."""
+    finished, through the race's own decisions (without ``finish``: started, and long due
+    to finish)."""
     options = r.RaceOptions.from_request(
         CreateRace(req=1, variant="spider1", rated=rated, countdown=0), r.Limits()
     )
@@ -121,6 +124,8 @@ async def _finished(store, players: list[str], *, rated: bool = True, times=None
         race = replace(change.race, version=await store.commit(change))
     change = r.start(race, 101.0)
     race = replace(change.race, version=await store.commit(change))
+    if not finish:
+        return race
     times = times or [10.0 + i for i in range(len(players))]
     games = {
         g.player: replace(g, status="won", time=t) for g, t in zip(change.games, times, strict=True)
@@ -289,5 +294,30 @@ async def test_two_nodes_finishing_one_rated_race_write_it_once(redis_server, se
         assert {rec.version for rec in records.values()} == {1}
         assert [len(await store.history(p)) for p in players] == [1, 1]
         assert await store.pending_races(1e12) == []
+    finally:
+        await _close([store])
+
+
+async def test_a_pending_race_whose_finish_was_lost_is_finished_then_written(
+    redis_server, server_node
+) -> None:
+    """The node marked the race pending and died before its finish was committed (nobody
+    else watches the race to finish it): another node's background step finishes the race
+    (it is due) and writes its results."""
+    (store,) = await _stores(redis_server, 1)
+    try:
+        race = await _finished(store, ["p1", "p2"], finish=False)  # started, long due
+        assert race.state is r.RaceState.RUNNING
+        await store.mark_pending(race.code, 1.0)
+        await server_node(redis_server.url)
+        for _ in range(100):
+            done = await store.load_race(race.code)
+            if done is not None and done.final and await store.applied_changes(done):
+                break
+            await asyncio.sleep(0.1)
+        assert done is not None and done.final is not None
+        changes = await store.applied_changes(done)
+        assert changes is not None and len(changes) == 2
+        assert int(await store.redis.get(keys.RATED_RACES)) == 1
     finally:
         await _close([store])

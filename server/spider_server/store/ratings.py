@@ -16,6 +16,7 @@ node's background step finds it (:meth:`~RatingCommands.pending_races`).
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict
 from typing import Any
 
@@ -82,18 +83,29 @@ class RatingCommands(StoreBase):
             )
         return [text(c) for c in codes]
 
-    async def apply_pending(self, before: float) -> int:
+    async def apply_pending(
+        self,
+        before: float,
+        finish: Callable[[str], Awaitable[Race | None]] | None = None,
+    ) -> int:
         """Write the results of the races pending since before ``before`` (their finishing
-        node did not: it died, or Redis failed it); a race that is gone is dropped, one not
-        finished yet stays. Safe on every node at once (each race is written once).
-        Returns how many races were looked at."""
+        node did not: it died, or Redis failed it). A race that is gone is dropped; one not
+        finished yet (its finish was due, but lost with its node) is finished first with
+        ``finish`` (the node's transitions), or else goes to the back of the line. Safe on
+        every node at once (each race is written once). Returns how many races were
+        looked at."""
         codes = await self.pending_races(before)
         for code in codes:
             race = await self.load_race(code)
+            if race is not None and race.final is None and finish is not None:
+                race = await finish(code)
             if race is None:
                 await self.drop_pending(code)
             elif race.final is not None:
                 await self.apply_results(race)
+            else:
+                with as_unavailable:
+                    await self.redis.zadd(keys.PENDING, {code: self.clock()}, xx=True)
         return len(codes)
 
     async def load_race(self, code: str) -> Race | None:
@@ -195,7 +207,7 @@ class RatingCommands(StoreBase):
                 str(len(players)),
                 str(keys.HISTORY_MAX),
                 str(keys.PROFILE_TTL),
-                "1" if race.options.rated else "0",
+                "1" if out.changes else "0",
             ]
             moved = {c.player for c in out.changes}
             for rec in out.records:
