@@ -7,6 +7,7 @@ import { $, fill, fmtTime, h } from "./dom.js";
 import { takeJoined, takeName } from "./race.js";
 import { app, session } from "./state.js";
 import { baseLabel } from "./howto.js";
+import { profileLink } from "./profile.js";
 import { redraw } from "./ui.js";
 
 /** The lobby's daily deal panel: the variant, Play today's deal, Leaderboard. */
@@ -84,7 +85,7 @@ export function leaderboardTable(reply) {
             "tr",
             { class: e.player === session.player ? "me" : "", dataset: { player: e.player, rank: String(e.rank) } },
             h("td", {}, String(e.rank)),
-            h("td", {}, e.name, e.player === session.player ? " (you)" : ""),
+            h("td", {}, profileLink(e.name, e.player, reply.entries), e.player === session.player ? " (you)" : ""),
             h("td", {}, fmtTime(e.time)),
             h("td", {}, String(e.moves)),
           ),
