@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 
+import pytest
 from openskill.models import PlackettLuce
 
 from spider_client.protocol import CreateRace
@@ -319,5 +320,45 @@ async def test_a_pending_race_whose_finish_was_lost_is_finished_then_written(
         changes = await store.applied_changes(done)
         assert changes is not None and len(changes) == 2
         assert int(await store.redis.get(keys.RATED_RACES)) == 1
+    finally:
+        await _close([store])
+
+
+@pytest.mark.parametrize("delay", [1.95, 2.0, 2.03, 2.08])
+async def test_a_node_sigkilled_around_a_rated_finish_leaves_it_written_once(
+    redis_server, server_node, server_process, delay: float
+) -> None:
+    """The node both players are on is killed with SIGKILL at about the moment its tick
+    finishes the race (before the finish, between the finish and the write, or after):
+    whichever it was, once the players are back through another node the race is
+    finished and its results written exactly once."""
+    from spider_client import Client
+
+    proc = await server_process(redis_server.url)
+    other = await server_node(redis_server.url)
+    (store,) = await _stores(redis_server, 1)
+    urls = [proc.url, other.url]
+    try:
+        async with (
+            await Client.connect(urls, name="a", reconnect_timeout=30) as a,
+            await Client.connect(urls, name="b", reconnect_timeout=30) as b,
+        ):
+            code = await a.create_race(variant="spider1", rated=True, countdown=0, time_limit=2)
+            await b.join(code)
+            await asyncio.gather(a.ready(), b.ready())
+            await a.wait_until(
+                lambda c: c.race is not None and c.race.state == "running", timeout=10
+            )
+            await asyncio.sleep(delay)
+            proc.kill()
+            for c in (a, b):
+                await c.wait_until(lambda c: c.finished, timeout=30)
+            reply = await a.rating_changes(code, timeout=20)
+            assert reply.applied and len(reply.changes) == 2
+            players = [a.player, b.player]
+        assert int(await store.redis.get(keys.RATED_RACES)) == 1
+        records = await store.load_records(players)
+        assert {rec.version for rec in records.values()} == {1}
+        assert [len(await store.history(p)) for p in players] == [1, 1]
     finally:
         await _close([store])
