@@ -15,7 +15,8 @@ Behaviour:
   server marks the player as a bot in every list of players, result and leaderboard, and
   races created ``humans_only`` refuse it with :class:`~spider_client.errors.HumansOnly`).
   The flag is declared, not detected: a program that plays says so, as an honour rule.
-- **Requests** (``create_race``, ``join``, ``ready``, ``leave``, ``my_races``) carry a request id and
+- **Requests** (``create_race``, ``join``, ``ready``, ``leave``, ``my_races``, ``profile``,
+  ``rating_changes``, ``rating_leaderboard``, ``rematch``) carry a request id and
   wait for their reply; an ``error`` reply raises the :mod:`~spider_client.errors` class of
   its code.
 - **Actions** (``move``, ``deal``, ``undo``, ``resign``) carry the player's next ``seq``
@@ -55,6 +56,7 @@ websockets' public API; this module is the API on top.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Any
 
@@ -194,6 +196,69 @@ class Client(Connection):
             lambda req: p.Leaderboard(req=req, variant=variant, day=day)
         )
         return reply.entries
+
+    # -- players: profiles, ratings, ladders, the rematch -------------------------------------
+
+    async def profile(self, player_or_name: str | None = None) -> p.ProfileReply:
+        """A player's profile: races per variant, wins, win rate, best time, streaks,
+        rating (and its history), and the last races with their replays' links. By default
+        this player's; else the player of that id, or of that name (the one who finished a
+        race last: names are not unique). ``found`` is false for a player without a
+        finished race."""
+        if player_or_name is None:
+            make = lambda req: p.Profile(req=req)  # noqa: E731
+        else:
+            make = lambda req: p.Profile(req=req, player=player_or_name)  # noqa: E731
+        reply: p.ProfileReply = await self._request(make)
+        if not reply.found and player_or_name is not None:
+            reply = await self._request(lambda req: p.Profile(req=req, name=player_or_name))
+        return reply
+
+    async def rating_changes(
+        self, code: str | None = None, *, timeout: float = 10.0
+    ) -> p.RatingChangesReply:
+        """The rating changes of finished race ``code`` (by default this client's race),
+        asked again until they are written (within ``timeout`` seconds; then the last
+        reply, ``applied`` false)."""
+        race = code or self._require_race()
+        loop = asyncio.get_running_loop()
+        end = loop.time() + timeout
+        while True:
+            reply: p.RatingChangesReply = await self._request(
+                lambda req: p.RatingChanges(req=req, code=race)
+            )
+            if reply.applied or loop.time() >= end:
+                return reply
+            await asyncio.sleep(0.1)
+
+    async def rating_leaderboard(
+        self, variant: str = "spider1", pool: str = "humans"
+    ) -> p.RatingLeaderboardReply:
+        """A variant's rating ladder (``humans`` or ``bots``): the top 100, best first, and
+        this player's own line (``me``)."""
+        reply: p.RatingLeaderboardReply = await self._request(
+            lambda req: p.RatingLeaderboard(req=req, variant=variant, pool=pool)  # type: ignore[arg-type]
+        )
+        return reply
+
+    async def rematch(self, *, timeout: float | None = 60.0) -> str:
+        """Accept the rematch of the finished race this client is in, wait until it is made
+        (every player accepted, or the offer's wait ran out with two or more), join the new
+        race (as a player, ready: its countdown runs) and return its join code. Raises
+        TimeoutError when it is not made within ``timeout`` seconds (for example, nobody
+        else accepted)."""
+        code = self._require_player()
+        await self._request(lambda req: p.Rematch(req=req, code=code))
+
+        def made(client: Any) -> bool:
+            offer = client.mirror.rematch
+            return offer is not None and offer.race == code and offer.code is not None
+
+        await self.wait_until(made, timeout=timeout)
+        assert self.mirror.rematch is not None and self.mirror.rematch.code is not None
+        new = self.mirror.rematch.code
+        await self.join(new)
+        return new
 
     async def join(self, code: str, role: str = "player") -> p.Joined:
         """Join the race ``code`` as ``player`` or ``spectator`` (again: resume, caught up

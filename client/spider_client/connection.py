@@ -54,6 +54,17 @@ _CONNECT_ERRORS = (
     ValueError,
 )
 """What a failed attempt to connect and say hello may raise."""
+_REPLIES = (
+    p.Joined,
+    p.Done,
+    p.HintReply,
+    p.LeaderboardReply,
+    p.MyRacesReply,
+    p.ProfileReply,
+    p.RatingChangesReply,
+    p.RatingLeaderboardReply,
+)
+"""The replies that answer a request by its ``req``."""
 
 
 class Connection:
@@ -401,9 +412,7 @@ class Connection:
         outbox = self._outbox
         if isinstance(message, p.Ack):
             outbox.take_ack(message)
-        elif isinstance(
-            message, p.Joined | p.Done | p.HintReply | p.LeaderboardReply | p.MyRacesReply
-        ):
+        elif isinstance(message, _REPLIES):
             outbox.resolve(message.req, message)
         elif isinstance(message, p.Error):
             if not outbox.take_error(message):

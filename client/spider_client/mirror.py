@@ -76,6 +76,8 @@ class RaceMirror:
         self.boards: dict[str, str] = {}
         """Player id -> view text, for spectators of live-board races; after the race,
         every player's final full position."""
+        self.rematch: p.RematchOffer | None = None
+        """The finished race's last ``rematch_offer`` (who accepted; the new race's code)."""
         self._view_text: str | None = None
         self._view: Board | None = None
 
@@ -205,6 +207,7 @@ class RaceMirror:
         self.seq = 0
         self.version = 0
         self.boards = {}
+        self.rematch = None
 
     # -- applying ---------------------------------------------------------------------------
 
@@ -254,6 +257,8 @@ class RaceMirror:
                     info.status = "playing"
         elif isinstance(event, p.BoardShown):
             self.boards[event.player] = event.view
+        elif isinstance(event, p.RematchOffer):
+            self.rematch = event
         elif isinstance(event, p.Prepared):
             race.preparing, race.commitment = False, event.commitment
         elif isinstance(event, p.Finished):

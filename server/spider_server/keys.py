@@ -53,6 +53,35 @@ Keys of one race share the hash tag ``{race:<code>}`` so that its scripts touch 
     leaderboard:<variant>:<day>   zset    player id -> time in ms * 10**6 + moves (winners)
     leaderboard:<variant>:<day>:names hash player id -> name
     leaderboard:<variant>:<day>:bots set  player ids of the winners whose hello said ``bot``
+    {ratings}:player:<id>         hash    a player's record: v (version, +1 a write), d (msgpack:
+                                          name, bot, per variant: mu, sigma, races, wins, best
+                                          time, streaks, rating history)
+    {ratings}:history:<id>        list    msgpack of the player's last races, newest first
+                                          (capped at HISTORY_MAX: code, variant, time, rank,
+                                          players, status, race time, rated, before, after)
+    {ratings}:ladder:<pool>:<variant> zset player id -> rating shown (pool: humans, bots),
+                                          players with a rated race in the variant
+    {ratings}:applied             hash    "<code>:<created_at>" -> msgpack of the race's rating
+                                          changes: the race was applied (once per race)
+    {ratings}:applied_at          zset    the same member -> when it was applied (trimmed
+                                          after APPLIED_KEEP)
+    {ratings}:pending             zset    race code -> when its finish was about to be
+                                          committed: finished races whose records are not
+                                          written yet (every node's background step applies
+                                          them; the write removes the code)
+    {ratings}:rated_races         string  how many rated races changed ratings (INCR)
+    {ratings}:names               hash    name (case folded) -> id of the player of that name
+                                          who finished a race last (``profile`` by name)
+
+Ratings share one hash tag, ``{ratings}``, so that one script writes every record a race
+touches (each player's record, history and ladder place, the race's marker) at once, also on
+Redis Cluster, where players' keys would otherwise sit in different slots: no two-phase
+write to recover from. A finish is one write per race (hundreds of moves come before it),
+so the one slot is not a hot spot.
+
+TTLs: a player's record and history live PROFILE_TTL (a year) after their last finished race;
+the ladders' and the marker's entries have no TTL (a marker is dropped APPLIED_KEEP after it
+was written, longer than a finished race lives).
 
 TTLs: every race change refreshes the race's keys to :attr:`Settings.race_ttl`, and so do a
 player's first action and every 64th after for the keys they write; the finish sets them to
@@ -91,6 +120,17 @@ __all__ = [
     "PLAYER_RACES_KEPT",
     "times",
     "PLAYER_RACES_TTL",
+    "APPLIED",
+    "APPLIED_AT",
+    "APPLIED_KEEP",
+    "HISTORY_MAX",
+    "PENDING",
+    "PROFILE_TTL",
+    "RATED_RACES",
+    "NAMES",
+    "history",
+    "ladder",
+    "record",
 ]
 
 UNDO_MARK = 32
@@ -212,3 +252,30 @@ def daily(variant: str, day: str, suffix: str = "") -> str:
 
 def leaderboard(variant: str, day: str, suffix: str = "") -> str:
     return f"leaderboard:{variant}:{day}" + (f":{suffix}" if suffix else "")
+
+
+# -- ratings, records and histories (one hash tag: see the layout above) -----------------------
+
+HISTORY_MAX = 50
+"""Races kept in a player's history."""
+PROFILE_TTL = 365 * 24 * 3600
+"""Seconds a player's record and history live after their last finished race."""
+APPLIED_KEEP = 30 * 24 * 3600
+"""Seconds a race's applied marker is kept (beyond any finished race's life)."""
+APPLIED = "{ratings}:applied"
+APPLIED_AT = "{ratings}:applied_at"
+PENDING = "{ratings}:pending"
+RATED_RACES = "{ratings}:rated_races"
+NAMES = "{ratings}:names"
+
+
+def record(player: str) -> str:
+    return f"{{ratings}}:player:{player}"
+
+
+def history(player: str) -> str:
+    return f"{{ratings}}:history:{player}"
+
+
+def ladder(pool: str, variant: str) -> str:
+    return f"{{ratings}}:ladder:{pool}:{variant}"

@@ -60,9 +60,13 @@ from .transport import (
 from .watches import RaceWatch
 from .workers import SolverWorkers, WorkerSettings
 
-__all__ = ["Node", "check_libraries"]
+__all__ = ["RESULTS_GRACE", "Node", "check_libraries"]
 
 log = logging.getLogger(__name__)
+
+RESULTS_GRACE = 5.0
+"""Seconds a finished race's results may wait for the node that finished it before every
+node's background step writes them."""
 
 
 def check_libraries() -> None:
@@ -173,6 +177,7 @@ class Node:
             loop.create_task(self._sweep_loop()),
             loop.create_task(self._presence_loop()),
             loop.create_task(self._lag_loop()),
+            loop.create_task(self._results_loop()),
             loop.create_task(self.seeds.run()),
         ]
         s = self.settings
@@ -375,11 +380,15 @@ class Node:
                     replays.update(ghost_replays)
                     times.update(ghost_times)
                 change = rules.finish(race, games, replays, now, hints, times)
+                # before the finish: a node that dies after it leaves the results pending
+                await self.store.mark_pending(code, now)
             try:
                 await self.store.commit(change)
             except Conflict:
                 continue
             self.metrics.transitions_total[due] += 1
+            if change.finished:
+                self.spawn(self.store.apply_results(change.race))
             if change.finished and change.race.options.daily:
                 await self.store.record_daily(change.race)
         raise AssertionError("unreachable: cas_tries raises when the tries are spent")
@@ -438,6 +447,18 @@ class Node:
                 pass
             except Exception:
                 log.exception("sweep failed")
+
+    async def _results_loop(self) -> None:
+        """Writes the results that their finishing node did not (it died, or Redis failed
+        it) once they waited :data:`RESULTS_GRACE` (:meth:`~.store.Store.apply_pending`)."""
+        while True:
+            await asyncio.sleep(RESULTS_GRACE / 2)
+            try:
+                await self.store.apply_pending(self.now() - RESULTS_GRACE, self.advance)
+            except Unavailable:
+                pass
+            except Exception:
+                log.exception("writing pending results failed")
 
     async def _lag_loop(self) -> None:
         """Measures how late a 100 ms timer fires (``spider_loop_lag_seconds``)."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from .keys import UNDO_MARK
 
-__all__ = ["COMMIT_RACE", "COMMIT_ACTION"]
+__all__ = ["APPLY_RESULTS", "COMMIT_RACE", "COMMIT_ACTION"]
 
 _APPEND_EVENTS = """
 -- Whether a node other than ``node`` watches the race (its claim lasts past ``now``).
@@ -170,3 +170,58 @@ end
 return {1, version}
 """.replace("% MARK", f"% {UNDO_MARK}")
 )
+
+APPLY_RESULTS = """
+-- A finished race's results written into its players' records, histories and ladders, once:
+-- only if the race's marker is not there yet, and only if every player's record is still at
+-- the version the update was decided on (a check-and-set on each; the caller decides again
+-- when one moved: another race of that player was applied first).
+-- KEYS: applied (hash), applied_at (zset), pending (zset), rated_races (counter), names
+--       (hash), then each player's record (hash: v, d) and history (list), then the ladders
+--       written
+-- ARGV: marker, race code, now, trim-before, changes (msgpack), n players, history max, ttl,
+--       rated (1: ratings changed, counted), then per player: id, expected version, record data, history line,
+--       ladder key index (0: none), ladder score, name (folded)
+-- Returns {1, 'applied'}, {0, 'done'} (the marker is there: applied before), or
+-- {0, 'version', player index} (that record moved on).
+local marker = ARGV[1]
+if redis.call('HEXISTS', KEYS[1], marker) == 1 then
+  redis.call('ZREM', KEYS[3], ARGV[2])
+  return {0, 'done'}
+end
+local n = tonumber(ARGV[6])
+for i = 1, n do
+  local base = 9 + (i - 1) * 7
+  local v = redis.call('HGET', KEYS[4 + 2 * i], 'v') or '0'
+  if v ~= ARGV[base + 2] then
+    return {0, 'version', i}
+  end
+end
+local ttl = ARGV[8]
+for i = 1, n do
+  local base = 9 + (i - 1) * 7
+  local rec, hist = KEYS[4 + 2 * i], KEYS[5 + 2 * i]
+  redis.call('HSET', KEYS[5], ARGV[base + 7], ARGV[base + 1])
+  redis.call('HSET', rec, 'v', string.format('%d', tonumber(ARGV[base + 2]) + 1),
+             'd', ARGV[base + 3])
+  redis.call('EXPIRE', rec, ttl)
+  redis.call('LPUSH', hist, ARGV[base + 4])
+  redis.call('LTRIM', hist, 0, tonumber(ARGV[7]) - 1)
+  redis.call('EXPIRE', hist, ttl)
+  local ladder = tonumber(ARGV[base + 5])
+  if ladder > 0 then
+    redis.call('ZADD', KEYS[ladder], ARGV[base + 6], ARGV[base + 1])
+  end
+end
+redis.call('HSET', KEYS[1], marker, ARGV[5])
+redis.call('ZADD', KEYS[2], ARGV[3], marker)
+for _, old in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[4], 'LIMIT', 0, 64)) do
+  redis.call('HDEL', KEYS[1], old)
+  redis.call('ZREM', KEYS[2], old)
+end
+redis.call('ZREM', KEYS[3], ARGV[2])
+if ARGV[9] == '1' then
+  redis.call('INCR', KEYS[4])
+end
+return {1, 'applied'}
+"""

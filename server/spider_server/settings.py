@@ -104,6 +104,7 @@ RANGES: dict[str, Range] = {
     "sweep_interval": Range(0, 3600, above=True),
     "presence_ttl": Range(1, 3600),
     "away_grace": Range(1, 3600),
+    "rematch_wait": Range(0, 600, above=True),
     "pool_size": Range(0, 10_000),
     "solve_budget": Range(1, 1_000_000_000),
     "hint_budget": Range(1, 1_000_000_000),
@@ -259,6 +260,9 @@ class Settings:
     """Seconds a player may be away from a running race before they are out as
     ``abandoned`` (and a position offering only undo may last before the player is
     ``stuck``): the default of a race's ``away_grace`` option."""
+    rematch_wait: float = 15.0
+    """Seconds a finished race's rematch offer waits for its players after the first
+    accepts; then the rematch is made with those who did."""
     pool_size: int = 3
     """Proven-winnable seeds kept ready per variant asked for (0: none kept; races
     waiting for one are still served)."""

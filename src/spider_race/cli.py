@@ -137,6 +137,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("code", help="the race's code")
     p.add_argument("--url", default=DEFAULT_URL, help=URL_HELP)
 
+    p = sub.add_parser("profile", help="print a player's profile: races, wins, rating, last races")
+    p.add_argument("who", nargs="?", default=None, help="a player's name or id (default: yours)")
+    p.add_argument("--url", default=DEFAULT_URL, help=URL_HELP)
+    p.add_argument("--token", default=None, help="speak as this token's player (from welcome)")
+
+    p = sub.add_parser("ratings", help="print a variant's rating leaderboard")
+    p.add_argument("variant", nargs="?", default="spider1", help="variant id (default spider1)")
+    p.add_argument("--bots", action="store_true", help="the bot ladder")
+    p.add_argument("--url", default=DEFAULT_URL, help=URL_HELP)
+    p.add_argument("--token", default=None, help="speak as this token's player (from welcome)")
+
     p = sub.add_parser("demo", help="a race of bots, shown live")
     p.add_argument("--bots", type=int, default=3, help="bots in the race (default 3)")
     p.add_argument(
@@ -231,6 +242,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .bench import run as run_bench
 
         return run_bench(args)
+    if command in ("profile", "ratings"):
+        from .client_commands import _run_async
+        from .profile_command import run_profile, run_ratings
+
+        return _run_async(run_profile(args) if command == "profile" else run_ratings(args))
     if command in ("bot", "play", "watch", "demo"):
         from .client_commands import run as run_client
 

@@ -25,7 +25,8 @@ Conventions:
 The modules: :mod:`~.constants` (version, frame limit, error codes),
 :mod:`~.client_messages` (client to server), :mod:`~.replies` (the server's answers),
 :mod:`~.race_events` (what everyone in a race is sent), :mod:`~.info` (the race, player
-and result snapshots they carry) and :mod:`~.codec` (type names and msgpack). Import the
+and result snapshots they carry), :mod:`~.players` (profiles, ratings, the rating ladders,
+the rematch) and :mod:`~.codec` (type names and msgpack). Import the
 names from here.
 """
 
@@ -62,6 +63,19 @@ from .codec import (
 )
 from .constants import ERROR_CODES, MAX_CLIENT_FRAME, PROTOCOL_VERSION
 from .info import PlayerInfo, RaceInfo, Result
+from .players import (
+    HistoryLine,
+    LadderEntry,
+    Profile,
+    ProfileReply,
+    RatingChange,
+    RatingChanges,
+    RatingChangesReply,
+    RatingLeaderboard,
+    RatingLeaderboardReply,
+    Rematch,
+    VariantStats,
+)
 from .race_events import (
     Away,
     Back,
@@ -74,6 +88,7 @@ from .race_events import (
     Prepared,
     Progress,
     RaceEvent,
+    RematchOffer,
     Started,
 )
 from .replies import (
@@ -131,6 +146,18 @@ __all__ = [
     "Away",
     "Back",
     "Result",
+    "Profile",
+    "ProfileReply",
+    "VariantStats",
+    "HistoryLine",
+    "RatingChanges",
+    "RatingChange",
+    "RatingChangesReply",
+    "RatingLeaderboard",
+    "LadderEntry",
+    "RatingLeaderboardReply",
+    "Rematch",
+    "RematchOffer",
     "encode",
     "decode",
     "decode_event",

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .constants import PROTOCOL_VERSION
+from .players import Profile, RatingChanges, RatingLeaderboard, Rematch
 
 __all__ = [
     "Hello",
@@ -69,6 +70,8 @@ class CreateRace:
     None: the server's default (``SPIDER_RACE_AWAY_GRACE``)."""
     humans_only: bool = False
     """Refuse players whose hello said ``bot`` (error ``humans_only``)."""
+    rated: bool = False
+    """The finish moves the players' ratings in the variant (never with ``seed``)."""
     type: Literal["create_race"] = "create_race"
     ghosts: list[dict[str, str]] | None = None
     """Recorded runs to race (at most 5), each ``{"race": CODE, "player": PLAYER_ID}`` of a
@@ -188,4 +191,8 @@ ClientMessage = (
     | DailyRace
     | Leaderboard
     | MyRaces
+    | Profile
+    | RatingChanges
+    | RatingLeaderboard
+    | Rematch
 )

@@ -28,6 +28,19 @@ from .client_messages import (
     Undo,
 )
 from .info import PlayerInfo, RaceInfo, Result
+from .players import (
+    HistoryLine,
+    LadderEntry,
+    Profile,
+    ProfileReply,
+    RatingChange,
+    RatingChanges,
+    RatingChangesReply,
+    RatingLeaderboard,
+    RatingLeaderboardReply,
+    Rematch,
+    VariantStats,
+)
 from .race_events import (
     Away,
     Back,
@@ -40,6 +53,7 @@ from .race_events import (
     Prepared,
     Progress,
     RaceEvent,
+    RematchOffer,
     Started,
 )
 from .replies import (
@@ -71,7 +85,18 @@ __all__ = [
 ]
 
 ServerMessage = (
-    Welcome | Joined | Done | Ack | Error | HintReply | LeaderboardReply | MyRacesReply | RaceEvent
+    Welcome
+    | Joined
+    | Done
+    | Ack
+    | Error
+    | HintReply
+    | LeaderboardReply
+    | MyRacesReply
+    | ProfileReply
+    | RatingChangesReply
+    | RatingLeaderboardReply
+    | RaceEvent
 )
 
 
@@ -95,6 +120,10 @@ CLIENT_TYPES: dict[str, type] = {
         DailyRace,
         Leaderboard,
         MyRaces,
+        Profile,
+        RatingChanges,
+        RatingLeaderboard,
+        Rematch,
     )
 }
 EVENT_CLASSES: tuple[type, ...] = (
@@ -109,6 +138,7 @@ EVENT_CLASSES: tuple[type, ...] = (
     Prepared,
     Away,
     Back,
+    RematchOffer,
 )
 """The race events (the members of :data:`RaceEvent`)."""
 EVENT_TYPES: dict[str, type] = {_type_name(cls): cls for cls in EVENT_CLASSES}
@@ -123,6 +153,9 @@ SERVER_TYPES: dict[str, type] = {
         HintReply,
         LeaderboardReply,
         MyRacesReply,
+        ProfileReply,
+        RatingChangesReply,
+        RatingLeaderboardReply,
         *EVENT_CLASSES,
     )
 }
@@ -223,4 +256,13 @@ def _build(cls: type, data: dict[str, Any]) -> Any:
         kwargs["entries"] = [_build(LeaderboardEntry, e) for e in kwargs.get("entries", [])]
     elif cls is MyRacesReply:
         kwargs["races"] = [_build(MyRace, r) for r in kwargs.get("races", [])]
+    elif cls is ProfileReply:
+        kwargs["variants"] = [_build(VariantStats, v) for v in kwargs.get("variants", [])]
+        kwargs["races"] = [_build(HistoryLine, r) for r in kwargs.get("races", [])]
+    elif cls is RatingChangesReply:
+        kwargs["changes"] = [_build(RatingChange, c) for c in kwargs.get("changes", [])]
+    elif cls is RatingLeaderboardReply:
+        kwargs["entries"] = [_build(LadderEntry, e) for e in kwargs.get("entries", [])]
+        if kwargs.get("me") is not None:
+            kwargs["me"] = _build(LadderEntry, kwargs["me"])
     return cls(**kwargs)

@@ -102,3 +102,5 @@ class RaceInfo:
     rated."""
     humans_only: bool = False
     """Players whose hello said ``bot`` are refused."""
+    rated: bool = False
+    """The finish moves the players' ratings (``rating_changes`` tells how)."""

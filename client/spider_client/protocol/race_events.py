@@ -20,6 +20,7 @@ __all__ = [
     "Prepared",
     "Away",
     "Back",
+    "RematchOffer",
     "RaceEvent",
 ]
 
@@ -147,6 +148,20 @@ class Back:
     type: Literal["back"] = "back"
 
 
+@dataclass
+class RematchOffer:
+    """A race event of a finished race: who accepted the rematch so far and until when the
+    offer waits (``deadline``, server time); once made, ``code`` is the new race's join
+    code (join it as a player: you are in it, ready)."""
+
+    race: str
+    version: int
+    accepted: list[str]
+    deadline: float
+    code: str | None = None
+    type: Literal["rematch_offer"] = "rematch_offer"
+
+
 RaceEvent = (
     PlayerJoined
     | PlayerLeft
@@ -159,4 +174,5 @@ RaceEvent = (
     | Prepared
     | Away
     | Back
+    | RematchOffer
 )

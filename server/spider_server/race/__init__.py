@@ -26,7 +26,8 @@ decisions), :mod:`.options` (limits and a race's options), :mod:`.codes` (join c
 (recorded runs raced again), :mod:`.progress` (a player's counts from their position),
 :mod:`.presence` (away, back, abandoned, and stuck on undo), :mod:`.transitions` (open,
 countdown, start,
-finish), :mod:`.actions` (moves, undos, resigns), :mod:`.results` (the ranking) and
+finish), :mod:`.actions` (moves, undos, resigns), :mod:`.results` (the ranking), :mod:`.rematch`
+(the same race again) and
 :mod:`.snapshots` (the race as everyone sees it). Every name is importable from here.
 """
 
@@ -59,6 +60,7 @@ from .model import (
     Race,
     RaceChange,
     RaceState,
+    RematchState,
     Status,
     entry_of,
     event_data,
@@ -66,6 +68,7 @@ from .model import (
 from .options import Limits, RaceOptions
 from .presence import Due, presence_change, presence_plan
 from .progress import progress_of, runs_completed, status_after, undo_only
+from .rematch import accept_rematch, rematch_due, rematch_made, rematch_race
 from .results import Standing, rank, shared_ranks, standing
 from .snapshots import race_info
 from .transitions import (
@@ -102,6 +105,7 @@ __all__ = [
     "RaceChange",
     "RaceOptions",
     "RaceState",
+    "RematchState",
     "Standing",
     "Status",
     "TERMINAL",
@@ -136,6 +140,10 @@ __all__ = [
     "race_info",
     "rank",
     "rebuild",
+    "accept_rematch",
+    "rematch_due",
+    "rematch_made",
+    "rematch_race",
     "replay",
     "runs_completed",
     "set_ready",

@@ -29,6 +29,7 @@ __all__ = [
     "Race",
     "RaceChange",
     "RaceState",
+    "RematchState",
     "Status",
     "TERMINAL",
     "entry_of",
@@ -209,6 +210,18 @@ class Race:
     final: Final | None = None
     preparing: bool = False
     """Waiting for a proven seed (``seed``, ``salt`` and ``commitment`` are empty)."""
+    rematch: RematchState | None = None
+    """A finished race's rematch offer (:mod:`.rematch`)."""
+
+
+@dataclass(kw_only=True)
+class RematchState:
+    """Who accepted a finished race's rematch, until when the offer waits, and the new
+    race's code once it is made."""
+
+    accepted: list[str]
+    deadline: float
+    code: str | None = None
 
 
 @dataclass(kw_only=True)

@@ -9,7 +9,7 @@ from spider_engine import VariantError, find_variant
 
 from ..errors import InvalidMessage
 
-__all__ = ["Limits", "RaceOptions"]
+__all__ = ["Limits", "RaceOptions", "unrated_because"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -48,6 +48,8 @@ class RaceOptions:
     humans_only: bool = False
     """Players whose hello said ``bot`` may not join (an honour rule: the flag is
     declared, not detected)."""
+    rated: bool = False
+    """The finish moves the players' ratings (:mod:`...ratings`)."""
 
     @classmethod
     def from_request(cls, msg: CreateRace, limits: Limits) -> RaceOptions:
@@ -72,6 +74,9 @@ class RaceOptions:
             raise InvalidMessage(f"away_grace: between 1 and {limits.max_away_grace} seconds")
         if msg.winnable and msg.seed is not None:
             raise InvalidMessage("seed: a winnable race is dealt from a proven seed")
+        rated = bool(getattr(msg, "rated", False))
+        if rated and (why := unrated_because(msg)) is not None:
+            raise InvalidMessage(f"rated: {why}")
         return cls(
             variant=variant.id,
             max_players=msg.max_players,
@@ -84,4 +89,16 @@ class RaceOptions:
             away_grace=grace,
             seed_chosen=msg.seed is not None,
             humans_only=msg.humans_only,
+            rated=rated,
         )
+
+
+def unrated_because(msg: CreateRace) -> str | None:
+    """Why a race created so cannot be rated, or None when it can: a seed the creator chose
+    (someone may know the deal), and a race with ghosts (recorded games to beat: the
+    ``ghosts`` field, once the protocol has one)."""
+    if msg.seed is not None:
+        return "a race dealt from a chosen seed is never rated"
+    if getattr(msg, "ghosts", None):
+        return "a race with ghosts is never rated"
+    return None

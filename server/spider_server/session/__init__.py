@@ -1,6 +1,6 @@
 """One connection's side of the protocol, without sockets.
 
-:class:`Session` joins the handlers (:mod:`.races`, :mod:`.actions`) to the protocol state
+:class:`Session` joins the handlers (:mod:`.races`, :mod:`.actions`, :mod:`.profile`) to the protocol state
 of :mod:`.core`; :data:`HANDLERS` is the table from message type to handler. The
 transport hands it frames and takes its frames (an :class:`~.core.Outbox`); everything
 else it reaches through its :class:`~.core.Context`.
@@ -18,7 +18,11 @@ from spider_client.protocol import (
     Leave,
     MoveAction,
     MyRaces,
+    Profile,
+    RatingChanges,
+    RatingLeaderboard,
     Ready,
+    Rematch,
     Resign,
     Undo,
 )
@@ -26,6 +30,7 @@ from spider_client.protocol import (
 from .actions import ActionHandlers
 from .core import MAX_NAME, Context, Handler, Outbox, State, display_name, race_code
 from .lists import ListHandlers
+from .profile import ProfileHandlers
 from .races import RaceHandlers
 
 __all__ = [
@@ -40,7 +45,7 @@ __all__ = [
 ]
 
 
-class Session(ActionHandlers, RaceHandlers, ListHandlers):
+class Session(ActionHandlers, RaceHandlers, ListHandlers, ProfileHandlers):
     """One connection: says hello, then joins races and acts in them."""
 
 
@@ -57,6 +62,10 @@ HANDLERS: dict[type, Handler] = {
     DailyRace: Session.daily_race,
     Leaderboard: Session.leaderboard,
     MyRaces: Session.my_races,
+    Profile: Session.profile,
+    RatingChanges: Session.rating_changes,
+    RatingLeaderboard: Session.rating_leaderboard,
+    Rematch: Session.rematch,
 }
 """Message type -> the session's handler of it."""
 

@@ -6,7 +6,8 @@
 //
 // state.js    what the page shows, and the session      mirror.js  the race kept from events
 // ui.js       screens shown, header, messages, clock    race.js    joining, messages taken in
-// lobby.js    daily.js    room.js    game.js    watch.js    end.js    replay.js: the screens
+// lobby.js    daily.js    room.js    game.js    watch.js    end.js    replay.js
+// profile.js (profiles, rating leaderboards, the end's ratings and rematch): the screens
 // boardview.js  boards drawn     moves.js  which move a click, drop or key makes
 // actions.js    moves sent, hints     drag.js   pointer input     keys.js   keyboard input
 // words.js      counts, places, moves in words     standings.js  places and news in a race
@@ -18,6 +19,7 @@ import "./end.js";
 import "./game.js";
 import "./keys.js";
 import "./lobby.js";
+import "./profile.js";
 import "./room.js";
 import "./watch.js";
 import { onMessage, onWelcome, rejoin } from "./race.js";

@@ -7,6 +7,7 @@ import { $, botMark, fill, fmtTime, h } from "./dom.js";
 import { takeJoined, takeName } from "./race.js";
 import { app, session } from "./state.js";
 import { baseLabel } from "./howto.js";
+import { profileLink } from "./profile.js";
 import { redraw } from "./ui.js";
 
 /** The lobby's daily deal panel: the variant, Play today's deal, Leaderboard. */
@@ -97,7 +98,7 @@ export function leaderboardTable(reply, { ghosts = false } = {}) {
             "tr",
             { class: e.player === session.player ? "me" : "", dataset: { player: e.player, rank: String(e.rank) } },
             h("td", {}, String(e.rank)),
-            h("td", {}, e.name, botMark(e), e.player === session.player ? " (you)" : ""),
+            h("td", {}, profileLink(e.name, e.player, reply.entries), botMark(e), e.player === session.player ? " (you)" : ""),
             h("td", {}, fmtTime(e.time)),
             h("td", {}, String(e.moves)),
             ghosts && e.race && e.player !== session.player ? h("td", {}, h("button", { type: "button", class: "race-run", onclick: () => raceRun(reply.variant, e) }, `Race ${e.name}'s run`)) : null,

@@ -6,6 +6,7 @@ import { fromHex, sha256, toHex } from "./sha256.js";
 import { endLeaderboard, leaderboardTable } from "./daily.js";
 import { $, botMark, fill, fmtTime, h } from "./dom.js";
 import { takeJoined, toLobby } from "./race.js";
+import { endRatings, profileLink, ratingSlot, rematchPart } from "./profile.js";
 import { openReplay, renderReplay } from "./replay.js";
 import { app, describeRace, session, STATUS_TEXT } from "./state.js";
 import { provide, say } from "./ui.js";
@@ -39,7 +40,7 @@ function renderEnd() {
                 "tr",
                 { class: r.player === session.player ? "me" : "", dataset: { player: r.player, rank: String(r.rank), status: r.status } },
                 h("td", {}, String(r.rank)),
-                h("td", {}, r.name, botMark(r), r.ghost ? h("span", { class: "ghost-mark" }, " (ghost)") : null),
+                h("td", {}, profileLink(r.name, r.player, results), botMark(r), r.ghost ? h("span", { class: "ghost-mark" }, " (ghost)") : null),
                 h("td", {}, STATUS_TEXT[r.status] || r.status),
                 h("td", {}, r.time === null ? "–" : fmtTime(r.time)),
                 h("td", {}, String(r.runs)),
@@ -50,8 +51,10 @@ function renderEnd() {
             ),
           ),
         ),
+        ratingSlot(race),
         h("div", { class: "row" }, h("button", { id: "new-race", type: "button", class: "primary", "data-autofocus": true, onclick: toLobby }, "New race")),
         ghostButtons(race, results),
+        rematchPart(race),
         fairness(race),
       ),
       race.daily
@@ -61,6 +64,7 @@ function renderEnd() {
     ),
   );
   if (race.daily) endLeaderboard(race);
+  if (race.rated) endRatings(race);
   if (!app.replay && race.replays && race.seed) openReplay(results[0]?.player || Object.keys(race.replays)[0]);
   else renderReplay();
 }

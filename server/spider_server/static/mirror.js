@@ -9,13 +9,13 @@
 // text of a live board, or final full position).
 
 /** The race events a mirror knows; it leaves out any other (a newer server's). */
-export const EVENTS = new Set(["player_joined", "player_left", "player_ready", "countdown", "started", "progress", "board", "prepared", "finished", "away", "back"]);
+export const EVENTS = new Set(["player_joined", "player_left", "player_ready", "countdown", "started", "progress", "board", "prepared", "finished", "away", "back", "rematch_offer"]);
 
 const known = (e) => e !== null && typeof e === "object" && EVENTS.has(e.type);
 
 /** A mirror of no race yet. */
 export function newMirror() {
-  return { code: null, role: null, race: null, version: 0, seq: 0, boards: {} };
+  return { code: null, role: null, race: null, version: 0, seq: 0, boards: {}, rematch: null };
 }
 
 /** Take a `joined` reply: its race replaces the mirror's (a race of another code starts
@@ -82,6 +82,9 @@ function applyEvent(m, e) {
   if (!race) return;
   race.version = Math.max(race.version, e.version);
   switch (e.type) {
+    case "rematch_offer":
+      m.rematch = e; // who accepted a finished race's rematch; its new race's code once made
+      break;
     case "player_joined":
     case "progress":
       putPlayer(race, e.player);

@@ -78,6 +78,7 @@ export function describeRace(race) {
   const parts = [race.variant, `${Math.round(race.time_limit / 60)} min`, race.undo ? "undo" : "no undo", race.live_boards ? "live boards" : "boards hidden until the end"];
   if (race.hints) parts.push("hints");
   if (race.humans_only) parts.push("humans only");
+  if (race.rated) parts.push("rated");
   if (race.daily) parts.unshift(`daily deal of ${race.daily}`);
   else if (race.winnable) parts.push("winnable deal");
   return parts.join(" · ");

@@ -8,7 +8,7 @@ import msgpack
 
 from spider_client.protocol import Result, pack
 
-from ..race import Entry, Final, Game, Race, RaceOptions, RaceState
+from ..race import Entry, Final, Game, Race, RaceOptions, RaceState, RematchState
 
 __all__ = [
     "entry_bytes",
@@ -66,6 +66,7 @@ def meta_fields(race: Race) -> dict[str, str | bytes]:
         "away_grace": str(o.away_grace),
         "seed_chosen": "1" if o.seed_chosen else "0",
         "humans_only": "1" if o.humans_only else "0",
+        "rated": "1" if o.rated else "0",
         "preparing": "1" if race.preparing else "0",
         "state": race.state.value,
         "creator": race.creator,
@@ -78,6 +79,8 @@ def meta_fields(race: Race) -> dict[str, str | bytes]:
         "started_at": _num(race.started_at),
         "ends_at": _num(race.ends_at),
     }
+    if race.rematch is not None:
+        fields["rematch"] = pack(race.rematch)
     if race.final is not None:
         f = race.final
         fields["final"] = pack(
@@ -113,6 +116,7 @@ def race_from(meta: dict[Any, Any], players: dict[Any, Any]) -> Race:
             away_grace=int(m.get("away_grace") or 60),
             seed_chosen=m.get("seed_chosen") == b"1",
             humans_only=m.get("humans_only") == b"1",
+            rated=m.get("rated") == b"1",
         ),
         state=RaceState(text(m["state"])),
         version=int(m.get("version", b"0")),
@@ -128,6 +132,9 @@ def race_from(meta: dict[Any, Any], players: dict[Any, Any]) -> Race:
         ends_at=_opt_float(m.get("ends_at")),
         final=final,
         preparing=m.get("preparing") == b"1",
+        rematch=RematchState(**msgpack.unpackb(m["rematch"], raw=False))
+        if m.get("rematch")
+        else None,
     )
 
 

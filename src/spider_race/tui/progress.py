@@ -8,12 +8,13 @@ they are a bot has :data:`BOT_MARK` after their name.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 
 from rich.cells import cell_len
 from rich.text import Text
 
-from spider_client.protocol import PlayerInfo, RaceInfo, Result
+from spider_client.protocol import PlayerInfo, RaceInfo, RatingChange, Result
 
 from ..words import plural
 
@@ -162,19 +163,35 @@ def elide(name: str, room: int) -> Text:
     return text
 
 
-def render_results(results: list[Result], *, me: str | None = None) -> Text:
-    """The ranking after the race; names whole."""
+def render_results(
+    results: list[Result], *, me: str | None = None, changes: list[RatingChange] | None = None
+) -> Text:
+    """The ranking after the race; names whole (with the id's last 4 characters when two
+    players share one); each player's rating change after a rated race (``changes``)."""
     out = Text()
     out.append("Results\n", style="bold underline")
-    shown = [shown_name(r.name, r.bot) for r in results]
-    room = max(NAME_ROOM, *(cell_len(n) for n in shown)) if results else NAME_ROOM
-    for r, full in zip(results, shown, strict=True):
+    counts = Counter(r.name for r in results)
+    names = {
+        r.player: shown_name(
+            r.name + (f" #{r.player[-4:]}" if counts[r.name] > 1 else ""), r.bot
+        )
+        for r in results
+    }
+    room = max(NAME_ROOM, *(cell_len(n) for n in names.values())) if results else NAME_ROOM
+    moved = {c.player: c for c in changes or []}
+    for r in results:
         style = "bold yellow" if r.player == me else ""
         time = format_clock(r.time) if r.time is not None else "  -  "
-        name = full + " " * (room + 1 - cell_len(full))
+        name = names[r.player] + " " * (room + 1 - cell_len(names[r.player]))
+        change = moved.get(r.player)
+        rating = ""
+        if change is not None:
+            delta = change.after - change.before
+            mark = "?" if change.provisional else ""
+            rating = f"  rating {change.before} -> {change.after}{mark} ({delta:+d})"
         out.append(
             f"{r.rank:2d}. {name}{r.status:<9}{time:>7}  {plural(r.runs, 'run')}"
-            f"  {plural(r.moves, 'move')}  score {r.score}"
+            f"  {plural(r.moves, 'move')}  score {r.score}{rating}"
             f"{'  (ghost)' if r.ghost else ''}\n",
             style=style,
         )

@@ -64,6 +64,7 @@ from .keys import (
     variant_board,
 )
 from .progress import format_clock, render_players, render_results, shown_name
+from .ratings import RaceRatings
 from .render import RESERVE, board_room, cards_as_shown, render_board
 from .tiles import tile_boards
 
@@ -112,6 +113,7 @@ class RaceScreen(Screen[None]):
         self.set_columns: list[int] = []
         """The columns picked for a set, in the order picked."""
         self._keys_shown: tuple[object, ...] = ()
+        self.ratings = RaceRatings()
 
     @property
     def race_app(self) -> RaceHost:
@@ -182,7 +184,10 @@ class RaceScreen(Screen[None]):
             render_players(race, sets=sets, cards=cards, me=client.player, width=self._side_width())
         )
         results = self.query_one("#results", Static)
-        results.update(render_results(race.results, me=client.player) if race.results else "")
+        changes = self.ratings.of(self, client, race)
+        results.update(
+            render_results(race.results, me=client.player, changes=changes) if race.results else ""
+        )
         results.display = bool(race.results)
         boards = self._other_boards(race)
         boards_pane = self.query_one("#boards", Static)

@@ -1,0 +1,317 @@
+"""Ratings, players' records and their histories, without I/O: a finished race in,
+what to write out.
+
+A player's rating in a variant is an ``openskill`` Plackett–Luce rating (``mu``,
+``sigma``), made for free-for-all results of any number of players. It moves only in a
+*rated* race (:attr:`~.race.RaceOptions.rated`), from the server's own ranking
+(:func:`~.race.rank`: players of equal standing share a rank, and share it here). Humans
+and bots are rated apart: each pool's players are ranked among themselves (a race that
+mixes them rates its humans against its humans and its bots against its bots), so bots
+climb their own ladder.
+
+Shown as one number, :func:`display`: ``round(1500 + 40 * ordinal)`` where the ordinal is
+``mu - 3 * sigma`` (openskill's conservative estimate; a new player's is 0, so everyone
+starts at 1500 and a player is not shown above their skill while it is uncertain). A
+rating is *provisional* (shown with a ``?``) while ``sigma`` is above
+:data:`PROVISIONAL_SIGMA`.
+
+Every finished race, rated or not, adds a line to each player's history and counts in
+their record per variant (races, wins, best time, streaks). :func:`settle` decides it
+all; the store (:mod:`.store.ratings`) writes it once per race with a check-and-set on
+every player's record version.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from openskill.models import PlackettLuce
+
+__all__ = [
+    "DISPLAY_BASE",
+    "DISPLAY_SCALE",
+    "HUMANS",
+    "BOTS",
+    "PROVISIONAL_SIGMA",
+    "Change",
+    "Line",
+    "Placing",
+    "Record",
+    "Settlement",
+    "VariantRecord",
+    "display",
+    "pool_of",
+    "provisional",
+    "rate",
+    "settle",
+    "short_id",
+]
+
+MODEL = PlackettLuce()
+"""The rating model: openskill's defaults (mu 25, sigma 25/3)."""
+DISPLAY_BASE = 1500
+DISPLAY_SCALE = 40
+PROVISIONAL_SIGMA = 5.0
+"""A rating whose sigma is above this is provisional."""
+HUMANS = "humans"
+BOTS = "bots"
+
+
+def display(mu: float, sigma: float) -> int:
+    """The rating shown: ``round(1500 + 40 * (mu - 3 * sigma))``."""
+    return round(DISPLAY_BASE + DISPLAY_SCALE * (mu - 3 * sigma))
+
+
+def provisional(sigma: float) -> bool:
+    """Whether a rating is still provisional (too uncertain to rank on)."""
+    return sigma > PROVISIONAL_SIGMA
+
+
+def pool_of(bot: bool) -> str:
+    """The pool a player is rated in: ``bots`` or ``humans``."""
+    return BOTS if bot else HUMANS
+
+
+def short_id(player: str) -> str:
+    """The last 4 characters of a player id: shown beside a name wherever two players
+    could be confused (names are not unique)."""
+    return player[-4:]
+
+
+def rate(
+    ranking: Sequence[tuple[str, int]], ratings: Mapping[str, tuple[float, float]]
+) -> dict[str, tuple[float, float]]:
+    """New (mu, sigma) of each player of ``ranking`` ((player, rank) best first, equal ranks
+    tied), from ``ratings`` (a player missing there starts at the model's default): one
+    Plackett–Luce update. Fewer than two players: nobody changes."""
+    if len(ranking) < 2:
+        return {p: ratings.get(p, (MODEL.mu, MODEL.sigma)) for p, _ in ranking}
+    teams = []
+    for player, _ in ranking:
+        mu, sigma = ratings.get(player, (MODEL.mu, MODEL.sigma))
+        teams.append([MODEL.rating(mu=mu, sigma=sigma)])
+    rated = MODEL.rate(teams, ranks=[r for _, r in ranking])
+    return {p: (t[0].mu, t[0].sigma) for (p, _), t in zip(ranking, rated, strict=True)}
+
+
+@dataclass(kw_only=True)
+class VariantRecord:
+    """A player's record in one variant."""
+
+    mu: float = MODEL.mu
+    sigma: float = MODEL.sigma
+    rated: int = 0
+    """Rated races played."""
+    played: int = 0
+    won: int = 0
+    best_time: float | None = None
+    streak: int = 0
+    """Races won in a row, up to the last one."""
+    best_streak: int = 0
+    best_rating: int | None = None
+    """The best rating shown after a rated race (not provisional)."""
+    history: list[tuple[float, int]] = field(default_factory=list)
+    """(time, rating shown) after each of the last rated races, oldest first (capped)."""
+
+    @property
+    def rating(self) -> int:
+        return display(self.mu, self.sigma)
+
+    @property
+    def provisional(self) -> bool:
+        return provisional(self.sigma)
+
+    def fields(self) -> dict[str, Any]:
+        return {
+            "mu": self.mu,
+            "sigma": self.sigma,
+            "rated": self.rated,
+            "played": self.played,
+            "won": self.won,
+            "best_time": self.best_time,
+            "streak": self.streak,
+            "best_streak": self.best_streak,
+            "best_rating": self.best_rating,
+            "history": [list(h) for h in self.history],
+        }
+
+    @classmethod
+    def from_fields(cls, f: Mapping[str, Any]) -> VariantRecord:
+        return cls(
+            mu=float(f.get("mu", MODEL.mu)),
+            sigma=float(f.get("sigma", MODEL.sigma)),
+            rated=int(f.get("rated", 0)),
+            played=int(f.get("played", 0)),
+            won=int(f.get("won", 0)),
+            best_time=f.get("best_time"),
+            streak=int(f.get("streak", 0)),
+            best_streak=int(f.get("best_streak", 0)),
+            best_rating=f.get("best_rating"),
+            history=[(float(t), int(r)) for t, r in f.get("history", [])],
+        )
+
+
+RATING_HISTORY = 50
+"""Points of rating history kept per player and variant."""
+
+
+@dataclass(kw_only=True)
+class Record:
+    """A player's record: name, pool, and per variant. ``version`` counts its writes (the
+    check-and-set of every update)."""
+
+    player: str
+    name: str = ""
+    bot: bool = False
+    version: int = 0
+    variants: dict[str, VariantRecord] = field(default_factory=dict)
+
+    def fields(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "bot": self.bot,
+            "variants": {v: r.fields() for v, r in self.variants.items()},
+        }
+
+    @classmethod
+    def from_fields(cls, player: str, version: int, f: Mapping[str, Any]) -> Record:
+        return cls(
+            player=player,
+            name=str(f.get("name", "")),
+            bot=bool(f.get("bot", False)),
+            version=version,
+            variants={v: VariantRecord.from_fields(r) for v, r in f.get("variants", {}).items()},
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Placing:
+    """One player's line of a finished race, as rating and history need it."""
+
+    player: str
+    name: str
+    rank: int
+    status: str
+    time: float | None
+    bot: bool = False
+
+
+@dataclass(kw_only=True)
+class Change:
+    """A player's rating change in a rated race (the end screen shows it)."""
+
+    player: str
+    name: str
+    before: int
+    after: int
+    provisional: bool
+    pool: str
+
+
+@dataclass(kw_only=True)
+class Line:
+    """One race in a player's history (the last races, newest first)."""
+
+    code: str
+    variant: str
+    at: float
+    rank: int
+    of: int
+    status: str
+    time: float | None
+    rated: bool
+    before: int | None = None
+    after: int | None = None
+
+
+@dataclass(kw_only=True)
+class Settlement:
+    """What a finished race writes: every player's new record (with the version it was
+    decided on, ``Record.version``), their history lines, and the rating changes."""
+
+    records: list[Record]
+    lines: dict[str, Line]
+    changes: list[Change]
+
+
+def settle(
+    *,
+    code: str,
+    variant: str,
+    rated: bool,
+    placings: Sequence[Placing],
+    records: Mapping[str, Record],
+    now: float,
+) -> Settlement:
+    """The records, history lines and rating changes of a finished race: every player's
+    counts per variant (played, won, best time, streaks) move; with ``rated``, each pool's
+    players are rated by their ranks among themselves (:func:`rate`). ``records`` are the
+    players' records now (a player without one starts afresh); the records returned carry
+    the version they were read at."""
+    old: dict[str, Record] = {}
+    for pl in placings:
+        rec = records.get(pl.player) or Record(player=pl.player)
+        old[pl.player] = rec
+    new_ratings: dict[str, tuple[float, float]] = {}
+    if rated:
+        for pool in (HUMANS, BOTS):
+            ranking = [(pl.player, pl.rank) for pl in placings if pool_of(pl.bot) == pool]
+            current = {
+                p: (vr.mu, vr.sigma)
+                for p, _ in ranking
+                if (vr := old[p].variants.get(variant)) is not None
+            }
+            if len(ranking) >= 2:
+                new_ratings.update(rate(ranking, current))
+    out: list[Record] = []
+    lines: dict[str, Line] = {}
+    changes: list[Change] = []
+    for pl in placings:
+        rec = old[pl.player]
+        vr = rec.variants.get(variant) or VariantRecord()
+        before = vr.rating
+        won = pl.status == "won"
+        vr = replace(
+            vr,
+            played=vr.played + 1,
+            won=vr.won + (1 if won else 0),
+            streak=vr.streak + 1 if won else 0,
+            history=list(vr.history),
+        )
+        vr.best_streak = max(vr.best_streak, vr.streak)
+        if won and pl.time is not None and (vr.best_time is None or pl.time < vr.best_time):
+            vr.best_time = pl.time
+        moved = pl.player in new_ratings
+        if moved:
+            vr.mu, vr.sigma = new_ratings[pl.player]
+            vr.rated += 1
+            vr.history = (vr.history + [(now, vr.rating)])[-RATING_HISTORY:]
+            if not vr.provisional and (vr.best_rating is None or vr.rating > vr.best_rating):
+                vr.best_rating = vr.rating
+            changes.append(
+                Change(
+                    player=pl.player,
+                    name=pl.name,
+                    before=before,
+                    after=vr.rating,
+                    provisional=vr.provisional,
+                    pool=pool_of(pl.bot),
+                )
+            )
+        variants = {**rec.variants, variant: vr}
+        out.append(replace(rec, name=pl.name, bot=pl.bot, variants=variants))
+        lines[pl.player] = Line(
+            code=code,
+            variant=variant,
+            at=now,
+            rank=pl.rank,
+            of=len(placings),
+            status=pl.status,
+            time=pl.time,
+            rated=moved,
+            before=before if moved else None,
+            after=vr.rating if moved else None,
+        )
+    return Settlement(records=out, lines=lines, changes=changes)

@@ -1,0 +1,275 @@
+"""Redis commands of ratings, players' records, histories and the rating ladders (the keys,
+all under the ``{ratings}`` hash tag, are described in :mod:`..keys`; the decisions are
+:mod:`..ratings`').
+
+A finished race is written into its players' records exactly once: :meth:`RatingCommands.
+apply_results` reads every player's record (with its version), decides with
+:func:`~..ratings.settle`, and runs :data:`~..scripts.APPLY_RESULTS`, which writes
+nothing when the race's marker is there already (another node, or an earlier try, applied
+it) and nothing when one record's version moved (another race of that player was applied
+in between: the update is decided again on the records read afresh, at most
+:data:`~.guard.CAS_TRIES` times). The finish's node marks the race pending
+(:meth:`~RatingCommands.mark_pending`) *before* it commits the finish, so a node that dies
+between the finish and the write leaves the race in ``{ratings}:pending``, where every
+node's background step finds it (:meth:`~RatingCommands.pending_races`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict
+from typing import Any
+
+import msgpack
+
+from .. import keys
+from ..race import Race
+from ..ratings import Change, Line, Placing, Record, pool_of, provisional, settle
+from ..scripts import APPLY_RESULTS
+from .codec import text
+from .commits import StoreBase
+from .guard import as_unavailable, cas_tries
+
+__all__ = ["LadderRow", "RatingCommands", "fold", "marker"]
+
+LadderRow = tuple[int, str, str, int, bool]
+"""A ladder's line: (place, player, name, rating shown, provisional)."""
+
+
+def fold(name: str) -> str:
+    """A name as the name index keeps it: case folded (names are not unique: the index
+    names the player of that name who finished a race last)."""
+    return name.casefold()
+
+
+def marker(race: Race) -> str:
+    """The race's applied marker: its code and creation time (a code is reused only after
+    its race is gone)."""
+    return f"{race.code}:{race.created_at!r}"
+
+
+def _unpack(data: Any) -> Any:
+    return msgpack.unpackb(data, raw=False)
+
+
+def _pack(value: Any) -> bytes:
+    out: bytes = msgpack.packb(value, use_bin_type=True)
+    return out
+
+
+class RatingCommands(StoreBase):
+    """Players' records, histories and ladders (``{ratings}:*``)."""
+
+    _apply_script: Any = None
+
+    def _script(self) -> Any:
+        if self._apply_script is None:
+            self._apply_script = self.redis.register_script(APPLY_RESULTS)
+        return self._apply_script
+
+    # -- the pending races ------------------------------------------------------------------
+
+    async def mark_pending(self, code: str, now: float) -> None:
+        """Note that race ``code``'s finish is about to be committed (before it is): its
+        results are to be written, by this node or any node's background step."""
+        with as_unavailable:
+            await self.redis.zadd(keys.PENDING, {code: now}, nx=True)
+
+    async def pending_races(self, before: float, limit: int = 32) -> list[str]:
+        """Codes of races marked pending before ``before``, oldest first."""
+        with as_unavailable:
+            codes: list[Any] = await self.redis.zrangebyscore(
+                keys.PENDING, "-inf", before, 0, limit
+            )
+        return [text(c) for c in codes]
+
+    async def apply_pending(
+        self,
+        before: float,
+        finish: Callable[[str], Awaitable[Race | None]] | None = None,
+    ) -> int:
+        """Write the results of the races pending since before ``before`` (their finishing
+        node did not: it died, or Redis failed it). A race that is gone is dropped; one not
+        finished yet (its finish was due, but lost with its node) is finished first with
+        ``finish`` (the node's transitions), or else goes to the back of the line. Safe on
+        every node at once (each race is written once). Returns how many races were
+        looked at."""
+        codes = await self.pending_races(before)
+        for code in codes:
+            race = await self.load_race(code)
+            if race is not None and race.final is None and finish is not None:
+                race = await finish(code)
+            if race is None:
+                await self.drop_pending(code)
+            elif race.final is not None:
+                await self.apply_results(race)
+            else:
+                with as_unavailable:
+                    await self.redis.zadd(keys.PENDING, {code: self.clock()}, xx=True)
+        return len(codes)
+
+    async def load_race(self, code: str) -> Race | None:
+        raise NotImplementedError  # the Store's
+
+    async def drop_pending(self, code: str) -> None:
+        with as_unavailable:
+            await self.redis.zrem(keys.PENDING, code)
+
+    # -- records ----------------------------------------------------------------------------
+
+    async def load_records(self, players: list[str]) -> dict[str, Record]:
+        """The players' records now (those without one are left out)."""
+        with as_unavailable:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for pid in players:
+                    pipe.hmget(keys.record(pid), "v", "d")
+                replies = await pipe.execute()
+        out: dict[str, Record] = {}
+        for pid, (version, data) in zip(players, replies, strict=True):
+            if version is not None and data is not None:
+                out[pid] = Record.from_fields(pid, int(version), _unpack(data))
+        return out
+
+    async def rating_of(self, player: str, variant: str) -> int:
+        """The rating shown of ``player`` in ``variant`` (1500 for a player without one):
+        quick match pairs players by it."""
+        record = (await self.load_records([player])).get(player)
+        vr = record.variants.get(variant) if record is not None else None
+        if vr is None:
+            from ..ratings import DISPLAY_BASE
+
+            return DISPLAY_BASE
+        return vr.rating
+
+    async def player_named(self, name: str) -> str | None:
+        """The id of the player of that name who finished a race last, or None."""
+        with as_unavailable:
+            pid = await self.redis.hget(keys.NAMES, fold(name))
+        return None if pid is None else text(pid)
+
+    async def history(self, player: str, limit: int = keys.HISTORY_MAX) -> list[Line]:
+        """The player's last races, newest first."""
+        with as_unavailable:
+            items = await self.redis.lrange(keys.history(player), 0, limit - 1)
+        return [Line(**_unpack(i)) for i in items]
+
+    # -- applying a finished race -----------------------------------------------------------
+
+    async def applied_changes(self, race: Race) -> list[Change] | None:
+        """The rating changes of a finished race once its results are written (empty for an
+        unrated race); None while they are not."""
+        with as_unavailable:
+            data = await self.redis.hget(keys.APPLIED, marker(race))
+        if data is None:
+            return None
+        return [Change(**c) for c in _unpack(data)]
+
+    async def apply_results(self, race: Race) -> list[Change]:
+        """Write a finished race into its players' records, histories and ladders, unless it
+        was written before; the race's rating changes (as written, also when another node
+        wrote them). Safe on every node at once: the marker lets one write win."""
+        assert race.final is not None
+        placings = [
+            Placing(
+                player=r.player,
+                name=r.name,
+                rank=r.rank,
+                status=r.status,
+                time=r.time,
+                bot=bool(getattr(r, "bot", False)),
+            )
+            for r in race.final.results
+        ]
+        players = [p.player for p in placings]
+        mark = marker(race)
+        for _ in cas_tries("too much contention on players' ratings; try again"):
+            done = await self.applied_changes(race)
+            if done is not None:
+                await self.drop_pending(race.code)
+                return done
+            now = self.clock()
+            records = await self.load_records(players)
+            out = settle(
+                code=race.code,
+                variant=race.options.variant,
+                rated=race.options.rated,
+                placings=placings,
+                records=records,
+                now=now,
+            )
+            ladders: list[str] = []
+            args: list[Any] = [
+                mark,
+                race.code,
+                repr(now),
+                repr(now - keys.APPLIED_KEEP),
+                _pack([asdict(c) for c in out.changes]),
+                str(len(players)),
+                str(keys.HISTORY_MAX),
+                str(keys.PROFILE_TTL),
+                "1" if out.changes else "0",
+            ]
+            moved = {c.player for c in out.changes}
+            for rec in out.records:
+                index = 0
+                vr = rec.variants[race.options.variant]
+                if rec.player in moved:
+                    ladders.append(keys.ladder(pool_of(rec.bot), race.options.variant))
+                    index = 5 + 2 * len(players) + len(ladders)
+                args += [
+                    rec.player,
+                    str(rec.version),
+                    _pack(rec.fields()),
+                    _pack(asdict(out.lines[rec.player])),
+                    str(index),
+                    str(vr.rating),
+                    fold(rec.name),
+                ]
+            key_list = [keys.APPLIED, keys.APPLIED_AT, keys.PENDING, keys.RATED_RACES, keys.NAMES]
+            for pid in players:
+                key_list += [keys.record(pid), keys.history(pid)]
+            key_list += ladders
+            with as_unavailable:
+                reply = await self._script()(keys=key_list, args=args)
+            if reply[0] == 1:
+                return out.changes
+            if text(reply[1]) == "done":
+                continue  # applied by another node meanwhile: read its changes
+            # a record moved on (another race of that player): decide again
+        raise AssertionError("unreachable: cas_tries raises when the tries are spent")
+
+    # -- the ladders ------------------------------------------------------------------------
+
+    async def ladder(
+        self, pool: str, variant: str, player: str | None, limit: int = 100
+    ) -> tuple[list[LadderRow], LadderRow | None]:
+        """The top ``limit`` of a pool's ladder in ``variant`` (equal ratings share a
+        place), and ``player``'s own line (None when they have no rated race in it)."""
+        key = keys.ladder(pool, variant)
+        mine: tuple[int, float] | None = None
+        with as_unavailable:
+            rows: list[Any] = await self.redis.zrevrange(key, 0, limit - 1, withscores=True)
+            if player is not None:
+                score = await self.redis.zscore(key, player)
+                if score is not None:
+                    above = await self.redis.zcount(key, f"({score}", "+inf")
+                    mine = (int(above) + 1, float(score))
+        ids = [text(member) for member, _ in rows]
+        wanted = [*ids, player] if mine is not None and player is not None else ids
+        records = await self.load_records(wanted)
+        out: list[LadderRow] = []
+        place, last = 0, None
+        for i, (pid, (_, score)) in enumerate(zip(ids, rows, strict=True)):
+            if score != last:  # equal ratings share a place
+                place, last = i + 1, score
+            out.append(_row(place, pid, int(score), records.get(pid), variant))
+        own: LadderRow | None = None
+        if mine is not None and player is not None:
+            own = _row(mine[0], player, int(mine[1]), records.get(player), variant)
+        return out, own
+
+
+def _row(place: int, player: str, rating: int, record: Record | None, variant: str) -> LadderRow:
+    vr = record.variants.get(variant) if record is not None else None
+    name = record.name if record is not None else player
+    return (place, player, name, rating, provisional(vr.sigma) if vr is not None else True)
