@@ -61,13 +61,14 @@ from .codec import (
     pack,
 )
 from .constants import ERROR_CODES, MAX_CLIENT_FRAME, PROTOCOL_VERSION
-from .info import PlayerInfo, RaceInfo, Result
+from .info import ParInfo, PlayerInfo, RaceInfo, Result
 from .race_events import (
     Away,
     Back,
     BoardShown,
     Countdown,
     Finished,
+    Par,
     PlayerJoined,
     PlayerLeft,
     PlayerReady,
@@ -117,6 +118,7 @@ __all__ = [
     "LeaderboardReply",
     "MyRace",
     "MyRacesReply",
+    "ParInfo",
     "PlayerInfo",
     "RaceInfo",
     "PlayerJoined",
@@ -130,6 +132,7 @@ __all__ = [
     "Prepared",
     "Away",
     "Back",
+    "Par",
     "Result",
     "encode",
     "decode",

@@ -20,6 +20,7 @@ __all__ = [
     "Prepared",
     "Away",
     "Back",
+    "Par",
     "RaceEvent",
 ]
 
@@ -147,6 +148,23 @@ class Back:
     type: Literal["back"] = "back"
 
 
+@dataclass
+class Par:
+    """A finished race's par has landed (computed in the background after the finish):
+    ``moves`` (the par line's length), ``line`` (its moves in notation, replayable from the
+    revealed deal) and ``first`` (the solver's first line's length); or ``none`` true (the
+    others null) when the solver did not settle the deal within its budget. At most one per
+    race; never during a daily race's day."""
+
+    race: str
+    version: int
+    moves: int | None = None
+    line: list[str] | None = None
+    first: int | None = None
+    none: bool = False
+    type: Literal["par"] = "par"
+
+
 RaceEvent = (
     PlayerJoined
     | PlayerLeft
@@ -159,4 +177,5 @@ RaceEvent = (
     | Prepared
     | Away
     | Back
+    | Par
 )

@@ -50,4 +50,5 @@ def race_info(
         away_grace=race.options.away_grace,
         seed_chosen=race.options.seed_chosen,
         humans_only=race.options.humans_only,
+        par=race.par if public else None,
     )

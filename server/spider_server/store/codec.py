@@ -6,7 +6,7 @@ from typing import Any
 
 import msgpack
 
-from spider_client.protocol import Result, pack
+from spider_client.protocol import ParInfo, Result, pack
 
 from ..race import Entry, Final, Game, Race, RaceOptions, RaceState
 
@@ -17,6 +17,8 @@ __all__ = [
     "game_from",
     "meta_fields",
     "pack_payload",
+    "par_bytes",
+    "par_from",
     "race_from",
     "text",
 ]
@@ -78,12 +80,24 @@ def meta_fields(race: Race) -> dict[str, str | bytes]:
         "started_at": _num(race.started_at),
         "ends_at": _num(race.ends_at),
     }
+    if race.par is not None:
+        fields["par"] = par_bytes(race.par)
     if race.final is not None:
         f = race.final
         fields["final"] = pack(
             {"results": f.results, "replays": f.replays, "boards": f.boards, "times": f.times}
         )
     return fields
+
+
+def par_bytes(par: ParInfo) -> bytes:
+    """A par as stored (msgpack of its fields)."""
+    return pack(par)
+
+
+def par_from(data: Any) -> ParInfo:
+    f = msgpack.unpackb(data, raw=False)
+    return ParInfo(moves=f["moves"], line=f["line"], first=f["first"], none=f["none"])
 
 
 def race_from(meta: dict[Any, Any], players: dict[Any, Any]) -> Race:
@@ -128,6 +142,7 @@ def race_from(meta: dict[Any, Any], players: dict[Any, Any]) -> Race:
         ends_at=_opt_float(m.get("ends_at")),
         final=final,
         preparing=m.get("preparing") == b"1",
+        par=par_from(m["par"]) if m.get("par") else None,
     )
 
 
