@@ -7,8 +7,8 @@ died is computed again. Exactly once across nodes:
 
 - **a claim**: the node that computes takes the claim key (``SET NX``, the value its node
   name) for ``presence_ttl`` seconds and renews it every third of that while the search
-  runs; another node that finds the claim live does nothing. A node that dies leaves a
-  claim that lapses; the next node to show the race's end starts again;
+  runs; another node that finds the claim live waits for it to end and looks again: the
+  par landed (done), or the claim lapsed (its node died: it claims and searches);
 - **a check-and-set**: the par lands on the race with a race commit
   (:func:`~.race.par_change`) on the race's version, which no race without par refuses
   and every race with its par already skips: one ``par`` event per race whatever happens.
@@ -81,41 +81,48 @@ class ParRunner:
         node is on it already, or too many wait here. Returns at once."""
         if race.state is not RaceState.FINISHED or race.par is not None:
             return
+        if not self.settings.par_budget:
+            return
         if race.code in self.pending or len(self.pending) >= MAX_WAITING:
             return
         self.pending.add(race.code)
         self.spawn(self._get(race))
 
     async def _get(self, race: Race) -> None:
+        variant, daily = race.options.variant, race.options.daily
+        claim = keys.daily(variant, daily, "par_claim") if daily else keys.par_claim(race.code)
         try:
-            daily = race.options.daily
-            if daily:
-                kept = await self.store.daily_par(race.options.variant, daily)
+            while True:
+                kept = await self.store.daily_par(variant, daily) if daily else None
                 if kept is not None:
                     await self._land(race.code, kept)
                     return
-                claim = keys.daily(race.options.variant, daily, "par_claim")
-            else:
-                claim = keys.par_claim(race.code)
-            par = await self._compute(race, claim)
+                claimed, par = await self._compute(race, claim)
+                if claimed:
+                    break
+                # another node searches: once its claim ends, the par landed or it died
+                await asyncio.sleep(await self.store.par_claim_left(claim) + 0.05)
+                now = await self.store.load_race(race.code)
+                if now is None or now.par is not None:
+                    return
             if par is None:
                 return
             if daily:
-                par = await self.store.set_daily_par(race.options.variant, daily, par)
+                par = await self.store.set_daily_par(variant, daily, par)
             await self._land(race.code, par)
             with contextlib.suppress(Unavailable):
                 await self.store.drop_par_claim(claim)
         finally:
             self.pending.discard(race.code)
 
-    async def _compute(self, race: Race, claim: str) -> ParInfo | None:
-        """The deal's par, searched here under ``claim``; None when another node holds the
-        claim or the search did not end (the workers stopped, crashed or refused it: the
-        claim is dropped, a later showing starts again)."""
+    async def _compute(self, race: Race, claim: str) -> tuple[bool, ParInfo | None]:
+        """Whether this node got ``claim``, and the deal's par it searched under it; None
+        when the search did not end (the workers stopped, crashed or refused it: the claim
+        is dropped, a later showing starts again)."""
         ttl = self.settings.presence_ttl
         async with self._turn:
             if not await self.store.claim_par(claim, ttl):
-                return None
+                return False, None
             job = asyncio.ensure_future(
                 self.workers.par(
                     race.options.variant,
@@ -133,17 +140,17 @@ class ParRunner:
                 solved = job.result()
             except SolverTimeout:
                 self.computed += 1
-                return ParInfo(none=True)
+                return True, ParInfo(none=True)
             except (WorkerError, JobRefused) as e:
                 log.warning("par of race %s not computed: %s", race.code, e)
                 with contextlib.suppress(Unavailable):
                     await self.store.drop_par_claim(claim)
-                return None
+                return True, None
             finally:
                 if not job.done():
                     job.cancel()
             self.computed += 1
-            return rules.par_info(solved.verdict, solved.line, solved.first_length)
+            return True, rules.par_info(solved.verdict, solved.line, solved.first_length)
 
     async def _land(self, code: str, par: ParInfo) -> None:
         """Keep ``par`` with race ``code`` (check-and-set: once, whoever tries)."""

@@ -118,7 +118,7 @@ RANGES: dict[str, Range] = {
     "proof_deadline": Range(0, 3600, above=True),
     "solve_deadline": Range(0, DAY, above=True),
     "par_deadline": Range(0, DAY, above=True),
-    "par_budget": Range(1, 1_000_000_000),
+    "par_budget": Range(0, 1_000_000_000),
     "proofs_per_identity": Range(1, 10_000),
     "proofs_per_address": Range(1, 10_000),
     "solver_yield_after": Range(0, 10_000),
@@ -296,7 +296,7 @@ class Settings:
     worker is killed (the deal then has no par)."""
     par_budget: int = 200_000
     """Positions the search for a finished deal's par may count (:func:`spider_engine.par.
-    par`); a deal it does not settle within them has no par."""
+    par`); a deal it does not settle within them has no par (0: no par is computed)."""
     proofs_per_identity: int = 2
     """Deals one player may have proven for them at once (races they created that wait
     for a proven deal, daily deals they asked for); more are refused (``rate_limited``)."""

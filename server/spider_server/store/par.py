@@ -32,6 +32,12 @@ class ParCommands(StoreBase):
             ok = await self.redis.set(key, self.settings.node, nx=True, px=int(ttl * 1000))
         return bool(ok)
 
+    async def par_claim_left(self, key: str) -> float:
+        """Seconds the claim ``key`` lives unless renewed (0 when there is none)."""
+        with as_unavailable:
+            ms = await self.redis.pttl(key)
+        return max(0.0, ms / 1000)
+
     async def renew_par_claim(self, key: str, ttl: float) -> None:
         """Keep this node's claim alive ``ttl`` seconds more (a claim lost meanwhile stays
         lost: the other node's stands)."""
