@@ -4,7 +4,7 @@
 import { Board } from "./rules.js";
 import { takeAck, takeEvent, takeJoined as mirrorJoined } from "./mirror.js";
 import { $ } from "./dom.js";
-import { app, membership, remember, routeCode, screenFor, session } from "./state.js";
+import { app, me, membership, remember, routeCode, screenFor, session } from "./state.js";
 import { clearMessage, redraw, render, say, show } from "./ui.js";
 
 /** The server welcomed this page: back to its race, or to a race its link names. */
