@@ -182,7 +182,9 @@ class RaceScreen(Screen[None]):
             render_players(race, sets=sets, cards=cards, me=client.player, width=self._side_width())
         )
         results = self.query_one("#results", Static)
-        results.update(render_results(race.results, me=client.player) if race.results else "")
+        results.update(
+            render_results(race.results, me=client.player, race=race) if race.results else ""
+        )
         results.display = bool(race.results)
         boards = self._other_boards(race)
         boards_pane = self.query_one("#boards", Static)
