@@ -93,6 +93,7 @@ async def server_node(tmp_path: Path) -> AsyncIterator[Callable[..., Awaitable[N
             sweep_interval=0.5,
             **UNLIMITED_ADDRESS,
             solver_warm=0,  # no solver process until a test asks for the solver
+            par_budget=0,  # no par searched after each finish unless a test asks for it
         ).replace(**overrides)
         node = Node(settings, redis_url=redis_url, secret=(settings.secret or TEST_SECRET).encode())
         await node.start()
@@ -166,6 +167,7 @@ async def server_process(tmp_path: Path) -> AsyncIterator[Callable[..., Awaitabl
             "SPIDER_RACE_DRAIN": "0",  # SIGTERM closes at once unless a test drains
             **{f"SPIDER_RACE_{k.upper()}": str(v) for k, v in UNLIMITED_ADDRESS.items()},
             "SPIDER_RACE_SOLVER_WARM": "0",
+            "SPIDER_RACE_PAR_BUDGET": "0",
             **env,
         }
         command = ["spider_race.cli", "serve"] if cli else ["spider_server"]

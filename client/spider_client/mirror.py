@@ -261,6 +261,10 @@ class RaceMirror:
             self.rematch = event
         elif isinstance(event, p.Prepared):
             race.preparing, race.commitment = False, event.commitment
+        elif isinstance(event, p.Par):
+            race.par = p.ParInfo(
+                moves=event.moves, line=event.line, first=event.first, none=event.none
+            )
         elif isinstance(event, p.Finished):
             race.state = "finished"
             race.results = event.results

@@ -6,7 +6,8 @@ Keys of one race share the hash tag ``{race:<code>}`` so that its scripts touch 
     {race:<code>}:meta            hash    the race: options, state, version, times, the secret
                                           seed and salt (revealed only after the finish),
                                           the commitment, and after the finish ``final``
-                                          (msgpack: results, replays, final boards)
+                                          (msgpack: results, replays, final boards), and
+                                          once computed ``par`` (msgpack: the deal's par)
     {race:<code>}:players         hash    player id -> msgpack of the player's public entry
                                           (name, order, ready, status, counts, score, time)
     {race:<code>}:events          stream  the race's events; entry id ``<version>-0``, fields
@@ -42,6 +43,8 @@ Keys of one race share the hash tag ``{race:<code>}`` so that its scripts touch 
                                           ``my_races``; at most the limit of races that count
                                           and :data:`PLAYER_RACES_KEPT` others
     {race:<code>}:hints           hash    player id -> hints asked for (HINCRBY)
+    {race:<code>}:par_claim       string  the node computing the finished race's par (SET NX,
+                                          renewed while it runs, lives ``presence_ttl``)
     pool:<variant>                list    seeds the solver proved winnable, not yet dealt (a
                                           winnable race pops one with LPOP)
     pool:waiting:<variant>        list    codes of winnable races preparing, waiting for a seed
@@ -49,6 +52,8 @@ Keys of one race share the hash tag ``{race:<code>}`` so that its scripts touch 
     daily:<variant>:<day>         string  the day's proven seed (set once, SET NX)
     daily:<variant>:<day>:races   hash    player id -> code of their daily race that day
     daily:<variant>:<day>:waiting set     codes of daily races preparing, waiting for the seed
+    daily:<variant>:<day>:par     string  msgpack of the day's deal's par (set once, SET NX)
+    daily:<variant>:<day>:par_claim string the node computing the day's par (as par_claim)
     daily:pending                 set     "<variant>|<day>" daily deals asked for, not proven
     leaderboard:<variant>:<day>   zset    player id -> time in ms * 10**6 + moves (winners)
     leaderboard:<variant>:<day>:names hash player id -> name
@@ -99,6 +104,7 @@ __all__ = [
     "stack",
     "channel",
     "node_channel",
+    "par_claim",
     "race_of_channel",
     "events",
     "game",
@@ -189,6 +195,11 @@ def times(code: str, player: str) -> str:
 def ghosts(code: str) -> str:
     """A ghost race's recorded runs: a hash, ghost id -> msgpack of the run."""
     return race_key(code, "ghosts")
+
+
+def par_claim(code: str) -> str:
+    """Which node computes the finished race's par (its value); lapses unless renewed."""
+    return race_key(code, "par_claim")
 
 
 def acks(code: str, player: str) -> str:

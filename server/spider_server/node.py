@@ -42,6 +42,7 @@ from .http import Http, OpenFiles
 from .hub import Hub
 from .limits import AddressLimits, Proxies
 from .metrics import Metrics
+from .par import ParRunner
 from .presence import Presence
 from .race import Limits, Race
 from .seeds import Seeds
@@ -148,6 +149,8 @@ class Node:
         )
         self.ghosts = GhostRunner(self.store, self.now, self.spawn, self._watched_running)
         """Emits the due actions of the ghost races watched here (from the tick loop)."""
+        self.pars = ParRunner(self.store, self.workers, settings, clock=self.now, spawn=self.spawn)
+        """Finished deals' pars, searched in the background (:mod:`.par`)."""
         self.server: Server | None = None
         self.offset = 0.0
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -368,6 +371,7 @@ class Node:
             now = self.now()
             due = rules.due_transition(race, now)
             if due is None:
+                self.pars.ensure(race)  # a finished race shown without its par: get it
                 return race
             if due == "start":
                 change = rules.start(race, now)
@@ -389,6 +393,7 @@ class Node:
             self.metrics.transitions_total[due] += 1
             if change.finished:
                 self.spawn(self.store.apply_results(change.race))
+            self.pars.ensure(change.race)  # in the background: the finish does not wait
             if change.finished and change.race.options.daily:
                 await self.store.record_daily(change.race)
         raise AssertionError("unreachable: cas_tries raises when the tries are spent")

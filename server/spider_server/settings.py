@@ -118,6 +118,8 @@ RANGES: dict[str, Range] = {
     "hint_deadline": Range(0, 3600, above=True),
     "proof_deadline": Range(0, 3600, above=True),
     "solve_deadline": Range(0, DAY, above=True),
+    "par_deadline": Range(0, DAY, above=True),
+    "par_budget": Range(0, 1_000_000_000),
     "proofs_per_identity": Range(1, 10_000),
     "proofs_per_address": Range(1, 10_000),
     "solver_yield_after": Range(0, 10_000),
@@ -293,6 +295,12 @@ class Settings:
     seed counts as not proven)."""
     solve_deadline: float = 300.0
     """Seconds one general search may run in its worker before the worker is killed."""
+    par_deadline: float = 600.0
+    """Seconds the search for one finished deal's par may run in its worker before the
+    worker is killed (the deal then has no par)."""
+    par_budget: int = 200_000
+    """Positions the search for a finished deal's par may count (:func:`spider_engine.par.
+    par`); a deal it does not settle within them has no par (0: no par is computed)."""
     proofs_per_identity: int = 2
     """Deals one player may have proven for them at once (races they created that wait
     for a proven deal, daily deals they asked for); more are refused (``rate_limited``)."""

@@ -63,6 +63,7 @@ def race_state(client: RaceMirror, fields: tuple[str, ...] = PLAYER_FIELDS) -> d
         "seed": race.seed,
         "salt": race.salt,
         "boards": dict(client.boards),
+        "par": None if race.par is None else dataclasses.asdict(race.par),
     }
 
 

@@ -34,7 +34,7 @@ MIRROR_JS = """async (cases) => {
       players: r.players.map((p) => Object.assign(
         Object.fromEntries(fields.map((k) => [k, p[k]])),
         p.away_since == null ? {} : { away_since: p.away_since })),
-      results: r.results, seed: r.seed, salt: r.salt, boards: m.boards,
+      results: r.results, seed: r.seed, salt: r.salt, boards: m.boards, par: r.par ?? null,
     };
   });
 }"""

@@ -62,7 +62,7 @@ from .codec import (
     pack,
 )
 from .constants import ERROR_CODES, MAX_CLIENT_FRAME, PROTOCOL_VERSION
-from .info import PlayerInfo, RaceInfo, Result
+from .info import ParInfo, PlayerInfo, RaceInfo, Result
 from .players import (
     HistoryLine,
     LadderEntry,
@@ -82,6 +82,7 @@ from .race_events import (
     BoardShown,
     Countdown,
     Finished,
+    Par,
     PlayerJoined,
     PlayerLeft,
     PlayerReady,
@@ -132,6 +133,7 @@ __all__ = [
     "LeaderboardReply",
     "MyRace",
     "MyRacesReply",
+    "ParInfo",
     "PlayerInfo",
     "RaceInfo",
     "PlayerJoined",
@@ -145,6 +147,7 @@ __all__ = [
     "Prepared",
     "Away",
     "Back",
+    "Par",
     "Result",
     "Profile",
     "ProfileReply",

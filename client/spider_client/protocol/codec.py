@@ -27,7 +27,7 @@ from .client_messages import (
     Resign,
     Undo,
 )
-from .info import PlayerInfo, RaceInfo, Result
+from .info import ParInfo, PlayerInfo, RaceInfo, Result
 from .players import (
     HistoryLine,
     LadderEntry,
@@ -47,6 +47,7 @@ from .race_events import (
     BoardShown,
     Countdown,
     Finished,
+    Par,
     PlayerJoined,
     PlayerLeft,
     PlayerReady,
@@ -139,6 +140,7 @@ EVENT_CLASSES: tuple[type, ...] = (
     Away,
     Back,
     RematchOffer,
+    Par,
 )
 """The race events (the members of :data:`RaceEvent`)."""
 EVENT_TYPES: dict[str, type] = {_type_name(cls): cls for cls in EVENT_CLASSES}
@@ -246,6 +248,8 @@ def _build(cls: type, data: dict[str, Any]) -> Any:
         kwargs["players"] = [_build(PlayerInfo, i) for i in kwargs.get("players", [])]
         if kwargs.get("results") is not None:
             kwargs["results"] = [_build(Result, r) for r in kwargs["results"]]
+        if kwargs.get("par") is not None:
+            kwargs["par"] = _build(ParInfo, kwargs["par"])
     elif cls is Finished:
         kwargs["results"] = [_build(Result, r) for r in kwargs["results"]]
     elif cls in (PlayerJoined, Progress):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["Result", "PlayerInfo", "RaceInfo"]
+__all__ = ["ParInfo", "Result", "PlayerInfo", "RaceInfo"]
 
 
 @dataclass
@@ -27,6 +27,19 @@ class Result:
     """The player said ``bot`` in their hello."""
     ghost: bool = False
     """A ghost's line: ranked with the players, never rated nor on a leaderboard."""
+
+
+@dataclass
+class ParInfo:
+    """A finished deal's par: the shortest winning line the server's solver found within its
+    budget. ``moves`` is its length, ``line`` its moves in notation (moves name columns,
+    never cards) and ``first`` the length of the solver's first line; ``none`` (the others
+    None) when the solver did not settle the deal within the budget: no par."""
+
+    moves: int | None = None
+    line: list[str] | None = None
+    first: int | None = None
+    none: bool = False
 
 
 @dataclass
@@ -104,3 +117,6 @@ class RaceInfo:
     """Players whose hello said ``bot`` are refused."""
     rated: bool = False
     """The finish moves the players' ratings (``rating_changes`` tells how)."""
+    par: ParInfo | None = None
+    """A finished race's par once the server has it (``par`` event); None before, and for
+    a daily race until its day is over."""

@@ -21,6 +21,7 @@ __all__ = [
     "Away",
     "Back",
     "RematchOffer",
+    "Par",
     "RaceEvent",
 ]
 
@@ -162,6 +163,23 @@ class RematchOffer:
     type: Literal["rematch_offer"] = "rematch_offer"
 
 
+@dataclass
+class Par:
+    """A finished race's par has landed (computed in the background after the finish):
+    ``moves`` (the par line's length), ``line`` (its moves in notation, replayable from the
+    revealed deal) and ``first`` (the solver's first line's length); or ``none`` true (the
+    others null) when the solver did not settle the deal within its budget. At most one per
+    race; never during a daily race's day."""
+
+    race: str
+    version: int
+    moves: int | None = None
+    line: list[str] | None = None
+    first: int | None = None
+    none: bool = False
+    type: Literal["par"] = "par"
+
+
 RaceEvent = (
     PlayerJoined
     | PlayerLeft
@@ -175,4 +193,5 @@ RaceEvent = (
     | Away
     | Back
     | RematchOffer
+    | Par
 )

@@ -24,7 +24,8 @@ The package, by layer: :mod:`.model` (the race, its players' entries and games, 
 decisions), :mod:`.options` (limits and a race's options), :mod:`.codes` (join codes),
 :mod:`.fairness` (seed, salt, commitment and when they are revealed), :mod:`.ghosts`
 (recorded runs raced again), :mod:`.progress` (a player's counts from their position),
-:mod:`.presence` (away, back, abandoned, and stuck on undo), :mod:`.transitions` (open,
+:mod:`.presence` (away, back, abandoned, and stuck on undo), :mod:`.par` (a finished
+deal's par landing on its race), :mod:`.transitions` (open,
 countdown, start,
 finish), :mod:`.actions` (moves, undos, resigns), :mod:`.results` (the ranking), :mod:`.rematch`
 (the same race again) and
@@ -66,6 +67,7 @@ from .model import (
     event_data,
 )
 from .options import Limits, RaceOptions
+from .par import par_change, par_event, par_info
 from .presence import Due, presence_change, presence_plan
 from .progress import progress_of, runs_completed, status_after, undo_only
 from .rematch import accept_rematch, rematch_due, rematch_made, rematch_race
@@ -136,6 +138,9 @@ __all__ = [
     "presence_plan",
     "progress_of",
     "revealed",
+    "par_change",
+    "par_event",
+    "par_info",
     "run_of",
     "race_info",
     "rank",

@@ -11,7 +11,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import Literal
 
-from spider_client.protocol import Ack, PlayerInfo, Result, fields_of, pack
+from spider_client.protocol import Ack, ParInfo, PlayerInfo, Result, fields_of, pack
 from spider_engine import Board
 
 from .options import RaceOptions
@@ -212,6 +212,8 @@ class Race:
     """Waiting for a proven seed (``seed``, ``salt`` and ``commitment`` are empty)."""
     rematch: RematchState | None = None
     """A finished race's rematch offer (:mod:`.rematch`)."""
+    par: ParInfo | None = None
+    """After the finish, once computed (in the background): the deal's par."""
 
 
 @dataclass(kw_only=True)

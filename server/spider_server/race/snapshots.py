@@ -51,4 +51,5 @@ def race_info(
         seed_chosen=race.options.seed_chosen,
         humans_only=race.options.humans_only,
         rated=race.options.rated,
+        par=race.par if public else None,
     )

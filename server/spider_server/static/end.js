@@ -1,6 +1,6 @@
 // The end: the server's ranking, the seed checked against the commitment announced at the
 // start, the day's leaderboard after a daily race, the replays, and a button per kept run to
-// race the deal again against it (a ghost).
+// race the deal again against it (a ghost), and the deal's par once the server has it.
 
 import { fromHex, sha256, toHex } from "./sha256.js";
 import { endLeaderboard, leaderboardTable } from "./daily.js";
@@ -52,6 +52,7 @@ function renderEnd() {
           ),
         ),
         ratingSlot(race),
+        parSummary(race, results),
         h("div", { class: "row" }, h("button", { id: "new-race", type: "button", class: "primary", "data-autofocus": true, onclick: toLobby }, "New race")),
         ghostButtons(race, results),
         rematchPart(race),
@@ -67,6 +68,24 @@ function renderEnd() {
   if (race.rated) endRatings(race);
   if (!app.replay && race.replays && race.seed) openReplay(results[0]?.player || Object.keys(race.replays)[0]);
   else renderReplay();
+}
+
+/** The deal's par against each winner's moves ("par 132 · you 150 (+18)"); "working it
+ * out" until the server's `par` event lands; "no par" when its solver did not settle the
+ * deal. Nothing while the deal is hidden (a daily deal during its day). */
+function parSummary(race, results) {
+  if (!race.seed) return null;
+  const par = race.par;
+  let text;
+  if (!par) text = "par: working it out…";
+  else if (par.none) text = "no par: the solver did not settle this deal";
+  else {
+    const diff = (n) => (n === par.moves ? "±0" : n > par.moves ? `+${n - par.moves}` : `−${par.moves - n}`);
+    const winners = results.filter((r) => r.status === "won");
+    const who = (r) => (r.player === session.player ? "you" : r.name);
+    text = [`par ${par.moves}`, ...winners.map((r) => `${who(r)} ${r.moves} (${diff(r.moves)})`)].join(" · ");
+  }
+  return h("p", { class: "par", id: "par", dataset: { state: !par ? "working" : par.none ? "none" : "known" } }, text);
 }
 
 /** "Race this deal again against NAME's run": a button per run the race kept with its

@@ -9,7 +9,7 @@
 // text of a live board, or final full position).
 
 /** The race events a mirror knows; it leaves out any other (a newer server's). */
-export const EVENTS = new Set(["player_joined", "player_left", "player_ready", "countdown", "started", "progress", "board", "prepared", "finished", "away", "back", "rematch_offer"]);
+export const EVENTS = new Set(["player_joined", "player_left", "player_ready", "countdown", "started", "progress", "board", "prepared", "finished", "away", "back", "rematch_offer", "par"]);
 
 const known = (e) => e !== null && typeof e === "object" && EVENTS.has(e.type);
 
@@ -115,6 +115,9 @@ function applyEvent(m, e) {
       break;
     case "prepared":
       Object.assign(race, { preparing: false, commitment: e.commitment });
+      break;
+    case "par":
+      race.par = { moves: e.moves ?? null, line: e.line ?? null, first: e.first ?? null, none: !!e.none };
       break;
     case "finished":
       Object.assign(race, { state: "finished", results: e.results, seed: e.seed, salt: e.salt, replays: e.replays, replay_times: e.replay_times ?? null, commitment: e.commitment });

@@ -2,7 +2,8 @@
 // applied (undos included) with the page's rules, stepped through by hand or played by itself
 // at a chosen speed, each action listed in words and notation (and the race time it was
 // made at, when the race kept it); it says whether it ends on
-// the final board the server published.
+// the final board the server published. The deal's par line plays the same way (the "Par
+// line" tab, once the server has it).
 
 import { Board } from "./rules.js";
 import { boardElement, fitColumns, renderFoundation, renderStock } from "./boardview.js";
@@ -13,10 +14,13 @@ import { count, moveWords } from "./words.js";
 /** The speeds the replay plays at, in actions a second. */
 export const SPEEDS = [0.5, 1, 2, 4, 8];
 
-/** Replay `player`'s actions from the revealed seed. */
+/** The replay key of the par line (no player id has a colon). */
+export const PAR_LINE = ":par";
+
+/** Replay `player`'s actions (or with `PAR_LINE`, the par line) from the revealed seed. */
 export function openReplay(player) {
   const race = app.race;
-  const actions = race.replays?.[player];
+  const actions = player === PAR_LINE ? race.par?.line : race.replays?.[player];
   if (!actions) return;
   stopPlaying();
   const positions = [];
@@ -35,7 +39,7 @@ export function openReplay(player) {
   } catch (e) {
     error = e.message;
   }
-  const final = app.boards[player];
+  const final = player === PAR_LINE ? null : app.boards[player];
   const speed = app.replay?.speed ?? 2;
   const times = race.replay_times?.[player]?.length === actions.length ? race.replay_times[player] : null;
   app.replay = { player, actions, words, times, positions, index: 0, error, speed, timer: null, matches: board && !error && final ? board.text() === final : null };
@@ -124,6 +128,9 @@ export function renderReplay() {
       Object.keys(race.replays || {}).map((p) =>
         h("button", { type: "button", role: "tab", class: p === r.player ? "on" : "", "aria-selected": p === r.player ? "true" : "false", dataset: { player: p }, onclick: () => openReplay(p) }, names[p] || p),
       ),
+      race.par?.line
+        ? h("button", { type: "button", role: "tab", id: "replay-par", class: r.player === PAR_LINE ? "on" : "", "aria-selected": r.player === PAR_LINE ? "true" : "false", dataset: { player: PAR_LINE }, onclick: () => openReplay(PAR_LINE) }, `Par line (${race.par.moves})`)
+        : null,
     ),
     h(
       "div",
@@ -144,6 +151,7 @@ export function renderReplay() {
     r.error ? h("p", { class: "error" }, `This replay could not be played: ${r.error}`) : null,
     r.matches === true ? h("p", { class: "fairness ok", id: "replay-check" }, "✓ Replayed from the seed, it ends on the server's final board.") : null,
     r.matches === false ? h("p", { class: "fairness bad", id: "replay-check" }, "✗ Replayed from the seed, it does not end on the server's final board!") : null,
+    r.player === PAR_LINE ? h("p", { class: "muted", id: "par-about" }, `The deal's par: the shortest winning line the server's solver found (its first line took ${race.par.first} moves).`) : null,
     h("div", { class: "replay-board", id: "replay-board-slot" }),
     h(
       "ol",

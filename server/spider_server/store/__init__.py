@@ -7,6 +7,7 @@
 - :mod:`.commits`: the race and action scripts, the batched commits of players' actions,
   and the one route of every committed event to the hub (``on_commit``);
 - :mod:`.seeds`: the proven seeds' pools, the daily deals and their leaderboards;
+- :mod:`.par`: who computes a finished deal's par (claims), the daily deal's par;
 - :mod:`.races`: :class:`Store`, with the reads, the presence and watch claims, hints and
   players' races.
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import msgpack
 
-from spider_client.protocol import Result, pack
+from spider_client.protocol import ParInfo, Result, pack
 
 from ..race import Entry, Final, Game, Race, RaceOptions, RaceState, RematchState
 
@@ -17,6 +17,8 @@ __all__ = [
     "game_from",
     "meta_fields",
     "pack_payload",
+    "par_bytes",
+    "par_from",
     "race_from",
     "text",
 ]
@@ -81,12 +83,24 @@ def meta_fields(race: Race) -> dict[str, str | bytes]:
     }
     if race.rematch is not None:
         fields["rematch"] = pack(race.rematch)
+    if race.par is not None:
+        fields["par"] = par_bytes(race.par)
     if race.final is not None:
         f = race.final
         fields["final"] = pack(
             {"results": f.results, "replays": f.replays, "boards": f.boards, "times": f.times}
         )
     return fields
+
+
+def par_bytes(par: ParInfo) -> bytes:
+    """A par as stored (msgpack of its fields)."""
+    return pack(par)
+
+
+def par_from(data: Any) -> ParInfo:
+    f = msgpack.unpackb(data, raw=False)
+    return ParInfo(moves=f["moves"], line=f["line"], first=f["first"], none=f["none"])
 
 
 def race_from(meta: dict[Any, Any], players: dict[Any, Any]) -> Race:
@@ -135,6 +149,7 @@ def race_from(meta: dict[Any, Any], players: dict[Any, Any]) -> Race:
         rematch=RematchState(**msgpack.unpackb(m["rematch"], raw=False))
         if m.get("rematch")
         else None,
+        par=par_from(m["par"]) if m.get("par") else None,
     )
 
 

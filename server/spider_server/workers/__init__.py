@@ -69,7 +69,7 @@ from .errors import (
     WorkersClosed,
 )
 from .policy import Job, JobPolicy, JobState, Priority
-from .pool import PoolState, Solved, SolverWorkers
+from .pool import ParSolved, PoolState, Solved, SolverWorkers
 from .settings import WorkerSettings, default_workers
 
 __all__ = [
@@ -78,6 +78,7 @@ __all__ = [
     "JobPolicy",
     "JobRefused",
     "JobState",
+    "ParSolved",
     "PoolState",
     "Priority",
     "ProofCapReached",

@@ -13,7 +13,8 @@ settings come with it), nothing of the node: no Redis client, no websockets, no 
 
 Kinds: ``hint`` (view text, full text, budget → the move's text or None), ``prove``
 (variant, seed, budget → whether the deal is proven winnable), ``solve`` (position text,
-budget → a :class:`Solved`).
+budget → a :class:`Solved`), ``par`` (variant and seed, or a position text and None,
+budget → a :class:`ParSolved`: :func:`spider_engine.par.par`'s result).
 
 The worker exits when its pipe closes (the node closed it or died), ignores SIGINT (the
 node decides when it stops) and runs at a higher niceness than the node (the setting
@@ -31,7 +32,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
-__all__ = ["Solved", "run_job", "serve"]
+__all__ = ["ParSolved", "Solved", "run_job", "serve"]
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,18 @@ class Solved:
     verdict: str
     positions: int
     line: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ParSolved:
+    """A deal's par (:func:`spider_engine.par.par`): the solver's verdict, the positions
+    counted, the par line's moves in notation (for ``won`` only) and the length of the
+    solver's first line (None without a win)."""
+
+    verdict: str
+    positions: int
+    line: tuple[str, ...]
+    first_length: int | None
 
 
 def serve(conn: Connection, nice: int = 0) -> None:
@@ -96,4 +109,13 @@ def run_job(kind: str, args: tuple[Any, ...], progress: Any = None) -> Any:
         text, budget = args
         solution = solve(Board.from_text(text), budget=budget, progress=progress)
         return Solved(solution.verdict, solution.positions, tuple(solution.texts()))
+    if kind == "par":
+        from spider_engine.par import par
+
+        source, seed, budget = args
+        board = Board.from_text(source) if seed is None else Board.deal(source, seed)
+        result = par(board, budget=budget, progress=progress)
+        return ParSolved(
+            result.verdict, result.positions, tuple(result.texts()), result.first_length
+        )
     raise ValueError(f"no such solver job: {kind!r}")

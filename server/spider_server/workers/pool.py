@@ -32,12 +32,12 @@ from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from typing import Any
 
-from .child import Solved, serve
+from .child import ParSolved, Solved, serve
 from .errors import JobRefused, SolverTimeout, WorkerCrashed, WorkersClosed
 from .policy import Job, JobPolicy, JobState, Priority
 from .settings import WorkerSettings
 
-__all__ = ["PoolState", "Solved", "SolverWorkers"]
+__all__ = ["ParSolved", "PoolState", "Solved", "SolverWorkers"]
 
 log = logging.getLogger(__name__)
 
@@ -99,23 +99,14 @@ class SolverWorkers:
         self._failures = 0
         self._restarts: list[asyncio.TimerHandle] = []
         self._stopped = asyncio.Event()
-        # metrics: counts since start (plain ints for the node's metrics)
-        self.completed = 0
-        """Jobs answered."""
-        self.refused = 0
-        """Jobs refused by a quota or a full queue."""
-        self.timed_out = 0
-        """Jobs that ran past their deadline (their worker killed)."""
-        self.cancelled = 0
-        """Jobs dropped because nobody waited any more (queued, or their worker killed)."""
-        self.failed = 0
-        """Jobs whose worker died or whose solver raised."""
-        self.preempted = 0
-        """Refills stopped (and queued again) for a hint or a race's proof."""
-        self.spawned = 0
-        """Worker processes started."""
+        # metrics: counts since start (plain ints for the node's metrics): jobs answered;
+        # refused by a quota or a full queue; run past their deadline (worker killed);
+        # dropped because nobody waited (queued, or worker killed); whose worker died or
+        # whose solver raised; refills stopped (queued again) for a hint or a race's proof;
+        # worker processes started; CPU time the workers spent on answered jobs
+        self.completed = self.refused = self.timed_out = self.cancelled = 0
+        self.failed = self.preempted = self.spawned = 0
         self.cpu_seconds = 0.0
-        """CPU time the workers spent on answered jobs."""
 
     @property
     def queued(self) -> int:
@@ -191,6 +182,16 @@ class SolverWorkers:
         for :meth:`prove`."""
         keys = (owner, identity, address, deadline or self.settings.solve_deadline)
         solved: Solved = await self._run(_keyed("solve", (position_text, budget), priority, *keys))
+        return solved
+
+    async def par(
+        self, source: str, seed: str | None, budget: int, *, deadline: float | None = None
+    ) -> ParSolved:
+        """The par (:func:`spider_engine.par.par`) of ``seed``'s deal of variant ``source``
+        (seed None: of position ``source``), at the refills' priority, owner ``par``."""
+        deadline = deadline or self.settings.par_deadline
+        job = Job("par", (source, seed, budget), Priority.REFILL, "par", deadline)
+        solved: ParSolved = await self._run(job)
         return solved
 
     async def _run(self, job: Job) -> Any:

@@ -41,6 +41,8 @@ class WorkerSettings:
     """How long proving one deal may run before its worker is killed."""
     solve_deadline: float = 300.0
     """How long one general search (``solve``) may run before its worker is killed."""
+    par_deadline: float = 600.0
+    """How long the search for one deal's par (``par``) may run before its worker is killed."""
     proofs_per_identity: int = 2
     """Proofs (and searches) one identity may have queued or running at once."""
     proofs_per_address: int = 4
@@ -68,7 +70,13 @@ class WorkerSettings:
         ):
             if getattr(self, name) < 0:
                 raise ConfigError(f"SPIDER_RACE_{name.upper()} must not be negative")
-        for name in ("hint_deadline", "proof_deadline", "solve_deadline", "solver_stop_grace"):
+        for name in (
+            "hint_deadline",
+            "proof_deadline",
+            "solve_deadline",
+            "par_deadline",
+            "solver_stop_grace",
+        ):
             if not getattr(self, name) > 0:
                 raise ConfigError(f"SPIDER_RACE_{name.upper()} must be positive")
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from rich.cells import cell_len
 from rich.text import Text
 
-from spider_client.protocol import PlayerInfo, RaceInfo, RatingChange, Result
+from spider_client.protocol import ParInfo, PlayerInfo, RaceInfo, RatingChange, Result
 
 from ..words import plural
 
@@ -28,6 +28,7 @@ __all__ = [
     "name_room",
     "progress_bar",
     "render_players",
+    "render_par",
     "render_results",
     "shown_name",
 ]
@@ -163,11 +164,33 @@ def elide(name: str, room: int) -> Text:
     return text
 
 
+def render_par(par: ParInfo | None, results: list[Result], *, me: str | None = None) -> str:
+    """The deal's par against each winner's moves (``par 132 · you 150 (+18) · Bob 160
+    (+28)``), ``par: working it out…`` while the server computes it (``par`` None), or
+    ``no par: the solver did not settle this deal``."""
+    if par is None:
+        return "par: working it out…"
+    if par.none or par.moves is None:
+        return "no par: the solver did not settle this deal"
+    parts = [f"par {par.moves}"]
+    for r in results:
+        if r.status == "won":
+            diff = r.moves - par.moves
+            sign = "±0" if diff == 0 else f"{diff:+d}".replace("-", "−")
+            parts.append(f"{'you' if r.player == me else r.name} {r.moves} ({sign})")
+    return " · ".join(parts)
+
+
 def render_results(
-    results: list[Result], *, me: str | None = None, changes: list[RatingChange] | None = None
+    results: list[Result],
+    *,
+    me: str | None = None,
+    changes: list[RatingChange] | None = None,
+    race: RaceInfo | None = None,
 ) -> Text:
     """The ranking after the race; names whole (with the id's last 4 characters when two
-    players share one); each player's rating change after a rated race (``changes``)."""
+    players share one); each player's rating change after a rated race (``changes``). With
+    ``race`` (once its deal is shown), a last line with the deal's par (:func:`render_par`)."""
     out = Text()
     out.append("Results\n", style="bold underline")
     counts = Counter(r.name for r in results)
@@ -195,6 +218,8 @@ def render_results(
             f"{'  (ghost)' if r.ghost else ''}\n",
             style=style,
         )
+    if race is not None and race.seed:
+        out.append(render_par(race.par, results, me=me) + "\n", style="italic")
     return out
 
 

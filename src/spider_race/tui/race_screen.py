@@ -186,7 +186,9 @@ class RaceScreen(Screen[None]):
         results = self.query_one("#results", Static)
         changes = self.ratings.of(self, client, race)
         results.update(
-            render_results(race.results, me=client.player, changes=changes) if race.results else ""
+            render_results(race.results, me=client.player, changes=changes, race=race)
+            if race.results
+            else ""
         )
         results.display = bool(race.results)
         boards = self._other_boards(race)

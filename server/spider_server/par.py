@@ -1,0 +1,169 @@
+"""The node's side of par: computing a finished deal's par in the background, once.
+
+When a race finishes, the node that committed the finish starts its par (:meth:`ParRunner.
+ensure`); so does any node that next shows the race's end (a join of the finished race
+goes through the node's ``advance``) while the race has no par, so that a par whose node
+died is computed again. Exactly once across nodes:
+
+- **a claim**: the node that computes takes the claim key (``SET NX``, the value its node
+  name) for ``presence_ttl`` seconds and renews it every third of that while the search
+  runs; another node that finds the claim live waits for it to end and looks again: the
+  par landed (done), or the claim lapsed (its node died: it claims and searches);
+- **a check-and-set**: the par lands on the race with a race commit
+  (:func:`~.race.par_change`) on the race's version, which no race without par refuses
+  and every race with its par already skips: one ``par`` event per race whatever happens.
+
+The search runs in a solver worker (:meth:`~.workers.SolverWorkers.par`: the refills'
+priority, ``par_budget`` positions, ``par_deadline`` seconds), never in the node's
+process; the finish never waits for it. A search that runs past its deadline counts as
+not settled: the deal has no par. One at a time per node (its own cap among the pool's
+jobs); the others wait here, at most :data:`MAX_WAITING`.
+
+The daily deal's par is computed once for the day, keyed on variant and day (its own
+claim, ``daily:<variant>:<day>:par``), and lands on each of the day's races that shows
+its end; it goes out (``par`` event, snapshot) only when the day is over.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from spider_client.protocol import ParInfo
+
+from . import keys
+from . import race as rules
+from .errors import Conflict, Unavailable
+from .race import Race, RaceState
+from .settings import Settings
+from .store import Store, cas_tries
+from .workers import JobRefused, SolverTimeout, SolverWorkers, WorkerError
+
+__all__ = ["MAX_WAITING", "ParRunner"]
+
+log = logging.getLogger(__name__)
+
+MAX_WAITING = 256
+"""Races whose par waits on one node for its turn; more are left to a later showing."""
+
+
+class ParRunner:
+    """The par searches of one node (see the module). ``spawn`` runs a coroutine in the
+    node's background; ``clock`` is the deployment's time."""
+
+    def __init__(
+        self,
+        store: Store,
+        workers: SolverWorkers,
+        settings: Settings,
+        *,
+        clock: Callable[[], float],
+        spawn: Callable[[Coroutine[Any, Any, Any]], asyncio.Task[Any] | None],
+    ) -> None:
+        self.store = store
+        self.workers = workers
+        self.settings = settings
+        self.clock = clock
+        self.spawn = spawn
+        self.pending: set[str] = set()
+        """Races whose par this node is getting (waiting for its turn or searching)."""
+        self._turn = asyncio.Semaphore(1)
+        self.computed = 0
+        """Par searches this node ran to an answer."""
+        self.landed = 0
+        """Pars this node kept with their race."""
+
+    def ensure(self, race: Race) -> None:
+        """Get the par of the finished ``race`` in the background unless it has one, this
+        node is on it already, or too many wait here. Returns at once."""
+        if race.state is not RaceState.FINISHED or race.par is not None:
+            return
+        if not self.settings.par_budget:
+            return
+        if race.code in self.pending or len(self.pending) >= MAX_WAITING:
+            return
+        self.pending.add(race.code)
+        self.spawn(self._get(race))
+
+    async def _get(self, race: Race) -> None:
+        variant, daily = race.options.variant, race.options.daily
+        claim = keys.daily(variant, daily, "par_claim") if daily else keys.par_claim(race.code)
+        try:
+            while True:
+                kept = await self.store.daily_par(variant, daily) if daily else None
+                if kept is not None:
+                    await self._land(race.code, kept)
+                    return
+                claimed, par = await self._compute(race, claim)
+                if claimed:
+                    break
+                # another node searches: once its claim ends, the par landed or it died
+                await asyncio.sleep(await self.store.par_claim_left(claim) + 0.05)
+                now = await self.store.load_race(race.code)
+                if now is None or now.par is not None:
+                    return
+            if par is None:
+                return
+            if daily:
+                par = await self.store.set_daily_par(variant, daily, par)
+            await self._land(race.code, par)
+            with contextlib.suppress(Unavailable):
+                await self.store.drop_par_claim(claim)
+        finally:
+            self.pending.discard(race.code)
+
+    async def _compute(self, race: Race, claim: str) -> tuple[bool, ParInfo | None]:
+        """Whether this node got ``claim``, and the deal's par it searched under it; None
+        when the search did not end (the workers stopped, crashed or refused it: the claim
+        is dropped, a later showing starts again)."""
+        ttl = self.settings.presence_ttl
+        async with self._turn:
+            if not await self.store.claim_par(claim, ttl):
+                return False, None
+            job = asyncio.ensure_future(
+                self.workers.par(
+                    race.options.variant,
+                    race.seed,
+                    self.settings.par_budget,
+                    deadline=self.settings.par_deadline,
+                )
+            )
+            try:
+                while not job.done():
+                    await asyncio.wait([job], timeout=ttl / 3)
+                    if not job.done():
+                        with contextlib.suppress(Unavailable):
+                            await self.store.renew_par_claim(claim, ttl)
+                solved = job.result()
+            except SolverTimeout:
+                self.computed += 1
+                return True, ParInfo(none=True)
+            except (WorkerError, JobRefused) as e:
+                log.warning("par of race %s not computed: %s", race.code, e)
+                with contextlib.suppress(Unavailable):
+                    await self.store.drop_par_claim(claim)
+                return True, None
+            finally:
+                if not job.done():
+                    job.cancel()
+            self.computed += 1
+            return True, rules.par_info(solved.verdict, solved.line, solved.first_length)
+
+    async def _land(self, code: str, par: ParInfo) -> None:
+        """Keep ``par`` with race ``code`` (check-and-set: once, whoever tries)."""
+        for _ in cas_tries():
+            race = await self.store.load_race(code)
+            if race is None:
+                return
+            change = rules.par_change(race, par, self.clock())
+            if change is None:
+                return
+            try:
+                await self.store.commit(change)
+            except Conflict:
+                continue
+            self.landed += 1
+            return

@@ -1,0 +1,66 @@
+"""A finished deal's par in Redis: who computes it (a claim with a TTL), and the daily
+deal's par, kept once per variant and day.
+
+The race's own par is a field of its meta hash, written by a race commit
+(:meth:`~.commits.StoreBase.commit` of :func:`~..race.par_change`) like every other field
+of the race: a check-and-set on the race's version, so that it lands once. The claims say
+which node is computing a par; a claim lapses ``ttl`` seconds after its last renewal, so
+that when its node dies another node (the next to show the race's end) starts again.
+"""
+
+from __future__ import annotations
+
+from spider_client.protocol import ParInfo
+
+from .. import keys
+from .codec import par_bytes, par_from
+from .commits import StoreBase
+from .guard import as_unavailable
+
+__all__ = ["ParCommands"]
+
+
+class ParCommands(StoreBase):
+    """The par's claims and the daily deal's par. Every method raises
+    :class:`~..errors.Unavailable` when Redis does not answer."""
+
+    async def claim_par(self, key: str, ttl: float) -> bool:
+        """Claim the computing of a par for this node (``key``: :func:`~..keys.par_claim`
+        of the race, or the day's ``daily:<variant>:<day>:par_claim``), for ``ttl`` seconds; False when another claim is
+        live."""
+        with as_unavailable:
+            ok = await self.redis.set(key, self.settings.node, nx=True, px=int(ttl * 1000))
+        return bool(ok)
+
+    async def par_claim_left(self, key: str) -> float:
+        """Seconds the claim ``key`` lives unless renewed (0 when there is none)."""
+        with as_unavailable:
+            ms = await self.redis.pttl(key)
+        return max(0.0, ms / 1000)
+
+    async def renew_par_claim(self, key: str, ttl: float) -> None:
+        """Keep this node's claim alive ``ttl`` seconds more (a claim lost meanwhile stays
+        lost: the other node's stands)."""
+        with as_unavailable:
+            if await self.redis.get(key) == self.settings.node.encode():
+                await self.redis.pexpire(key, int(ttl * 1000))
+
+    async def drop_par_claim(self, key: str) -> None:
+        """Drop this node's claim (the par landed, or the job failed and may start again)."""
+        with as_unavailable:
+            if await self.redis.get(key) == self.settings.node.encode():
+                await self.redis.delete(key)
+
+    async def daily_par(self, variant: str, day: str) -> ParInfo | None:
+        """The daily deal's par of ``variant`` on ``day`` (None until computed)."""
+        with as_unavailable:
+            data = await self.redis.get(keys.daily(variant, day, "par"))
+        return None if data is None else par_from(data)
+
+    async def set_daily_par(self, variant: str, day: str, par: ParInfo) -> ParInfo:
+        """Keep ``par`` as the day's par unless one is kept already; the day's par."""
+        with as_unavailable:
+            await self.redis.set(
+                keys.daily(variant, day, "par"), par_bytes(par), nx=True, ex=keys.DAILY_TTL
+            )
+        return await self.daily_par(variant, day) or par

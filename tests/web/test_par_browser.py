@@ -1,0 +1,55 @@
+"""Par on the page: the end screen shows the deal's par against the winner's moves once the
+server has it, and the replay viewer plays the par line."""
+
+from __future__ import annotations
+
+from spider_engine import Board, Move
+from spider_engine.solver import solve
+from tests.web.test_ghost_browser import PLAY
+from tests.web.web_helpers import open_page
+
+VARIANT = "spider1"
+SEED = "par-page-1"
+BUDGET = 20_000
+
+
+async def test_the_end_screen_shows_par_and_plays_its_line(
+    browser, redis_server, server_node
+) -> None:
+    node = await server_node(redis_server.url, par_budget=BUDGET)
+    player = await open_page(browser, "racer", "player", node.http_url)
+    page = player.page
+    await page.fill("#name", "Pam")
+    await page.select_option("#variant", VARIANT)
+    await page.click("details.more summary")
+    await page.fill("#seed", SEED)
+    await page.fill("#countdown", "0")
+    await page.click("#create")
+    await page.click("#ready")
+    await page.wait_for_selector("#board .card")
+    line = solve(Board.deal(VARIANT, SEED), budget=BUDGET).line
+    assert line
+    await page.evaluate(PLAY, [[m.text() for m in line], 5])
+    await page.wait_for_selector("#results", timeout=60_000)
+    # the par comes later, in the background: then the end screen shows it
+    await page.wait_for_selector("#par[data-state='known']", timeout=90_000)
+    par = await page.evaluate("window.spiderRace.app.race.par")
+    moves = par["moves"]
+    assert moves == len(par["line"]) and moves <= par["first"] == len(line)
+    mine = await page.inner_text("#results tbody tr.me td:nth-child(6)")
+    diff = int(mine) - moves
+    sign = "±0" if diff == 0 else f"+{diff}" if diff > 0 else f"−{-diff}"
+    assert await page.inner_text("#par") == f"par {moves} · you {mine} ({sign})"
+    await player.shot("par-end")
+    # the replay viewer plays the par line, to its won end
+    await page.click("#replay-par")
+    assert await page.get_attribute("#replay-par", "aria-selected") == "true"
+    assert await page.locator("#replay-moves li").count() == moves
+    await page.click("#replay-last")
+    board = Board.deal(VARIANT, SEED)
+    for text in par["line"]:
+        board.push(Move.from_text(text))
+    assert board.is_won()
+    assert await page.get_attribute("#replay-board", "data-position") == board.text()
+    await player.shot("par-replay")
+    assert player.errors == []
