@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from .keys import UNDO_MARK
 
-__all__ = ["COMMIT_RACE", "COMMIT_ACTION"]
+__all__ = ["COMMIT_RACE", "COMMIT_ACTION", "RESAVE_ACK"]
 
 _APPEND_EVENTS = """
 -- Whether a node other than ``node`` watches the race (its claim lasts past ``now``).
@@ -169,3 +169,14 @@ end
 return {1, version}
 """.replace("% MARK", f"% {UNDO_MARK}")
 )
+
+RESAVE_ACK = """
+-- KEYS: acks; ARGV: seq. The stored ack of action seq, written again (the same value) so
+-- that a wait after it (WAIT, WAITAOF) covers the action it acks, whatever connection
+-- committed that action: a resent action is acked only once the action is saved.
+local ack = redis.call('HGET', KEYS[1], ARGV[1])
+if ack then
+  redis.call('HSET', KEYS[1], ARGV[1], ack)
+end
+return ack
+"""
