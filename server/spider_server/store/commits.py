@@ -157,17 +157,9 @@ class StoreBase:
                             again = self._waited(again)
                         for i, reply in zip(lost, again, strict=True):
                             replies[i] = reply
-            elif wait is not None:  # a cluster: each master's commits, then its wait
+            else:  # a cluster: each master's commits on one connection, then its wait
                 calls = [(k[0], ("EVALSHA", script.sha, len(k), *k, *a)) for k, a, _ in batch]
                 replies = await run_durable(self.redis, self.durability, calls)
-            elif len(batch) == 1:
-                key_list, args, _ = batch[0]
-                replies = [await script(keys=key_list, args=args)]
-            else:
-                async with self.redis.pipeline(transaction=False) as pipe:
-                    for key_list, args, _ in batch:
-                        pipe.evalsha(script.sha, len(key_list), *key_list, *args)
-                    replies = await pipe.execute(raise_on_error=False)
             for i, reply in enumerate(replies):
                 if isinstance(reply, NoScriptError):  # not run: Redis lost its scripts
                     key_list, args, _ = batch[i]
