@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from .keys import UNDO_MARK
 
-__all__ = ["COMMIT_RACE", "COMMIT_ACTION", "RESAVE_ACK"]
+__all__ = ["COMMIT_RACE", "COMMIT_ACTION", "RESAVE_ACK", "sharded"]
 
 _APPEND_EVENTS = """
 -- Whether a node other than ``node`` watches the race (its claim lasts past ``now``).
@@ -180,3 +180,9 @@ if ack then
 end
 return ack
 """
+
+
+def sharded(script: str) -> str:
+    """The script publishing with ``SPUBLISH`` (a cluster's sharded pub/sub: the race's
+    channel is in its hash slot, so only that slot's shard carries its events)."""
+    return script.replace("redis.call('PUBLISH',", "redis.call('SPUBLISH',")

@@ -22,7 +22,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from redis.asyncio import Redis
+from redis.asyncio import Redis, RedisCluster
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, RedisError
 
@@ -30,7 +30,7 @@ from .. import keys
 from ..errors import Conflict, WrongState
 from ..race import ActionOutcome, Race, RaceChange, event_data
 from ..redisconn import CommandLink
-from ..scripts import COMMIT_ACTION, COMMIT_RACE, RESAVE_ACK
+from ..scripts import COMMIT_ACTION, COMMIT_RACE, RESAVE_ACK, sharded
 from ..settings import Settings
 from .codec import entry_bytes, game_fields, meta_fields, pack_payload, text
 from .durability import Durability, run_durable
@@ -83,8 +83,10 @@ class StoreBase:
         """Called with (code, version, events) when a race change or an action this node
         made is committed: the node dispatches its own events (the channel carries them
         only to the other nodes)."""
-        self._commit_race = redis.register_script(COMMIT_RACE)
-        self._commit_action = redis.register_script(COMMIT_ACTION)
+        # on a cluster, a race's events go out on its own shard (SPUBLISH, :mod:`..shards`)
+        shard = sharded if isinstance(redis, RedisCluster) else str
+        self._commit_race = redis.register_script(shard(COMMIT_RACE))
+        self._commit_action = redis.register_script(shard(COMMIT_ACTION))
         self._resave_ack = redis.register_script(RESAVE_ACK)
         self.batch = batch
         """Whether players' actions committed at the same moment share one round trip."""
