@@ -90,7 +90,8 @@ async def run_durable(
     :class:`NotDurable` error. Replies are returned (errors in place), not raised. On a
     cluster the commands are grouped by the master of their key, each group and its wait
     on one connection of that master; a command that met a slot move or a lost master
-    is sent once more after the slot map is read again."""
+    is sent once more after the slot map is read again (without a wait, one still
+    redirected then is sent alone, the cluster client following the redirect)."""
     replies: list[Any] = [None] * len(calls)
     todo = list(range(len(calls)))
     cluster = isinstance(redis, RedisCluster)
@@ -107,6 +108,13 @@ async def run_durable(
         todo = [i for i in todo if isinstance(replies[i], _REROUTE)]
         if not todo:
             break
+    if cluster and not durability.waits:  # no wait to share: the client follows redirects
+        for i in todo:
+            if isinstance(replies[i], (MovedError, AskError)):
+                try:
+                    replies[i] = await redis.execute_command(*calls[i][1])
+                except RedisError as e:
+                    replies[i] = e
     return replies
 
 
