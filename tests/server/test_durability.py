@@ -93,8 +93,13 @@ async def test_replica_durability_acks_once_a_replica_has_it(
             assert p_redis.hexists(f"{{race:{code}}}:acks:{mover.client.player}", mover.seq + 1)
         finally:
             os.kill(replica.process.pid, signal.SIGCONT)
-        # the resend is acked (as a duplicate) once the replica has the move
-        ack = await mover.client.move(code, mover.seq + 1, move)
+        # the resend is acked (as a duplicate) once the replica has the move (it may take
+        # the replica a moment to catch up: until then the resend is unavailable too)
+        for _ in range(40):
+            ack = await mover.client.move(code, mover.seq + 1, move)
+            if ack.type == "ack" or ack.error != "unavailable":
+                break
+            await asyncio.sleep(0.25)
         assert ack.type == "ack" and ack.duplicate, ack
         assert r_redis.hexists(f"{{race:{code}}}:acks:{mover.client.player}", mover.seq + 1)
         for pl in players:
