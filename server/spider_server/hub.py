@@ -30,13 +30,14 @@ import contextlib
 import logging
 from collections.abc import Callable, Sequence
 
-from redis.asyncio import Redis
+from redis.asyncio import Redis, RedisCluster
 from redis.asyncio.client import PubSub
 from redis.exceptions import RedisError
 
 from . import keys
 from .errors import Unavailable
 from .redisconn import take_buffered
+from .shards import ShardFeed
 from .store import Store
 from .transport import EventFrame
 from .watches import RaceWatch, Subscriber, Subscription
@@ -69,11 +70,23 @@ class Hub:
         self._pubsub: PubSub | None = None
         self._listener: asyncio.Task[None] | None = None
         self._refreshing: dict[str, asyncio.Task[None]] = {}
+        self.shards: ShardFeed | None = None
+        """On a cluster: the sharded subscriptions (:mod:`.shards`), in place of the one
+        pub/sub connection."""
         store.on_commit = self.committed
+
+    def _moved(self, code: str) -> None:
+        watch = self.watches.get(code)
+        if watch is not None and watch.seen is not None:
+            self.refresh(watch)
 
     async def start(self) -> None:
         """Subscribe (to this node's own channel, so the connection is always in use) and
-        start listening. When Redis does not answer yet, the listener keeps trying."""
+        start listening. When Redis does not answer yet, the listener keeps trying. On a
+        cluster, the races' channels are sharded (:mod:`.shards`)."""
+        if isinstance(self.redis, RedisCluster):
+            self.shards = ShardFeed(self.redis, self._take_message, self._moved)
+            return
         with contextlib.suppress(RedisError, OSError, Unavailable):
             await self._connect()
         self._listener = asyncio.get_running_loop().create_task(self._listen())
@@ -88,6 +101,8 @@ class Hub:
         for watch in self.watches.values():
             for sub in watch.subs:
                 sub.close()
+        if self.shards is not None:
+            await self.shards.aclose()
         if self._pubsub is not None:
             with contextlib.suppress(Exception):
                 await self._pubsub.aclose()
@@ -248,9 +263,15 @@ class Hub:
         watch = self.watches.get(code)
         if watch is None:
             watch = self.watches[code] = RaceWatch(code)
+            if self.shards is not None:
+                try:
+                    await self.store.claim_watch([code], self.store.clock())
+                    await self.shards.add(keys.channel(code))
+                except (RedisError, OSError, Unavailable) as e:  # tried again meanwhile
+                    log.warning("subscribe to race %s failed: %s", code, e)
             # without a connection, the listener claims and subscribes to every watched
             # race when it reconnects
-            if self._pubsub is not None:
+            elif self._pubsub is not None:
                 try:
                     # claimed first: every event committed after the claim is published
                     await self.store.claim_watch([code], self.store.clock())
@@ -309,14 +330,17 @@ class Hub:
         del self.watches[code]
         if watch.gap_timer is not None:
             watch.gap_timer.cancel()
-        if self._pubsub is not None:
+        if self._pubsub is not None or self.shards is not None:
             asyncio.get_running_loop().create_task(self._unsubscribe(code))
 
     async def _unsubscribe(self, code: str) -> None:
-        if code in self.watches or self._pubsub is None:
+        if code in self.watches or (self._pubsub is None and self.shards is None):
             return
         with contextlib.suppress(RedisError, OSError, Unavailable):
-            await self._pubsub.unsubscribe(keys.channel(code))
+            if self.shards is not None:
+                await self.shards.remove(keys.channel(code))
+            elif self._pubsub is not None:
+                await self._pubsub.unsubscribe(keys.channel(code))
             if code not in self.watches:  # not watched again meanwhile
                 await self.store.drop_watch(code)
 

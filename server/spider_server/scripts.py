@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from .keys import UNDO_MARK
 
-__all__ = ["APPLY_RESULTS", "COMMIT_RACE", "COMMIT_ACTION"]
+__all__ = ["APPLY_RESULTS", "COMMIT_RACE", "COMMIT_ACTION", "RESAVE_ACK", "sharded"]
 
 _APPEND_EVENTS = """
 -- Whether a node other than ``node`` watches the race (its claim lasts past ``now``).
@@ -225,3 +225,21 @@ if ARGV[9] == '1' then
 end
 return {1, 'applied'}
 """
+
+
+RESAVE_ACK = """
+-- KEYS: acks; ARGV: seq. The stored ack of action seq, written again (the same value) so
+-- that a wait after it (WAIT, WAITAOF) covers the action it acks, whatever connection
+-- committed that action: a resent action is acked only once the action is saved.
+local ack = redis.call('HGET', KEYS[1], ARGV[1])
+if ack then
+  redis.call('HSET', KEYS[1], ARGV[1], ack)
+end
+return ack
+"""
+
+
+def sharded(script: str) -> str:
+    """The script publishing with ``SPUBLISH`` (a cluster's sharded pub/sub: the race's
+    channel is in its hash slot, so only that slot's shard carries its events)."""
+    return script.replace("redis.call('PUBLISH',", "redis.call('SPUBLISH',")

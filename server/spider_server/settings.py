@@ -126,12 +126,14 @@ RANGES: dict[str, Range] = {
     "solver_jobs_per_worker": Range(1, 1_000_000),
     "solver_nice": Range(0, 19),
     "solver_stop_grace": Range(0, 60, above=True),
+    "durability_timeout": Range(0, 5, above=True),
 }
 """Every numeric setting's range."""
 
 CHOICES: dict[str, tuple[str, ...]] = {
     "log_level": ("debug", "info", "warning", "error", "critical"),
     "log_format": ("text", "json"),
+    "durability": ("primary", "fsync", "replica"),
 }
 """The settings that are one of a few words (any case)."""
 
@@ -322,6 +324,14 @@ class Settings:
     """Seconds between SIGTERM and closing the connections: ``/readyz`` answers 503 from
     the signal on, so that load balancers stop sending new players here, while the
     connections open are still served; then each is closed with 1012. 0: close at once."""
+
+    durability: str = "primary"
+    """When an action counts as saved, and its ack is sent: ``primary`` (once the primary
+    applied it, with its AOF policy), ``fsync`` (once the primary's AOF is fsynced:
+    ``WAITAOF 1 0``) or ``replica`` (once at least one replica has it: ``WAIT 1``)."""
+    durability_timeout: float = 2.0
+    """Seconds a batch of commits waits for ``fsync`` or ``replica``; past it each of its
+    actions fails as ``unavailable`` (applied on the primary, never acked)."""
 
     token_max_age: int = 0
     """Seconds a session token is accepted after it was issued (every ``welcome`` issues

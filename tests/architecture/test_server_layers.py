@@ -1,5 +1,5 @@
 """The server's layers stay apart: Redis reached only from the store, the Redis links, the
-hub's pub/sub listener and the embedded server's start-up check (it asks the child process
+hub's pub/sub listeners (one connection, or a cluster's shards) and the embedded server's start-up check (it asks the child process
 it started for its version), websockets only from the transport, HTTP and the node. Import
 circles are the architecture tests' (``test_import_graph.py``)."""
 
@@ -53,6 +53,7 @@ def test_libraries_below_their_api_are_reached_from_their_layers_only() -> None:
     assert users["redis"] <= {
         "spider_server.redisconn",
         "spider_server.hub",
+        "spider_server.shards",
         "spider_server.embedded",
         *(m for m in modules if m.startswith("spider_server.store")),
     }

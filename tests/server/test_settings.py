@@ -142,3 +142,14 @@ def test_the_server_guide_gives_every_range() -> None:
         low, high = words[words.index("above" if bound.above else "from") + 1], words[-1]
         expected = f"above {low}, at most {high}" if bound.above else f"{low} to {high}"
         assert expected in row, (name, row)
+
+
+def test_the_server_guide_gives_every_choice() -> None:
+    guide = (Path(__file__).parents[2] / "docs" / "server.md").read_text()
+    rows = [line for line in guide.splitlines() if line.startswith("| `SPIDER_RACE_")]
+    for setting, words in CHOICES.items():
+        row = next(r for r in rows if r.startswith(f"| `{env_name(setting)}`"))
+        allowed = row.split(" | ")[2]
+        assert allowed == ", ".join(f"`{w}`" for w in words), (setting, row)
+        default = next(f.default for f in fields(Settings) if f.name == setting)
+        assert row.split(" | ")[1] == f"`{default}`", (setting, row)

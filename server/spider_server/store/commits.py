@@ -22,7 +22,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from redis.asyncio import Redis
+from redis.asyncio import Redis, RedisCluster
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, RedisError
 
@@ -30,9 +30,10 @@ from .. import keys
 from ..errors import Conflict, WrongState
 from ..race import ActionOutcome, Race, RaceChange, event_data
 from ..redisconn import CommandLink
-from ..scripts import COMMIT_ACTION, COMMIT_RACE
+from ..scripts import COMMIT_ACTION, COMMIT_RACE, RESAVE_ACK, sharded
 from ..settings import Settings
 from .codec import entry_bytes, game_fields, meta_fields, pack_payload, text
+from .durability import Durability, run_durable
 from .guard import as_unavailable
 
 __all__ = ["Acked", "OnCommit", "StoreBase"]
@@ -83,8 +84,11 @@ class StoreBase:
         """Called with (code, version, events) when a race change or an action this node
         made is committed: the node dispatches its own events (the channel carries them
         only to the other nodes)."""
-        self._commit_race = redis.register_script(COMMIT_RACE)
-        self._commit_action = redis.register_script(COMMIT_ACTION)
+        # on a cluster, a race's events go out on its own shard (SPUBLISH, :mod:`..shards`)
+        shard = sharded if isinstance(redis, RedisCluster) else str
+        self._commit_race = redis.register_script(shard(COMMIT_RACE))
+        self._commit_action = redis.register_script(shard(COMMIT_ACTION))
+        self._resave_ack = redis.register_script(RESAVE_ACK)
         self.batch = batch
         """Whether players' actions committed at the same moment share one round trip."""
         self._pending: list[tuple[list[str], list[str | bytes], asyncio.Future[Any]]] = []
@@ -93,6 +97,28 @@ class StoreBase:
         self._action_keys: dict[tuple[str, str], list[str]] = {}
         """The keys an action of (race, player) touches (kept for the next action)."""
         self._flushes: set[asyncio.Task[None]] = set()
+        self.durability = Durability(settings.durability, settings.durability_timeout)
+        """When a commit counts as saved (:mod:`.durability`): the commits of one batch
+        share one wait, after them on their connection, before any of them is acked."""
+
+    def _waited(self, replies: list[Any]) -> list[Any]:
+        """The replies of a batch that ended with the durability's wait (taken off): each
+        commit fails with the wait's failure, if any."""
+        failure = self.durability.failure(replies.pop())
+        if failure is None:
+            return replies
+        return [r if isinstance(r, Exception) else failure for r in replies]
+
+    async def _durable_script(self, script: Any, key_list: list[str], args: list[Any]) -> Any:
+        """Run a script with the durability's wait after it (raises its error)."""
+        call = ("EVALSHA", script.sha, len(key_list), *key_list, *args)
+        (reply,) = await run_durable(self.redis, self.durability, [(key_list[0], call)])
+        if isinstance(reply, NoScriptError):  # not run: Redis lost its scripts
+            call = ("EVAL", script.script, len(key_list), *key_list, *args)
+            (reply,) = await run_durable(self.redis, self.durability, [(key_list[0], call)])
+        if isinstance(reply, Exception):
+            raise reply
+        return reply
 
     def _run_action_script(self, key_list: list[str], args: list[str | bytes]) -> Awaitable[Any]:
         """Run the action script; with batching, the calls made during one turn of the
@@ -117,30 +143,34 @@ class StoreBase:
         self, batch: list[tuple[list[str], list[str | bytes], asyncio.Future[Any]]]
     ) -> None:
         script = self._commit_action
+        wait = self.durability.command
         replies: list[Any]
         try:
             if self._link is not None:
                 commands = [("EVALSHA", script.sha, len(k), *k, *a) for k, a, _ in batch]
-                replies = await self._link.run(commands)
+                replies = await self._link.run(commands if wait is None else [*commands, wait])
+                if wait is not None:
+                    replies = self._waited(replies)
                 lost = [i for i, r in enumerate(replies) if type(r) is RedisConnectionError]
                 if lost:  # once more on a new connection: each commit is a check-and-set
                     with contextlib.suppress(RedisError):  # no connection: they stay lost
-                        again = await self._link.run([commands[i] for i in lost])
+                        retry = [commands[i] for i in lost]
+                        again = await self._link.run(retry if wait is None else [*retry, wait])
+                        if wait is not None:
+                            again = self._waited(again)
                         for i, reply in zip(lost, again, strict=True):
                             replies[i] = reply
-            elif len(batch) == 1:
-                key_list, args, _ = batch[0]
-                replies = [await script(keys=key_list, args=args)]
-            else:
-                async with self.redis.pipeline(transaction=False) as pipe:
-                    for key_list, args, _ in batch:
-                        pipe.evalsha(script.sha, len(key_list), *key_list, *args)
-                    replies = await pipe.execute(raise_on_error=False)
+            else:  # a cluster: each master's commits on one connection, then its wait
+                calls = [(k[0], ("EVALSHA", script.sha, len(k), *k, *a)) for k, a, _ in batch]
+                replies = await run_durable(self.redis, self.durability, calls)
             for i, reply in enumerate(replies):
                 if isinstance(reply, NoScriptError):  # not run: Redis lost its scripts
                     key_list, args, _ = batch[i]
                     try:
-                        replies[i] = await script(keys=key_list, args=args)
+                        if wait is None:
+                            replies[i] = await script(keys=key_list, args=args)
+                        else:
+                            replies[i] = await self._durable_script(script, key_list, args)
                     except RedisError as e:
                         replies[i] = e
         except BaseException as e:
@@ -223,7 +253,10 @@ class StoreBase:
             repr(self.clock()),
         ]
         with as_unavailable:
-            ok, version = await self._commit_race(keys=key_list, args=args)
+            if self.durability.waits:
+                ok, version = await self._durable_script(self._commit_race, key_list, args)
+            else:
+                ok, version = await self._commit_race(keys=key_list, args=args)
         if not ok:
             raise Conflict(f"race {race.code} is at version {version}, not {change.base}")
         if stored and not change.delete and self.on_commit is not None:

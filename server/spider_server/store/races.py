@@ -159,7 +159,12 @@ class Store(RatingCommands, SeedCommands, ParCommands):
     async def load_ack(self, code: str, player: str, seq: int) -> Ack | None:
         """The ack sent for action ``seq`` of the player, if applied."""
         with as_unavailable:
-            data = await self.redis.hget(keys.acks(code, player), str(seq))
+            if self.durability.waits:  # acked only once the action is saved
+                data = await self._durable_script(
+                    self._resave_ack, [keys.acks(code, player)], [str(seq)]
+                )
+            else:
+                data = await self.redis.hget(keys.acks(code, player), str(seq))
         if data is None:
             return None
         fields = msgpack.unpackb(data, raw=False)
