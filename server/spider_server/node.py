@@ -43,6 +43,7 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from . import race as rules
 from . import redisconn
 from .errors import Conflict, Unavailable
+from .hints import Hints
 from .http import Http, OpenFiles
 from .hub import Hub
 from .limits import AddressLimits, Proxies
@@ -130,6 +131,8 @@ class Node:
             open_files=OpenFiles(settings.fd_reserve),
             refused=self._refused,
         )
+        self.hints = Hints(self.workers, settings, self.metrics)
+        """Hints searched before they are asked for, and kept (:mod:`.hints`)."""
         self.context = Context(
             settings=settings,
             limits=self.limits,
@@ -144,6 +147,7 @@ class Node:
             advance=self.advance,
             spawn=self.spawn,
             presence=self.check_presence,
+            hints=self.hints,
         )
         self.server: Server | None = None
         self.offset = 0.0

@@ -122,6 +122,11 @@ class ActionHandlers(SessionBase):
             ctx.metrics.actions_total["resign" if kind == "leave" else kind] += 1
             if outcome.board is not None and outcome.game.status not in TERMINAL:
                 self._known[code] = (race, outcome.game, outcome.board)
+            if race.options.hints and ctx.hints is not None:  # scheduled, not done here
+                if outcome.game.status in TERMINAL:
+                    ctx.hints.forget(code, self.player)
+                else:
+                    ctx.hints.schedule(code, self.player, outcome.game.position)
             if outcome.game.status in TERMINAL:
                 watch = ctx.hub.watches.get(code)
                 if watch is not None:
@@ -136,6 +141,10 @@ class ActionHandlers(SessionBase):
             game = await self.ctx.store.load_game(code, self.player)
             if game is None or game.seq != 0 or code not in self.subs:
                 return
+            watch, hints = self.ctx.hub.watches.get(code), self.ctx.hints
+            view = watch.view if watch is not None else None
+            if view is not None and view.options.hints and hints is not None:
+                hints.schedule(code, self.player, game.position)
             self.send_msg(
                 Ack(
                     code=code,

@@ -59,6 +59,7 @@ Typical use in the node::
 
 from __future__ import annotations
 
+from .child import Suggested
 from .errors import (
     HintPending,
     JobRefused,
@@ -70,7 +71,6 @@ from .errors import (
     WorkersClosed,
 )
 from .policy import Job, JobPolicy, JobState, Priority
-from .child import Suggested
 from .pool import PoolState, Solved, SolverWorkers
 from .settings import WorkerSettings, default_workers
 from .worker import Prefetch

@@ -12,8 +12,8 @@ settings come with it), nothing of the node: no Redis client, no websockets, no 
   took in the worker.
 
 Kinds: ``hint`` (view text, full text, budget → the move's text or None), ``suggest``
-(view text, full text, budget → a :class:`Suggested`), ``prefetch`` (view text, full
-text, budget, quick budget → a :class:`Suggested`; see below), ``prove`` (variant, seed,
+(view text, full text, budget → a :class:`Suggested`), ``prefetch`` (full text,
+budget, quick budget → a :class:`Suggested`; see below), ``prove`` (variant, seed,
 budget → whether the deal is proven winnable), ``solve`` (position text, budget → a
 :class:`Solved`).
 
@@ -175,7 +175,7 @@ def ranking(full_text: str, positions: int) -> Suggested:
 def _prefetch(conn: Connection, job_id: int, args: tuple[Any, ...], check: Any) -> Suggested:
     """A ``prefetch`` job (see the module): a suggestion that says when it passed the quick
     budget and stops when cancelled."""
-    _view_text, full_text, budget, quick = args
+    full_text, budget, quick = args
     passed = quick >= budget
 
     def look(count: int) -> None:

@@ -70,9 +70,7 @@ class JobsApi:
         result: Suggested = await self._run(job)
         return result
 
-    def prefetch(
-        self, view_text: str, full_text: str, budget: int, quick: int, *, owner: str
-    ) -> Prefetch:
+    def prefetch(self, full_text: str, budget: int, quick: int, *, owner: str) -> Prefetch:
         """Search a position's hint before it is asked for, at the lowest priority
         (:attr:`Priority.PREFETCH`; see :class:`Prefetch` for what it tells, and when).
         Refusals (:class:`QueueFull`) are raised before anything is queued; stop it with
@@ -81,7 +79,7 @@ class JobsApi:
             raise WorkersClosed("the solver's workers are not running")
         job = Job(
             "prefetch",
-            (view_text, full_text, budget, quick),
+            (full_text, budget, quick),
             Priority.PREFETCH,
             owner,
             self.settings.hint_deadline,
