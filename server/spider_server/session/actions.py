@@ -135,16 +135,13 @@ class ActionHandlers(SessionBase):
             return
 
     def deal_out(self, code: str) -> None:
-        """Send this player their view of the deal (an ``ack`` with seq 0) once it is out."""
+        """Send this player their view of the deal (an ``ack`` with seq 0) once it is out;
+        in a race with hints, then start the prefetch of the deal's hint."""
 
         async def send_deal() -> None:
             game = await self.ctx.store.load_game(code, self.player)
             if game is None or game.seq != 0 or code not in self.subs:
                 return
-            watch, hints = self.ctx.hub.watches.get(code), self.ctx.hints
-            view = watch.view if watch is not None else None
-            if view is not None and view.options.hints and hints is not None:
-                hints.schedule(code, self.player, game.position)
             self.send_msg(
                 Ack(
                     code=code,
@@ -156,5 +153,10 @@ class ActionHandlers(SessionBase):
                     score=game.score,
                 )
             )
+            hints = self.ctx.hints
+            if hints is not None:  # the deal's hint, searched while the player looks at it
+                race = await self.ctx.store.load_race(code)
+                if race is not None and race.options.hints:
+                    hints.schedule(code, self.player, game.position)
 
         self.ctx.spawn(send_deal())
