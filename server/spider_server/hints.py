@@ -16,10 +16,10 @@ for a position and budget is the same for every player who reaches it.
 When a player asks (:meth:`Hints.answer`):
 
 - the cache has it: answered at once (``spider_hints_total{how="cache"}``);
-- a prefetch of that position is running: its answer is awaited, at most :data:`WAIT`
-  seconds; once its search is past ``hint_quick_budget`` positions without a win, the
-  answer is the one a search of that budget gives (the players' ranking), sent at once
-  (``prefetch``);
+- a prefetch of that position is running: its answer is awaited while it runs (at most
+  :data:`WAIT` seconds); once its search is past ``hint_quick_budget`` positions without a
+  win, the answer is the one a search of that budget gives (the players' ranking), sent
+  at once (``prefetch``);
 - otherwise a search of ``hint_quick_budget`` positions (at most ``hint_budget``) at the
   hints' priority answers (``quick``): about half a second on spider4.
 
@@ -42,8 +42,12 @@ from .workers import JobRefused, Prefetch, SolverWorkers, Suggested, WorkersClos
 
 __all__ = ["WAIT", "HintCache", "Hints"]
 
-WAIT = 1.0
-"""Seconds a hint asked for waits for a prefetch of its position under way."""
+WAIT = 5.0
+"""Seconds a hint asked for waits at most for a running prefetch of its position (it is
+ahead of a new search of the quick budget, which would start from nothing, so it is waited
+for while it runs; the bound only guards against a stalled worker)."""
+SLICE = 0.05
+"""How often that wait looks whether the prefetch still runs (a preempted one does not)."""
 RACES_KEPT = 10_000
 """Races whose prefetches are counted on a node (the oldest counted are forgotten)."""
 
@@ -215,11 +219,16 @@ class Hints:
 
 async def _first(handle: Prefetch, timeout: float) -> Suggested | None:
     """The prefetch's final answer, or what the quick budget answers, whichever comes
-    first within ``timeout`` seconds; None when neither (or it failed)."""
+    first while it runs, within ``timeout`` seconds; None when neither (it failed, was
+    preempted or cancelled, or the time ran out)."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
     waiting: set[asyncio.Future[Any]] = {handle.passed, handle.result}
-    await asyncio.wait(waiting, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-    for future in (handle.result, handle.passed):
-        if future.done() and not future.cancelled() and future.exception() is None:
-            value: Suggested = future.result()
-            return value
-    return None
+    while True:
+        await asyncio.wait(waiting, timeout=SLICE, return_when=asyncio.FIRST_COMPLETED)
+        for future in (handle.result, handle.passed):
+            if future.done() and not future.cancelled() and future.exception() is None:
+                value: Suggested = future.result()
+                return value
+        if all(f.done() for f in waiting) or not handle.running or loop.time() >= end:
+            return None
