@@ -17,7 +17,7 @@ smaller budget are read from the same run: ``solver_won_at_<b>`` for a half and 
 of the budget.
 
 With ``--think S`` it measures instead what a player who thinks sees, as the server
-answers (:mod:`spider_race.bench_think`).
+answers (``spider_race.bench_think``).
 """
 
 from __future__ import annotations
@@ -54,10 +54,6 @@ def server_hint_budget() -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    if getattr(args, "think", None) is not None:
-        from .bench_think import run as run_think
-
-        return run_think(args)
     path = Path(args.corpus) if args.corpus else default_corpus()
     try:
         positions = read_corpus(path.read_text(encoding="utf-8"))
