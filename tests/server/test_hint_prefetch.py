@@ -202,3 +202,32 @@ async def test_the_client_librarys_hints(redis_server: Any, server_node: Any) ->
         assert moves == expected_moves(Board.deal("spider1", "b"), 2000)[0]
         assert await client.hint() == moves[0]
         await client.resign()
+
+
+async def test_a_hint_asked_while_its_prefetch_runs_is_the_quick_budgets(
+    redis_server: Any, server_node: Any
+) -> None:
+    quick = 300
+    node = await server_node(
+        redis_server.url,
+        pool_size=0,
+        solver_warm=1,
+        hint_budget=10**8,
+        hint_quick_budget=quick,
+        hint_deadline=300,
+    )
+    hints, workers, metrics = node.node.hints, node.node.workers, node.node.metrics
+    a = await Client.connect(node.url, name="ann")
+    code = await start(node, a)
+    deal = await position(node, code, a.player)
+    await until(lambda: hints.searching(deal) and workers.running == 1, "the deal's prefetch")
+    reply = await ask(a, code)
+    assert reply.type == "hint_reply", reply
+    moves, verdict = expected_moves(Board.from_text(deal), quick)
+    assert verdict == "unknown"  # the quick budget's answer: the players' ranking
+    assert reply.moves == moves and reply.verdict == verdict
+    assert metrics.hints_total["prefetch"] == 1 and metrics.hints_total["quick"] == 0
+    # answered: the rest of that search is not needed, and is stopped
+    await until(lambda: not hints.searching(deal) and workers.running == 0, "the search stopped")
+    assert workers.cancelled == 1
+    await a.close()
