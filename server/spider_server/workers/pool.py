@@ -267,11 +267,11 @@ class SolverWorkers(JobsApi):
                 future.set_result(value)
             if early is not None and not early.done():
                 early.set_result(value)
+            if job.kind == "prefetch":
+                self._futures.pop(job.id, None)
         else:
             if early is not None:
                 early.cancel()
-            if job.kind == "prefetch":
-                self._futures.pop(job.id, None)
             self.failed += 1
             log.warning("solver job %s failed: %s", job.kind, value)
             self._fail(job, WorkerCrashed(f"the solver failed: {value}"))
@@ -448,6 +448,11 @@ class SolverWorkers(JobsApi):
         future = self._futures.get(job.id)
         if future is not None and not future.done():
             future.set_exception(error)
+        if job.kind == "prefetch":  # nobody's ``_run`` forgets its futures
+            self._futures.pop(job.id, None)
+            early = self._passed.pop(job.id, None)
+            if early is not None:
+                early.cancel()
 
     def _require_loop(self) -> asyncio.AbstractEventLoop:
         if self._loop is None:
