@@ -326,6 +326,16 @@ class Client(Connection):
         reply: p.HintReply = await self._request(lambda req: p.Hint(req=req, code=code))
         return reply.move
 
+    async def hints(self) -> list[str]:
+        """Ask for a hint, as :meth:`hint`, and get every suggestion it carries, best
+        first (at most 3: the hint, then the moves players would rank next; empty when
+        there is no legal move). Counted as one hint."""
+        code = self._require_player()
+        reply: p.HintReply = await self._request(lambda req: p.Hint(req=req, code=code))
+        if reply.moves:
+            return list(reply.moves)
+        return [] if reply.move is None else [reply.move]
+
     def _require_race(self) -> str:
         if self.code is None:
             raise NotInRace("join a race first")

@@ -66,9 +66,11 @@ class BeamSearch:
         prune: bool,
         progress: Callable[[int], None] | None = None,
         counted: int = 0,
+        progress_every: int = 10_000,
     ) -> None:
         self.progress = progress
         self.counted = counted
+        self.progress_every = max(1, progress_every)
         self.work = board.copy()
         self.work._stack = []
         self.variant = board.variant
@@ -321,6 +323,7 @@ class BeamSearch:
         columns_after = self._columns_after
         # a beam (with a width) that finds no better position for this many layers gives up
         patience = None if exact else self.variant.solver_patience
+        every = self.progress_every
         best, stalled = self._score(root, len(work.foundation)), 0
         while layer:
             candidates: list[_Candidate] = []
@@ -329,7 +332,7 @@ class BeamSearch:
                     return Solution(UNKNOWN_VERDICT, positions), False
                 self._load(state, foundation)
                 positions += 1
-                if self.progress is not None and positions % 10_000 == 0:
+                if self.progress is not None and positions % every == 0:
                     self.progress(self.counted + positions)
                 for move in list(work.generate_moves()):
                     if pruning and pruned(move):

@@ -72,11 +72,15 @@ def solve(
     budget: int = 1_000_000,
     weights: Weights | None = None,
     progress: Callable[[int], None] | None = None,
+    progress_every: int = 10_000,
 ) -> Solution:
     """Search ``board`` (a full position) for a win within ``budget`` positions.
 
     ``progress``, when given, is called with the positions counted so far every
-    10,000 positions."""
+    ``progress_every`` positions of each beam (it may raise to stop the search). The
+    search is deterministic and a budget only cuts it short: once ``progress`` was called
+    with a count above ``b`` and the search goes on, a search of budget ``b`` would have
+    ended without a win."""
     if board.is_view():
         raise PositionError("the solver needs a full position: this view hides cards")
     if board.is_won():
@@ -84,7 +88,9 @@ def solve(
     w = weights or Weights(**board.variant.solver_weights)
     used = 0
     for width in BEAM_WIDTHS:
-        search = BeamSearch(board, w, prune=True, progress=progress, counted=used)
+        search = BeamSearch(
+            board, w, prune=True, progress=progress, counted=used, progress_every=progress_every
+        )
         solution, complete = search.run(budget - used, width)
         used += solution.positions
         if solution.verdict == WON:
@@ -95,7 +101,9 @@ def solve(
             break
     # The beam ran out of positions to expand without dropping any: only the pruning can
     # have hidden a win. A complete search without it decides.
-    last = BeamSearch(board, w, prune=False, progress=progress, counted=used)
+    last = BeamSearch(
+        board, w, prune=False, progress=progress, counted=used, progress_every=progress_every
+    )
     solution, _ = last.run(budget - used, None)
     return Solution(solution.verdict, used + solution.positions, solution.line)
 

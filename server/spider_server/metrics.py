@@ -127,6 +127,11 @@ class Metrics:
         """Connections and requests refused or closed by a limit, by which one
         (``too_slow``, ``address``, ``open_files``, ``new_players``, ``creations``,
         ``wrong_joins``)."""
+        self.hints_total: Counter[str] = Counter()
+        """Hints by how they were found (``cache``, ``prefetch``: a prefetch under way,
+        ``quick``: searched when asked, ``ranking``: the workers gave no answer) and
+        prefetches (``prefetched``: started, ``prefetch_capped``: not started, the race's
+        prefetches spent)."""
         self.action_seconds = Histogram(
             (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
         )
@@ -267,6 +272,13 @@ class _NodeCollector(Collector):
             "Connections and requests refused or closed by a limit, by limit.",
             "limit",
             sorted(m.refused_total.items()),
+        )
+        yield _labelled(
+            CounterMetricFamily,
+            "spider_hints",
+            "Hints answered by how they were found, and prefetches started or capped.",
+            "how",
+            sorted(m.hints_total.items()),
         )
         if m.solver is not None:
             yield from _solver_families(m.solver)

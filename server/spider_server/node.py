@@ -38,6 +38,7 @@ from . import race as rules
 from . import redisconn
 from .errors import Conflict, Unavailable
 from .ghosts import GhostRunner
+from .hints import Hints
 from .http import Http, OpenFiles
 from .hub import Hub
 from .limits import AddressLimits, Proxies
@@ -132,6 +133,8 @@ class Node:
             open_files=OpenFiles(settings.fd_reserve),
             refused=self._refused,
         )
+        self.hints = Hints(self.workers, settings, self.metrics)
+        """Hints searched before they are asked for, and kept (:mod:`.hints`)."""
         self.context = Context(
             settings=settings,
             limits=self.limits,
@@ -146,6 +149,7 @@ class Node:
             advance=self.advance,
             spawn=self.spawn,
             presence=self.presence.check,
+            hints=self.hints,
         )
         self.ghosts = GhostRunner(self.store, self.now, self.spawn, self._watched_running)
         """Emits the due actions of the ghost races watched here (from the tick loop)."""

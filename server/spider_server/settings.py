@@ -112,6 +112,10 @@ RANGES: dict[str, Range] = {
     "token_max_age": Range(0, 10 * 365 * DAY),
     "drain": Range(0, 3600),
     "hints_per_race": Range(1, 1_000_000),
+    "hint_quick_budget": Range(1, 1_000_000_000),
+    "prefetch_per_race": Range(0, 100_000_000),
+    "hint_cache_entries": Range(1, 10_000_000),
+    "hint_cache_bytes": Range(4096, 1 << 40),
     "solver_workers": Range(1, 256),
     "solver_warm": Range(0, 256),
     "solver_queue": Range(1, 100_000),
@@ -278,6 +282,16 @@ class Settings:
     """How often a node looks for seeds to prove (waiting races, pools below size)."""
     hints_per_race: int = 100
     """Hints one player may ask for in one race; more are refused (``rate_limited``)."""
+    hint_quick_budget: int = 8_000
+    """Positions searched for a hint asked for before its prefetch found it (at most
+    ``hint_budget``): a budget answered within about half a second."""
+    prefetch_per_race: int = 2_000
+    """Hints searched before they are asked for (prefetches, at ``hint_budget``) in one
+    race on one node, every player together (0: none)."""
+    hint_cache_entries: int = 2_048
+    """Hints kept per node, by full position, for the hints asked for later."""
+    hint_cache_bytes: int = 4 << 20
+    """Bytes of positions and moves those hints may hold."""
 
     # the solver's worker processes (:mod:`.workers`; the node's own process never
     # runs the solver)

@@ -1,7 +1,8 @@
 """``spider-race bench``: benchmarks are programs that print figures.
 
 ``bench server`` is in :mod:`.bench_server`, ``bench solver`` in :mod:`.bench_solver`,
-``bench hint`` in :mod:`.bench_hint`; ``bench par`` in :mod:`.bench_par`.
+``bench hint`` in :mod:`.bench_hint` (with ``--think``, :mod:`.bench_think`); ``bench par`` in
+:mod:`.bench_par`.
 
 ``bench engine`` plays random games from seeded ``spider4`` deals (at least 100 deals, with
 play after stock deals), keeps the positions met on the way, and measures on them, on one
@@ -142,6 +143,10 @@ def run(args: argparse.Namespace) -> int:
         from .bench_solver import run as bench_solver
 
         return bench_solver(args)
+    if args.what == "hint" and getattr(args, "think", None) is not None:
+        from .bench_think import run as bench_think
+
+        return bench_think(args)
     if args.what == "hint":
         from .bench_hint import run as bench_hint
 

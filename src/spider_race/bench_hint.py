@@ -15,6 +15,9 @@ out first). One line per position goes to standard error as it is answered.
 The search is deterministic and a budget only cuts it short, so the hints won within a
 smaller budget are read from the same run: ``solver_won_at_<b>`` for a half and a quarter
 of the budget.
+
+With ``--think S`` it measures instead what a player who thinks sees, as the server
+answers (``spider_race.bench_think``).
 """
 
 from __future__ import annotations

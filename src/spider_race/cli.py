@@ -188,6 +188,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="hint: positions, one per line (default: the committed spider4 corpus)",
     )
     p.add_argument(
+        "--think",
+        type=float,
+        default=None,
+        metavar="S",
+        help="hint: a player who thinks S seconds before asking, answered by the server's "
+        "hints (a prefetch from each position, then the answer) in one solver worker",
+    )
+    p.add_argument(
         "--seconds", type=float, default=None, help="time measured (engine 2, server 10)"
     )
     p.add_argument("--url", default=None, help="server: the server to measure (default: its own)")

@@ -220,3 +220,48 @@ def test_drain_ends_every_job_and_frees_the_quotas() -> None:
     assert policy.queued == 0 and policy.running == 0
     policy.submit(hint("p"))
     policy.submit(job(Priority.RACE, "a", identity="a"))
+
+
+def prefetch(owner: str = "race") -> Job:
+    return Job("prefetch", (), Priority.PREFETCH, owner, 10.0)
+
+
+def test_prefetches_come_last_and_get_no_turn_against_starvation() -> None:
+    policy = JobPolicy(yield_after=1)
+    p, r1, r2, r3 = prefetch(), job(owner="pool"), job(owner="pool"), job(owner="pool")
+    for j in (p, r1, r2, r3):
+        policy.submit(j)
+    h = hint("ann")
+    policy.submit(h)
+    assert take_all(policy) == [h, r1, r2, r3, p]
+    assert not p.turn
+
+
+def test_a_running_prefetch_is_preempted_before_a_refill() -> None:
+    policy = JobPolicy()
+    r, p = job(owner="pool"), prefetch()
+    policy.submit(r)
+    policy.submit(p)
+    assert take_all(policy) == [r, p]
+    policy.submit(hint("ann"))
+    assert policy.victim() is p
+    policy.requeue(p)  # its worker stops it, and is free soon: nothing more to stop
+    assert policy.victim(coming=1) is None
+    assert policy.take() is not p and policy.queued_at(Priority.PREFETCH) == 1
+
+
+def test_the_hint_cache_is_bounded_in_entries_and_bytes() -> None:
+    from spider_server.hints import HintCache
+    from spider_server.workers import Suggested
+
+    cache = HintCache(entries=2, limit=10_000)
+    hint_of = Suggested("unknown", ("a1b",), 10)
+    for text in ("one", "two", "three"):
+        cache.put(text, 10, hint_of)
+    assert len(cache) == 2 and cache.get("one", 10) is None and cache.get("three", 10) is hint_of
+    assert cache.get("three", 20) is None  # another budget, another hint
+    small = HintCache(entries=100, limit=200)
+    for i in range(10):
+        small.put("x" * 50 + str(i), 10, hint_of)
+    assert small.bytes <= 200 and len(small) == 1
+    assert small.get("x" * 50 + "9", 10) is hint_of  # the most recent kept

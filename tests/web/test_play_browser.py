@@ -1,6 +1,7 @@
 """Playing on the page, as a player judges it, at 1280×800 and on a 375×667 phone, in
 Chromium against a real server node: the hint shown on the board (a spinner while the
-server looks, the cards of the solver's first move and their column lit, in words too),
+server looks, the cards of the solver's first move and their column lit, in words too; a
+second press shows the next suggestion),
 only a movable group lifts and only legal columns light while dragging, and every button
 off when it cannot act — Undo with nothing to undo, Deal with no deal left — its key sending
 nothing and saying why; a refused drop's reason with card faces; a hint to deal, said so and
@@ -13,7 +14,7 @@ import re
 import pytest
 
 from spider_engine import Board, Move
-from spider_engine.solver import hint
+from spider_engine.solver import hint, rank_moves
 from tests.web.layout import SIZES, check_screen
 from tests.web.web_helpers import open_page
 
@@ -139,10 +140,22 @@ async def test_hint_lift_and_buttons(browser, redis_server, server_node, width, 
     assert "T" not in words.split("(")[0], words  # ten reads 10 in words
     await player.shot(f"hint-{width}")
     await page.wait_for_selector('#players .player[data-player] .stat:has-text("1 hint")')
-    # a second press on the same position shows that hint again (the protocol has no "next")
+    # a second press on the same position shows the next suggestion (the players' ranking's
+    # best other move), lit on the board, without asking the server again
+    second = next(m for m in rank_moves(full) if m.text() != expected.text())
     await page.keyboard.press("!")
-    assert letters in await page.inner_text("#message")
-    assert len((await page.evaluate(LIT))["cards"]) == expected.count
+    await page.wait_for_function(
+        "(t) => document.querySelector('#message').innerText.includes(t)", arg=f"({second.text()})"
+    )
+    words = await page.inner_text("#message")
+    assert words.startswith("Or: ") and "2 of 3" in words, words
+    lit = await page.evaluate(LIT)
+    if second.kind == "move":
+        n = len(board.cols[second.src])
+        assert sorted(lit["cards"]) == [[second.src, i] for i in range(n - second.count, n)], lit
+        assert lit["columns"] == [second.dst], lit
+    await page.wait_for_selector('#players .player[data-player] .stat:has-text("1 hint")')
+    assert await page.locator('#players .stat:has-text("2 hints")').count() == 0  # not asked
 
     # -- every deal made: Deal is off, says why, and + deals no more ----------------------------------
     for i in range(board.deals_left()):

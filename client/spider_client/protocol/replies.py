@@ -100,10 +100,16 @@ class Error:
 class HintReply:
     """Reply to ``hint``: the first move of a winning line from the player's position when
     the solver finds one within its budget, otherwise the move players would rank first;
-    None when there is no legal move."""
+    None when there is no legal move. ``moves`` lists the suggestions in order (``move``
+    first, then the players' ranking's other moves; at most 3, empty when there is no
+    legal move); ``verdict`` is the solver's on the player's full position: ``won`` (a
+    winning line starts with ``move``), ``lost`` (no line wins), ``unknown`` (its budget
+    ran out), or ``""`` (no search was made)."""
 
     req: int
     move: str | None
+    moves: list[str] = field(default_factory=list)
+    verdict: str = ""
     type: Literal["hint_reply"] = "hint_reply"
 
 

@@ -122,6 +122,11 @@ class ActionHandlers(SessionBase):
             ctx.metrics.actions_total["resign" if kind == "leave" else kind] += 1
             if outcome.board is not None and outcome.game.status not in TERMINAL:
                 self._known[code] = (race, outcome.game, outcome.board)
+            if race.options.hints and ctx.hints is not None:  # scheduled, not done here
+                if outcome.game.status in TERMINAL:
+                    ctx.hints.forget(code, self.player)
+                else:
+                    ctx.hints.schedule(code, self.player, outcome.game.position)
             if outcome.game.status in TERMINAL:
                 watch = ctx.hub.watches.get(code)
                 if watch is not None:
@@ -130,7 +135,8 @@ class ActionHandlers(SessionBase):
             return
 
     def deal_out(self, code: str) -> None:
-        """Send this player their view of the deal (an ``ack`` with seq 0) once it is out."""
+        """Send this player their view of the deal (an ``ack`` with seq 0) once it is out;
+        in a race with hints, then start the prefetch of the deal's hint."""
 
         async def send_deal() -> None:
             game = await self.ctx.store.load_game(code, self.player)
@@ -151,5 +157,10 @@ class ActionHandlers(SessionBase):
                     time=game.time,
                 )
             )
+            hints = self.ctx.hints
+            if hints is not None:  # the deal's hint, searched while the player looks at it
+                race = await self.ctx.store.load_race(code)
+                if race is not None and race.options.hints:
+                    hints.schedule(code, self.player, game.position)
 
         self.ctx.spawn(send_deal())

@@ -43,6 +43,7 @@ from ..errors import (
     RequestError,
     TooManyRaces,
 )
+from ..hints import Hints
 from ..hub import Hub
 from ..limits import AddressLimits, TokenBucket
 from ..metrics import Metrics
@@ -144,6 +145,8 @@ class Context:
     ``check_presence(code, resumed=player)``)."""
     addresses: AddressLimits | None = field(default=None)
     """The node's limits per client address (None: none)."""
+    hints: Hints | None = field(default=None)
+    """The node's hints: prefetches and their cache (None: hints searched when asked)."""
 
 
 def display_name(text: str) -> str:
@@ -246,7 +249,10 @@ class SessionBase:
     def ended(self) -> None:
         """The connection is gone: stop following its races, and waiting for hints and
         proven deals (their solver work is cancelled unless someone else waits too)."""
+        hints = self.ctx.hints
         for sub in list(self.subs.values()):
+            if hints is not None and sub.role == "player" and self.identity is not None:
+                hints.forget(sub.code, self.player)
             self.unsubscribe(sub)
         self.ctx.seeds.release(self)
         for task in list(self._hint_tasks):

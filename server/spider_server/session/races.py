@@ -37,6 +37,7 @@ from ..store import cas_tries
 from ..transport import stamp
 from ..watches import Subscription
 from ..workers import HintPending, ProofCapReached, WorkerError
+from ..workers.child import SUGGESTIONS
 from .core import SessionBase, log, race_code
 
 __all__ = ["HintBudgetSpent", "RaceHandlers"]
@@ -215,10 +216,11 @@ class RaceHandlers(SessionBase):
     async def hint(self, msg: Hint) -> None:
         """A hint from the player's full position (races with ``hints``), counted.
 
-        The checks are made here; the search runs in a solver worker while this
+        The checks are made here; the hint comes from the node's :mod:`~..hints` (a
+        prefetch kept or under way, else a quick search in a solver worker) while this
         connection's other messages go on, and the reply comes when it is done: the first
-        move of a winning line, or, when the worker gives no answer in time (or dies),
-        the players' ranking of moves. One hint at a time per player
+        move of a winning line (then the ranking's other moves, and the verdict), or, when
+        the worker gives no answer in time (or dies), the players' ranking of moves. One hint at a time per player
         (:class:`~..workers.HintPending`; the same request sent again is answered once)
         and ``hints_per_race`` per player and race (:class:`HintBudgetSpent`), both
         ``rate_limited``."""
@@ -257,13 +259,20 @@ class RaceHandlers(SessionBase):
         ctx, store = self.ctx, self.ctx.store
         try:
             full = Board.from_text(position)
+            moves: list[str]
+            verdict = ""
             try:
-                move = await ctx.workers.hint(
-                    full.view_text(), position, ctx.settings.hint_budget, player=self.player
-                )
+                if ctx.hints is not None:
+                    found = await ctx.hints.answer(code, self.player, full.view_text(), position)
+                else:
+                    found = await ctx.workers.suggest(
+                        full.view_text(), position, ctx.settings.hint_budget, player=self.player
+                    )
+                moves, verdict = list(found.moves), found.verdict
             except WorkerError:  # no answer in time, a dead worker, or none running
-                ranked = rank_moves(full)
-                move = ranked[0].text() if ranked else None
+                ctx.metrics.hints_total["ranking"] += 1
+                moves = [m.text() for m in rank_moves(full)[:SUGGESTIONS]]
+            move = moves[0] if moves else None
             count = await store.add_hint(code, self.player)
             self._known.pop(code, None)
             for _ in cas_tries():  # everyone sees the count go up
@@ -276,7 +285,7 @@ class RaceHandlers(SessionBase):
                     break
                 except Conflict:
                     continue
-            self.send_msg(HintReply(req=msg.req, move=move))
+            self.send_msg(HintReply(req=msg.req, move=move, moves=moves, verdict=verdict))
         except RequestError as e:
             self.error(e.code, str(e), msg, req=e.req)
         except Exception:

@@ -57,9 +57,9 @@ export function deal() {
 
 /** Ask the server for a hint (races with hints only; each is counted in the results). While
  * the server thinks the Hint button spins; its reply is shown on the board (the cards to
- * move and where they go, app.hint, drawn by boardview.js) and in words. A second press on
- * the same position shows that hint again without asking (the protocol gives one hint a
- * position: no "next" suggestion). */
+ * move and where they go, app.hint, drawn by boardview.js) and in words. The reply lists
+ * up to three suggestions, best first: a second press on the same position shows the next
+ * one without asking again (and after the last, the first again). */
 export async function askHint() {
   const reason = whyNot("hint");
   if (reason) {
@@ -68,6 +68,9 @@ export async function askHint() {
   }
   if (app.hint?.pending) return;
   if (app.hint && app.hint.view === app.view) {
+    const n = app.hint.moves.length;
+    if (n > 1) app.hint.index = (app.hint.index + 1) % n;
+    app.hint.move = app.hint.moves[app.hint.index] ?? null;
     showHint(app.hint, true);
     return;
   }
@@ -77,7 +80,8 @@ export async function askHint() {
   redraw("board");
   try {
     const reply = await session.request({ type: "hint", code: app.code });
-    app.hint = { view, move: reply.move ?? null };
+    const moves = reply.moves?.length ? reply.moves : reply.move ? [reply.move] : [];
+    app.hint = { view, moves, index: 0, move: moves[0] ?? null, verdict: reply.verdict ?? "" };
     if (app.view === view) showHint(app.hint, false);
     else say("That hint was for an earlier position: ask again.", "info");
   } catch (e) {
@@ -87,11 +91,24 @@ export async function askHint() {
   redraw("board");
 }
 
+/** The hint in words: no move left; no move helps but a deal (the first suggestion is to
+ * deal, or the solver found that no line wins and a deal is still there: then the stock is
+ * lit); else the suggestion shown, numbered when there are others, with the solver's word
+ * when no line wins. */
 function showHint(hint, again) {
   if (hint.view !== app.view) return;
+  const dealOnly = hint.index === 0 && (hint.move === "+" || (hint.verdict === "lost" && !!app.board?.isLegal("+")));
   if (hint.move === null) say(`No move left${app.race.undo ? ": undo?" : "."}`, "info", 10000);
-  else if (hint.move === "+") say("No move helps: deal?", "info", 10000);
-  else say(`Hint: ${moveWords(app.board, hint.move)} (${hint.move})`, "info", 10000);
+  else if (dealOnly) {
+    hint.move = "+";
+    say("No move helps: deal?", "info", 10000);
+  } else {
+    const n = hint.moves.length;
+    const which = n > 1 ? ` — ${hint.index + 1} of ${n}` : "";
+    const words = hint.move === "+" ? "deal" : moveWords(app.board, hint.move);
+    const lost = hint.verdict === "lost" ? " No line wins from here." : "";
+    say(`${hint.index ? "Or" : "Hint"}: ${words} (${hint.move})${which}.${lost}`, "info", 10000);
+  }
   if (again) redraw("board");
 }
 

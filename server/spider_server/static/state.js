@@ -30,7 +30,7 @@ export const app = {
   lobbyError: null,
   viewAsked: 0,
   undoDepth: null, // actions an undo may take back (null: not known, after a reload)
-  hint: null, // {view, pending} while asked, then {view, move} (move null: no legal move)
+  hint: null, // {view, pending} while asked, then {view, moves, index, move, verdict} (move: the one shown, null: no legal move)
   seen: null, // player -> status last shown, for the notices when one wins or is out
   focus: null, // a spectator's board shown at full size: a player id, "leader", or null
   noticeTimer: null,

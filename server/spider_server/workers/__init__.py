@@ -6,11 +6,12 @@ pool of processes (:class:`SolverWorkers`) runs them; the node's event loop only
 jobs to pipes and reads answers when the pipes say they are ready. The parts:
 
 - :mod:`.policy` — :class:`JobPolicy`, pure and synchronous: priorities (hint, then a
-  race's proof, then the seed pool's refills), round-robin by owner within a priority,
+  race's proof, then the seed pool's refills, then prefetches), round-robin by owner within a priority,
   the quotas (one hint at a time per player, a cap of proofs per identity and per address,
   a bound per queue), which refill to preempt;
 - :mod:`.pool` — :class:`SolverWorkers`, the processes: deadlines, cancellation, crashes,
-  start and stop;
+  start and stop; :mod:`.jobs` — the jobs it takes (hint, suggestion, prefetch, proof,
+  search); :mod:`.worker` — one worker as the node sees it, a prefetch's handle;
 - :mod:`.child` — what runs in a worker (imports only the standard library and the
   engine);
 - :mod:`.settings` — :class:`WorkerSettings`; :mod:`.errors` — the named errors.
@@ -58,6 +59,7 @@ Typical use in the node::
 
 from __future__ import annotations
 
+from .child import Suggested
 from .errors import (
     HintPending,
     JobRefused,
@@ -71,6 +73,7 @@ from .errors import (
 from .policy import Job, JobPolicy, JobState, Priority
 from .pool import ParSolved, PoolState, Solved, SolverWorkers
 from .settings import WorkerSettings, default_workers
+from .worker import Prefetch
 
 __all__ = [
     "HintPending",
@@ -80,12 +83,14 @@ __all__ = [
     "JobState",
     "ParSolved",
     "PoolState",
+    "Prefetch",
     "Priority",
     "ProofCapReached",
     "QueueFull",
     "Solved",
     "SolverTimeout",
     "SolverWorkers",
+    "Suggested",
     "WorkerCrashed",
     "WorkerError",
     "WorkerSettings",

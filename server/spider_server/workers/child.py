@@ -11,10 +11,21 @@ settings come with it), nothing of the node: no Redis client, no websockets, no 
   the text of the exception the solver raised; ``cpu_seconds`` is the CPU time the job
   took in the worker.
 
-Kinds: ``hint`` (view text, full text, budget → the move's text or None), ``prove``
-(variant, seed, budget → whether the deal is proven winnable), ``solve`` (position text,
-budget → a :class:`Solved`), ``par`` (variant and seed, or a position text and None,
-budget → a :class:`ParSolved`: :func:`spider_engine.par.par`'s result).
+Kinds: ``hint`` (view text, full text, budget → the move's text or None), ``suggest``
+(view text, full text, budget → a :class:`Suggested`), ``prefetch`` (full text,
+budget, quick budget → a :class:`Suggested`; see below), ``prove`` (variant, seed,
+budget → whether the deal is proven winnable), ``solve`` (position text, budget → a
+:class:`Solved`), ``par`` (variant and seed, or a position text and None, budget → a
+:class:`ParSolved`: :func:`spider_engine.par.par`'s result).
+
+A ``prefetch`` is a ``suggest`` that says early what a search of the quick budget would
+answer: once its search has counted more than the quick budget of positions without a
+win, the worker sends ``("passed", job_id, suggested)`` (the players' ranking, verdict
+``unknown``: the search is deterministic and a budget only cuts it short) and goes on. It
+can be stopped without killing the worker: the node sends ``("cancel", job_id, None)``, which
+the search reads every :data:`POLL_EVERY` positions; the worker then answers
+``(job_id, False, "cancelled", cpu_seconds)`` and waits for the next job (a cancel that
+comes after the job ended is ignored).
 
 The worker exits when its pipe closes (the node closed it or died), ignores SIGINT (the
 node decides when it stops) and runs at a higher niceness than the node (the setting
@@ -32,7 +43,24 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
-__all__ = ["ParSolved", "Solved", "run_job", "serve"]
+__all__ = [
+    "CANCELLED",
+    "POLL_EVERY",
+    "SUGGESTIONS",
+    "ParSolved",
+    "Solved",
+    "Suggested",
+    "run_job",
+    "serve",
+]
+
+POLL_EVERY = 250
+"""Positions a prefetch searches between two looks at its pipe (a cancel, the quick
+budget passed)."""
+SUGGESTIONS = 3
+"""Moves a suggestion lists at most."""
+CANCELLED = "cancelled"
+"""The failure text of a job stopped by a cancel."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +85,23 @@ class ParSolved:
     first_length: int | None
 
 
+@dataclass(frozen=True)
+class Suggested:
+    """A hint with its alternatives: ``moves`` (at most :data:`SUGGESTIONS`, best first:
+    the first move of the winning line when the solver found one, then the players'
+    ranking's other moves; empty when no move is legal), the solver's ``verdict`` on the
+    full position (``won``, ``lost``, ``unknown``) and the positions it counted."""
+
+    verdict: str
+    moves: tuple[str, ...]
+    positions: int
+
+
+class Cancelled(BaseException):
+    """The node cancelled the running prefetch (a BaseException: no ``except Exception``
+    on the way stops it)."""
+
+
 def serve(conn: Connection, nice: int = 0) -> None:
     """The worker's main loop (the target of the worker process); ``nice`` is added to the
     process's niceness, so that the node's event loop wins a contended core."""
@@ -79,9 +124,18 @@ def serve(conn: Connection, nice: int = 0) -> None:
                 job_id, kind, args = conn.recv()
             except EOFError:
                 return
+            if job_id == "cancel":
+                continue  # for a job that ended before the cancel came
             started = time.process_time()
+            reply: tuple[Any, bool, Any]
             try:
-                reply = (job_id, True, run_job(kind, args, check_parent))
+                if kind == "prefetch":
+                    result = _prefetch(conn, job_id, args, check_parent)
+                else:
+                    result = run_job(kind, args, check_parent)
+                reply = (job_id, True, result)
+            except Cancelled:
+                reply = (job_id, False, CANCELLED)
             except Exception as e:  # the solver's failure is the job's answer
                 reply = (job_id, False, f"{type(e).__name__}: {e}")
             conn.send((*reply, time.process_time() - started))
@@ -102,6 +156,9 @@ def run_job(kind: str, args: tuple[Any, ...], progress: Any = None) -> Any:
         view, full = Board.from_text(view_text), Board.from_text(full_text)
         move = hint(view, full=full, budget=budget)
         return None if move is None else move.text()
+    if kind == "suggest":
+        view_text, full_text, budget = args
+        return suggested(full_text, budget, progress)
     if kind == "prove":
         variant, seed, budget = args
         return solve(Board.deal(variant, seed), budget=budget, progress=progress).verdict == "won"
@@ -119,3 +176,48 @@ def run_job(kind: str, args: tuple[Any, ...], progress: Any = None) -> Any:
             result.verdict, result.positions, tuple(result.texts()), result.first_length
         )
     raise ValueError(f"no such solver job: {kind!r}")
+
+
+def suggested(full_text: str, budget: int, progress: Any = None, every: int = 10_000) -> Suggested:
+    """The :class:`Suggested` of a full position within ``budget`` positions (the hint of
+    :func:`spider_engine.solver.suggest`, and the players' ranking's other moves)."""
+    from spider_engine import Board
+    from spider_engine.solver import WON, rank_moves, solve
+
+    full = Board.from_text(full_text)
+    solution = solve(full, budget=budget, progress=progress, progress_every=every)
+    ranked = [m.text() for m in rank_moves(full)]
+    if solution.verdict == WON and solution.line:
+        first = solution.line[0].text()
+        ranked = [first, *(m for m in ranked if m != first)]
+    return Suggested(solution.verdict, tuple(ranked[:SUGGESTIONS]), solution.positions)
+
+
+def ranking(full_text: str, positions: int) -> Suggested:
+    """What a search that ran out of its budget of ``positions`` suggests: the players'
+    ranking, verdict ``unknown``."""
+    from spider_engine import Board
+    from spider_engine.solver import UNKNOWN_VERDICT, rank_moves
+
+    ranked = [m.text() for m in rank_moves(Board.from_text(full_text))]
+    return Suggested(UNKNOWN_VERDICT, tuple(ranked[:SUGGESTIONS]), positions)
+
+
+def _prefetch(conn: Connection, job_id: int, args: tuple[Any, ...], check: Any) -> Suggested:
+    """A ``prefetch`` job (see the module): a suggestion that says when it passed the quick
+    budget and stops when cancelled."""
+    full_text, budget, quick = args
+    passed = quick >= budget
+
+    def look(count: int) -> None:
+        nonlocal passed
+        check(count)
+        while conn.poll():
+            message = conn.recv()
+            if message[0] == "cancel" and message[1] == job_id:
+                raise Cancelled
+        if not passed and count > quick:
+            passed = True
+            conn.send(("passed", job_id, ranking(full_text, quick)))
+
+    return suggested(full_text, budget, look, POLL_EVERY)

@@ -5,9 +5,10 @@ and never waits, so it is tested synchronously. The process side (:mod:`.pool`) 
 for the next job whenever a worker is free and tells it when a job ends.
 
 - **Priorities.** :class:`Priority` ``HINT`` before ``RACE`` (a proof a waiting race needs)
-  before ``REFILL`` (the seed pool's own stock). A lower priority is not starved: once
-  ``yield_after`` jobs of higher priorities were taken while it waited, its next job goes
-  first (0: strict priorities).
+  before ``REFILL`` (the seed pool's own stock) before ``PREFETCH`` (a hint searched before
+  it is asked for). A lower priority is not starved: once ``yield_after`` jobs of higher
+  priorities were taken while it waited, its next job goes first (0: strict priorities);
+  prefetches, which may never be asked for, get no such turn.
 - **Round-robin by owner.** Within a priority, owners (the caller's key: a player, an
   identity, an address) take turns, one job each; an owner's own jobs run in the order
   given. One owner with many jobs delays each other owner by one job at most per turn.
@@ -16,8 +17,8 @@ for the next job whenever a worker is free and tells it when a job ends.
   (:class:`ProofCapReached`); per priority at most ``queue_limit`` jobs waiting
   (:class:`QueueFull`). A refused job changes nothing.
 - **Preemption.** When a hint or a race's proof waits and no worker is free, a running
-  refill that was taken in the ordinary order (not on its turn against starvation) is the
-  :meth:`JobPolicy.victim`: the process side stops it and :meth:`JobPolicy.requeue` puts it
+  prefetch (the one taken last), else a running refill that was taken in the ordinary
+  order (not on its turn against starvation) is the :meth:`JobPolicy.victim`: the process side stops it and :meth:`JobPolicy.requeue` puts it
   back first in line. A refill taken on its anti-starvation turn is never preempted.
 
 A job's life: :meth:`~JobPolicy.submit` (``QUEUED``) → :meth:`~JobPolicy.take`
@@ -48,6 +49,8 @@ class Priority(enum.IntEnum):
     """A race waits for a proven deal (a winnable race preparing, the daily deal)."""
     REFILL = 2
     """The seed pool's own stock: nobody waits."""
+    PREFETCH = 3
+    """A hint searched from a player's new position before they ask for it."""
 
 
 class JobState(enum.Enum):
@@ -167,7 +170,11 @@ class JobPolicy:
         top = waiting[0]
         chosen = top
         if self.yield_after:
-            starved = [p for p in waiting[1:] if self._passed[p] >= self.yield_after]
+            starved = [
+                p
+                for p in waiting[1:]
+                if p is not Priority.PREFETCH and self._passed[p] >= self.yield_after
+            ]
             if starved:
                 chosen = starved[0]
         for p in waiting:
@@ -216,12 +223,15 @@ class JobPolicy:
         self._enqueue(job, first=True)
 
     def victim(self, *, coming: int = 0) -> Job | None:
-        """The running refill to stop for a waiting hint or race's proof (the one taken
-        last), or None: when no more of them wait than ``coming`` workers (starting, soon
-        free) will take, or no running refill may be preempted. Call it when no worker is
-        free."""
+        """The running job to stop for a waiting hint or race's proof: a prefetch, else a
+        refill (the one taken last), or None: when no more of them wait than ``coming``
+        workers (starting, soon free) will take, or no running job may be preempted. Call
+        it when no worker is free."""
         if self._queued[Priority.HINT] + self._queued[Priority.RACE] <= coming:
             return None
+        for job in reversed(self._running.values()):
+            if job.priority is Priority.PREFETCH:
+                return job
         for job in reversed(self._running.values()):
             if job.priority is Priority.REFILL and not job.turn:
                 return job

@@ -25,19 +25,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import enum
 import logging
 import multiprocessing
-from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from typing import Any
 
 from .child import ParSolved, Solved, serve
 from .errors import JobRefused, SolverTimeout, WorkerCrashed, WorkersClosed
-from .policy import Job, JobPolicy, JobState, Priority
+from .jobs import JobsApi
+from .policy import Job, JobPolicy, JobState
 from .settings import WorkerSettings
+from .worker import PoolState, Worker, WorkerState
 
-__all__ = ["ParSolved", "PoolState", "Solved", "SolverWorkers"]
+__all__ = ["ParSolved", "PoolState", "Solved", "SolverWorkers"]  # PoolState, Solved: as before
 
 log = logging.getLogger(__name__)
 
@@ -49,32 +49,7 @@ START_FAILURES = 3
 fail with :class:`WorkerCrashed` (new workers are still started, with pauses)."""
 
 
-class PoolState(enum.Enum):
-    NEW = "new"
-    RUNNING = "running"
-    STOPPING = "stopping"
-    STOPPED = "stopped"
-
-
-class WorkerState(enum.Enum):
-    STARTING = "starting"
-    """Started; the engine is being imported."""
-    IDLE = "idle"
-    BUSY = "busy"
-
-
-class _Worker:
-    def __init__(self, process: BaseProcess, conn: Connection) -> None:
-        self.process = process
-        self.conn = conn
-        self.fd = conn.fileno()
-        self.state = WorkerState.STARTING
-        self.job: Job | None = None
-        self.jobs = 0
-        self.timer: asyncio.TimerHandle | None = None
-
-
-class SolverWorkers:
+class SolverWorkers(JobsApi):
     """A bounded pool of solver processes with fair queuing (see the module).
 
     :meth:`start` in the node's event loop, then ``await`` :meth:`hint`, :meth:`prove` or
@@ -92,10 +67,12 @@ class SolverWorkers:
         self.state = PoolState.NEW
         self._ctx = multiprocessing.get_context("spawn")
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._workers: list[_Worker] = []
+        self._workers: list[Worker] = []
         self._dying: dict[int, BaseProcess] = {}
         """Workers killed or retired, by sentinel, until the loop sees them exit."""
         self._futures: dict[int, asyncio.Future[Any]] = {}
+        self._passed: dict[int, asyncio.Future[Any]] = {}
+        """Prefetches' early answers, by job id."""
         self._failures = 0
         self._restarts: list[asyncio.TimerHandle] = []
         self._stopped = asyncio.Event()
@@ -122,77 +99,6 @@ class SolverWorkers:
         """The process ids of the workers, dying ones included."""
         procs = [w.process for w in self._workers] + list(self._dying.values())
         return [p.pid for p in procs if p.pid is not None]
-
-    # -- the jobs ---------------------------------------------------------------------------
-
-    async def hint(
-        self,
-        view_text: str,
-        full_text: str,
-        budget: int,
-        *,
-        player: str,
-        deadline: float | None = None,
-    ) -> str | None:
-        """The solver's hint (:func:`spider_engine.solver.hint`) for a player's position:
-        the move's text, None when there is no legal move. One at a time per ``player``
-        (:class:`HintPending`)."""
-        job = Job(
-            "hint",
-            (view_text, full_text, budget),
-            Priority.HINT,
-            player,
-            deadline or self.settings.hint_deadline,
-            player=player,
-        )
-        result: str | None = await self._run(job)
-        return result
-
-    async def prove(
-        self,
-        variant: str,
-        seed: str,
-        budget: int,
-        *,
-        priority: Priority = Priority.RACE,
-        owner: str | None = None,
-        identity: str | None = None,
-        address: str | None = None,
-        deadline: float | None = None,
-    ) -> bool:
-        """Whether the deal of ``seed`` is proven winnable within ``budget`` positions.
-        ``owner`` (default: the identity, else the address) takes turns with other owners
-        of the priority; ``identity`` and ``address`` count against their caps
-        (:class:`ProofCapReached`)."""
-        keys = (owner, identity, address, deadline or self.settings.proof_deadline)
-        return bool(await self._run(_keyed("prove", (variant, seed, budget), priority, *keys)))
-
-    async def solve(
-        self,
-        position_text: str,
-        budget: int,
-        *,
-        priority: Priority = Priority.REFILL,
-        owner: str | None = None,
-        identity: str | None = None,
-        address: str | None = None,
-        deadline: float | None = None,
-    ) -> Solved:
-        """A general search of a full position (:func:`spider_engine.solver.solve`), keys as
-        for :meth:`prove`."""
-        keys = (owner, identity, address, deadline or self.settings.solve_deadline)
-        solved: Solved = await self._run(_keyed("solve", (position_text, budget), priority, *keys))
-        return solved
-
-    async def par(
-        self, source: str, seed: str | None, budget: int, *, deadline: float | None = None
-    ) -> ParSolved:
-        """The par (:func:`spider_engine.par.par`) of ``seed``'s deal of variant ``source``
-        (seed None: of position ``source``), at the refills' priority, owner ``par``."""
-        deadline = deadline or self.settings.par_deadline
-        job = Job("par", (source, seed, budget), Priority.REFILL, "par", deadline)
-        solved: ParSolved = await self._run(job)
-        return solved
 
     async def _run(self, job: Job) -> Any:
         """Queue ``job`` and wait for its answer; refusals are raised before anything is
@@ -301,7 +207,7 @@ class SolverWorkers:
         finally:
             theirs.close()  # the worker has its own copy: EOF here when it exits
         self.spawned += 1
-        worker = _Worker(process, mine)
+        worker = Worker(process, mine)
         self._workers.append(worker)
         loop.add_reader(worker.fd, self._readable, worker)
 
@@ -314,7 +220,7 @@ class SolverWorkers:
         self._restarts = [h for h in self._restarts if h.when() > loop.time()]
         self._restarts.append(loop.call_later(pause, self._spawn))
 
-    def _readable(self, worker: _Worker) -> None:
+    def _readable(self, worker: Worker) -> None:
         try:
             message = worker.conn.recv()
         except (EOFError, OSError):
@@ -324,7 +230,17 @@ class SolverWorkers:
             worker.state, self._failures = WorkerState.IDLE, 0
             self._dispatch()
             return
+        if message[0] == "passed":
+            early = self._passed.pop(message[1], None)
+            mine = worker.job is not None and worker.job.id == message[1]
+            if mine and early is not None and not early.done():
+                early.set_result(message[2])
+            return
         job_id, ok, value, cpu = message
+        if worker.state is WorkerState.CANCELLING:
+            if job_id == worker.cancelled:  # it stopped: free again
+                self._idle_again(worker, cpu)
+            return
         job = worker.job
         if job is None or job.id != job_id:
             return  # an answer nobody waits for (cannot happen: one job at a time)
@@ -335,11 +251,18 @@ class SolverWorkers:
         self.cpu_seconds += cpu
         self.policy.finish(job)
         future = self._futures.get(job.id)
+        early = self._passed.pop(job.id, None)
         if ok:
             self.completed += 1
             if future is not None and not future.done():
                 future.set_result(value)
+            if early is not None and not early.done():
+                early.set_result(value)
+            if job.kind == "prefetch":
+                self._futures.pop(job.id, None)
         else:
+            if early is not None:
+                early.cancel()
             self.failed += 1
             log.warning("solver job %s failed: %s", job.kind, value)
             self._fail(job, WorkerCrashed(f"the solver failed: {value}"))
@@ -368,7 +291,8 @@ class SolverWorkers:
                 continue
             worker.state, worker.job = WorkerState.BUSY, job
             worker.timer = self._require_loop().call_later(job.deadline, self._expire, worker, job)
-        coming = sum(w.state is WorkerState.STARTING for w in self._workers)
+        soon = (WorkerState.STARTING, WorkerState.CANCELLING)
+        coming = sum(w.state in soon for w in self._workers)
         if not self._failures:  # more workers for what waits (none while workers fail)
             more = min(
                 self.policy.queued - coming, self.settings.solver_workers - len(self._workers)
@@ -385,10 +309,13 @@ class SolverWorkers:
             for worker in list(self._workers):
                 if worker.job is victim:
                     worker.job = None
-                    self._recycle(worker)
-                    coming += 1  # its replacement
+                    if victim.kind == "prefetch":
+                        self._stop_gently(worker, victim)
+                    else:
+                        self._recycle(worker)
+                    coming += 1  # its replacement, or the worker once it stopped
 
-    def _expire(self, worker: _Worker, job: Job) -> None:
+    def _expire(self, worker: Worker, job: Job) -> None:
         if worker.job is not job:
             return
         self.timed_out, worker.job = self.timed_out + 1, None
@@ -409,10 +336,43 @@ class SolverWorkers:
         for worker in list(self._workers):
             if worker.job is job:
                 worker.job = None
-                self._recycle(worker, replace=False)
+                if job.kind == "prefetch":
+                    self._stop_gently(worker, job)
+                else:
+                    self._recycle(worker, replace=False)
         self._dispatch()
 
-    def _lost(self, worker: _Worker) -> None:
+    def _stop_gently(self, worker: Worker, job: Job) -> None:
+        """Tell a worker to stop its prefetch; it is free again when it answers, killed if
+        it has not within ``solver_stop_grace``."""
+        if worker.timer is not None:
+            worker.timer.cancel()
+        worker.state, worker.cancelled = WorkerState.CANCELLING, job.id
+        try:
+            worker.conn.send(("cancel", job.id, None))
+        except OSError:
+            self._lost(worker)
+            return
+        loop = self._require_loop()
+        worker.timer = loop.call_later(self.settings.solver_stop_grace, self._stuck, worker)
+
+    def _stuck(self, worker: Worker) -> None:
+        if worker.state is WorkerState.CANCELLING:
+            self._recycle(worker, replace=False)
+            self._dispatch()
+
+    def _idle_again(self, worker: Worker, cpu: float) -> None:
+        if worker.timer is not None:
+            worker.timer.cancel()
+        worker.state, worker.cancelled, worker.timer = WorkerState.IDLE, None, None
+        worker.jobs += 1
+        self.cpu_seconds += cpu
+        if worker.jobs >= self.settings.solver_jobs_per_worker:
+            self._remove(worker)
+            self._spawn()
+        self._dispatch()
+
+    def _lost(self, worker: Worker) -> None:
         """The worker's pipe closed: it died."""
         started = worker.state is not WorkerState.STARTING
         job = worker.job
@@ -437,7 +397,7 @@ class SolverWorkers:
                 self.failed += 1
                 self._fail(job, WorkerCrashed("the solver's workers cannot start"))
 
-    def _recycle(self, worker: _Worker, *, replace: bool = True) -> None:
+    def _recycle(self, worker: Worker, *, replace: bool = True) -> None:
         """Kill the worker (its job is no one's any more); start another (without
         ``replace``, only below ``solver_warm``: :meth:`_dispatch` starts what jobs need)."""
         self._remove(worker)
@@ -447,7 +407,7 @@ class SolverWorkers:
         if replace or len(self._workers) < warm:
             self._spawn()
 
-    def _remove(self, worker: _Worker) -> None:
+    def _remove(self, worker: Worker) -> None:
         """Forget the worker and close its pipe (an idle worker exits on EOF); its process
         is reaped when its sentinel says it exited."""
         if worker not in self._workers:
@@ -479,22 +439,13 @@ class SolverWorkers:
         future = self._futures.get(job.id)
         if future is not None and not future.done():
             future.set_exception(error)
+        if job.kind == "prefetch":  # nobody's ``_run`` forgets its futures
+            self._futures.pop(job.id, None)
+            early = self._passed.pop(job.id, None)
+            if early is not None:
+                early.cancel()
 
     def _require_loop(self) -> asyncio.AbstractEventLoop:
         if self._loop is None:
             raise WorkersClosed("the solver's workers were not started")
         return self._loop
-
-
-def _keyed(
-    kind: str,
-    args: tuple[Any, ...],
-    priority: Priority,
-    owner: str | None,
-    identity: str | None,
-    address: str | None,
-    deadline: float,
-) -> Job:
-    """A job counted against its keys; its owner is the identity, else the address."""
-    owner = owner if owner is not None else identity or address or ""
-    return Job(kind, args, priority, owner, deadline, identity=identity, address=address)

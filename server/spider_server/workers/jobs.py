@@ -1,0 +1,164 @@
+"""The jobs the solver's workers take (:class:`JobsApi`, the public half of
+:class:`.SolverWorkers`): a hint, a suggestion, a prefetch, a proof, a general search."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from .child import ParSolved, Solved, Suggested
+from .errors import JobRefused, WorkersClosed
+from .policy import Job, JobPolicy, Priority
+from .settings import WorkerSettings
+from .worker import PoolState, Prefetch, keyed
+
+__all__ = ["JobsApi"]
+
+
+class JobsApi:
+    """What callers ask of the workers; the pool (:class:`.SolverWorkers`) runs them."""
+
+    settings: WorkerSettings
+    policy: JobPolicy
+    state: PoolState
+    refused: int
+    _futures: dict[int, asyncio.Future[Any]]
+    _passed: dict[int, asyncio.Future[Any]]
+
+    async def hint(
+        self,
+        view_text: str,
+        full_text: str,
+        budget: int,
+        *,
+        player: str,
+        deadline: float | None = None,
+    ) -> str | None:
+        """The solver's hint (:func:`spider_engine.solver.hint`) for a player's position:
+        the move's text, None when there is no legal move. One at a time per ``player``
+        (:class:`HintPending`)."""
+        job = Job(
+            "hint",
+            (view_text, full_text, budget),
+            Priority.HINT,
+            player,
+            deadline or self.settings.hint_deadline,
+            player=player,
+        )
+        result: str | None = await self._run(job)
+        return result
+
+    async def suggest(
+        self,
+        view_text: str,
+        full_text: str,
+        budget: int,
+        *,
+        player: str,
+        deadline: float | None = None,
+    ) -> Suggested:
+        """:meth:`hint` with the other moves players would rank and the solver's verdict
+        (a :class:`Suggested`)."""
+        job = Job(
+            "suggest",
+            (view_text, full_text, budget),
+            Priority.HINT,
+            player,
+            deadline or self.settings.hint_deadline,
+            player=player,
+        )
+        result: Suggested = await self._run(job)
+        return result
+
+    def prefetch(self, full_text: str, budget: int, quick: int, *, owner: str) -> Prefetch:
+        """Search a position's hint before it is asked for, at the lowest priority
+        (:attr:`Priority.PREFETCH`; see :class:`Prefetch` for what it tells, and when).
+        Refusals (:class:`QueueFull`) are raised before anything is queued; stop it with
+        :meth:`cancel` (a running prefetch is stopped without killing its worker)."""
+        if self.state is not PoolState.RUNNING:
+            raise WorkersClosed("the solver's workers are not running")
+        job = Job(
+            "prefetch",
+            (full_text, budget, quick),
+            Priority.PREFETCH,
+            owner,
+            self.settings.hint_deadline,
+        )
+        try:
+            self.policy.submit(job)
+        except JobRefused:
+            self.refused += 1
+            raise
+        loop = asyncio.get_running_loop()
+        handle = Prefetch(job, loop.create_future(), loop.create_future())
+        self._futures[job.id] = handle.result
+        self._passed[job.id] = handle.passed
+        self._dispatch()
+        return handle
+
+    def cancel(self, handle: Prefetch) -> None:
+        """Stop a prefetch: dropped when queued, told to stop when running; its futures are
+        cancelled. Idempotent."""
+        for future in (
+            self._futures.pop(handle.job.id, None),
+            self._passed.pop(handle.job.id, None),
+        ):
+            if future is not None and not future.done():
+                future.cancel()
+        self._abandon(handle.job)
+
+    async def prove(
+        self,
+        variant: str,
+        seed: str,
+        budget: int,
+        *,
+        priority: Priority = Priority.RACE,
+        owner: str | None = None,
+        identity: str | None = None,
+        address: str | None = None,
+        deadline: float | None = None,
+    ) -> bool:
+        """Whether the deal of ``seed`` is proven winnable within ``budget`` positions.
+        ``owner`` (default: the identity, else the address) takes turns with other owners
+        of the priority; ``identity`` and ``address`` count against their caps
+        (:class:`ProofCapReached`)."""
+        keys = (owner, identity, address, deadline or self.settings.proof_deadline)
+        return bool(await self._run(keyed("prove", (variant, seed, budget), priority, *keys)))
+
+    async def solve(
+        self,
+        position_text: str,
+        budget: int,
+        *,
+        priority: Priority = Priority.REFILL,
+        owner: str | None = None,
+        identity: str | None = None,
+        address: str | None = None,
+        deadline: float | None = None,
+    ) -> Solved:
+        """A general search of a full position (:func:`spider_engine.solver.solve`), keys as
+        for :meth:`prove`."""
+        keys = (owner, identity, address, deadline or self.settings.solve_deadline)
+        solved: Solved = await self._run(keyed("solve", (position_text, budget), priority, *keys))
+        return solved
+
+    async def par(
+        self, source: str, seed: str | None, budget: int, *, deadline: float | None = None
+    ) -> ParSolved:
+        """The par (:func:`spider_engine.par.par`) of ``seed``'s deal of variant ``source``
+        (seed None: of position ``source``), at the refills' priority, owner ``par``."""
+        deadline = deadline or self.settings.par_deadline
+        job = Job("par", (source, seed, budget), Priority.REFILL, "par", deadline)
+        solved: ParSolved = await self._run(job)
+        return solved
+
+    async def _run(self, job: Job) -> Any:
+        """Queue ``job`` and wait for its answer (the pool's)."""
+        raise NotImplementedError
+
+    def _dispatch(self) -> None:
+        raise NotImplementedError
+
+    def _abandon(self, job: Job) -> None:
+        raise NotImplementedError
