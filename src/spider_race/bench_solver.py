@@ -8,6 +8,13 @@ runs: the search is deterministic and a budget only cuts it short, so a deal set
 167,000 positions is settled by a run with that budget. Every winning line is replayed to a
 win before it counts. Each variant prints the same ``key: value`` lines, prefixed with its
 id.
+
+It also counts the deals won within 1, 4 and 20 CPU-seconds each (``time.process_time`` of
+the solve, one deal at a time in this process) and the positions per CPU-second. Without
+``--budget`` a deal's search goes on until it is settled or both 1,000,000 positions and
+20 CPU-seconds have passed, so that every figure is what that limit alone gives; with
+``--budget`` no search goes past it (a deal it cuts short is not won within the
+CPU-seconds either).
 """
 
 from __future__ import annotations
@@ -18,15 +25,41 @@ import sys
 import time
 
 from spider_engine import Board
-from spider_engine.solver import solve
+from spider_engine.solver import Solution, solve
 
 __all__ = ["run"]
 
 SMALL_BUDGET = 167_000
 LARGE_BUDGET = 1_000_000
+UNCAPPED = 1_000_000_000
+"""The budget of a search without ``--budget`` (it stops past both limits first)."""
 ANCHOR = "a well-known online Spider game's solver settled 17 of 100 fresh spider4 deals at 167,000"
+CPU_LIMITS = (1, 4, 20)
+"""CPU-seconds per deal: the figures ``won_within_<N>_cpu_s``."""
 VARIANTS = ("spider1", "spider2", "spider4", "myrmex", "wizard", "sparrow", "starfish")
 """The variants measured without ``--variant``."""
+
+
+class _Enough(Exception):
+    """Raised from a search's progress callback: both limits have passed."""
+
+
+def _solve(board: Board, budget: int | None) -> tuple[Solution | None, float, int]:
+    """The solution (None when stopped past both limits), its CPU-seconds and positions."""
+    start = time.process_time()
+    counted = 0
+
+    def progress(positions: int) -> None:
+        nonlocal counted
+        counted = positions
+        if positions >= LARGE_BUDGET and time.process_time() - start > CPU_LIMITS[-1]:
+            raise _Enough
+
+    try:
+        solution = solve(board, budget=budget or UNCAPPED, progress=progress)
+    except _Enough:
+        return None, time.process_time() - start, counted
+    return solution, time.process_time() - start, solution.positions
 
 
 def run(args: argparse.Namespace) -> int:
@@ -41,13 +74,17 @@ def run(args: argparse.Namespace) -> int:
         settled_small = won_small = settled_large = won_large = 0
         positions = 0
         times: list[float] = []
+        cpu_times: list[float] = []
+        won_within = dict.fromkeys(CPU_LIMITS, 0)
         for n in range(deals):
             board = Board.deal(variant, f"solver-{n}")
             start = time.perf_counter()
-            solution = solve(board, budget=large)
+            stopped, cpu, counted = _solve(board, args.budget)
             elapsed = time.perf_counter() - start
             times.append(elapsed)
-            positions += solution.positions
+            cpu_times.append(cpu)
+            positions += counted
+            solution = stopped or Solution("unknown", counted)
             if solution.verdict == "won":
                 replay = board.copy()
                 for move in solution.line:
@@ -55,15 +92,17 @@ def run(args: argparse.Namespace) -> int:
                 if not replay.is_won():  # pragma: no cover - would be a solver bug
                     print(f"error: the line for {variant} solver-{n} does not win", file=sys.stderr)
                     return 1
-            settled = solution.verdict in ("won", "lost")
+            for limit in CPU_LIMITS:
+                won_within[limit] += solution.verdict == "won" and cpu <= limit
+            settled = solution.verdict in ("won", "lost") and solution.positions <= large
             settled_large += settled
-            won_large += solution.verdict == "won"
+            won_large += settled and solution.verdict == "won"
             if settled and solution.positions <= small:
                 settled_small += 1
                 won_small += solution.verdict == "won"
             print(
                 f"  {variant} solver-{n}: {solution.verdict} positions={solution.positions}"
-                f" seconds={elapsed:.1f}",
+                f" seconds={elapsed:.1f} cpu_seconds={cpu:.1f}",
                 file=sys.stderr,
                 flush=True,
             )
@@ -73,6 +112,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"{variant}_settled_at_{large}: {settled_large}/{deals}")
         print(f"{variant}_won_at_{large}: {won_large}/{deals}")
         print(f"{variant}_positions_per_s: {positions / total:,.0f}")
+        for limit in CPU_LIMITS:
+            print(f"{variant}_won_within_{limit}_cpu_s: {won_within[limit]}/{deals}")
+        print(f"{variant}_positions_per_cpu_s: {positions / max(sum(cpu_times), 1e-9):,.0f}")
+        print(f"{variant}_median_cpu_s_per_deal: {statistics.median(cpu_times):.2f}")
         print(f"{variant}_median_s_per_deal: {statistics.median(times):.2f}")
         print(f"{variant}_slowest_s_per_deal: {max(times):.2f}")
         sys.stdout.flush()
