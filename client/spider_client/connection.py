@@ -74,6 +74,7 @@ class Connection:
         resend_after: float = 5.0,
         rate_limit_pause: float = 1.0,
         max_unread: int = 10_000,
+        bot: bool = False,
     ) -> None:
         self.urls: list[str] = [urls] if isinstance(urls, str) else list(urls)
         if not self.urls:
@@ -97,6 +98,8 @@ class Connection:
         """Events that gave way, unread (a client that never reads its events keeps only
         the last ``max_unread``)."""
         self.reconnects = 0
+        self.bot = bot
+        """Say ``bot`` in hello: this player is a program (quick match pairs it with bots)."""
 
         self._url_index = 0
         self._ws: ClientConnection | None = None
@@ -193,7 +196,9 @@ class Connection:
         """Open a websocket to ``url`` and say hello; returns it after the welcome."""
         ws = await open_websocket(url, open_timeout=self.open_timeout)
         try:
-            await ws.send(p.encode(p.Hello(name=self.name, token=self.token, together=True)))
+            await ws.send(
+                p.encode(p.Hello(name=self.name, token=self.token, together=True, bot=self.bot))
+            )
             async with asyncio.timeout(self.open_timeout):
                 frame = await ws.recv()
             message = p.decode(frame if isinstance(frame, bytes) else frame.encode())
@@ -396,8 +401,13 @@ class Connection:
         outbox = self._outbox
         if isinstance(message, p.Ack):
             outbox.take_ack(message)
-        elif isinstance(message, p.Joined | p.Done | p.HintReply | p.LeaderboardReply):
+        elif isinstance(
+            message,
+            p.Joined | p.Done | p.HintReply | p.LeaderboardReply | p.OpenRaceList | p.Queued,
+        ):
             outbox.resolve(message.req, message)
+        elif isinstance(message, p.Matched | p.OpenRaceChanged):
+            self._lobby_message(message)
         elif isinstance(message, p.Error):
             if not outbox.take_error(message):
                 self._emit(message)
@@ -408,6 +418,10 @@ class Connection:
             and self.mirror.view_text is None
         ):
             self._spawn(self._fetch_view())
+
+    def _lobby_message(self, message: p.Matched | p.OpenRaceChanged) -> None:
+        """A ``matched`` or ``open_race`` message (the lobby's client keeps them)."""
+        self._emit(message)
 
     async def _fetch_view(self) -> None:
         """The server sends each player the deal (an ack with seq 0); ask for it by

@@ -35,6 +35,7 @@ from . import redisconn
 from .errors import Conflict, Unavailable
 from .http import Http
 from .hub import Hub
+from .match import Lobby
 from .metrics import Metrics
 from .race import Limits, Race
 from .seeds import Seeds
@@ -81,6 +82,8 @@ class Node:
         self.hub = Hub(self.redis, self.store, node=settings.node, on_event=self._on_event)
         self.seeds = Seeds(self.store, settings, secret, clock=self.now, on_prepared=self.advance)
         """Proven-winnable seeds: winnable races and the daily deals."""
+        self.lobby = Lobby(self.store, settings, clock=self.now)
+        """Quick match and the open races (the matching loop runs on every node)."""
         self.writes = Writes(settings)
         self.http = Http(unready=self.unready, metrics=self.metrics_text)
         self.context = Context(
@@ -94,6 +97,7 @@ class Node:
             clock=self.now,
             advance=self.advance,
             spawn=self.spawn,
+            lobby=self.lobby,
         )
         self.server: Server | None = None
         self.offset = 0.0
@@ -124,6 +128,7 @@ class Node:
             loop.create_task(self._presence_loop()),
             loop.create_task(self._lag_loop()),
             loop.create_task(self.seeds.run()),
+            loop.create_task(self.lobby.run()),
         ]
         s = self.settings
         self.server = await serve(

@@ -97,6 +97,12 @@ RANGES: dict[str, Range] = {
     "pool_interval": Range(0, 3600, above=True),
     "token_max_age": Range(0, 10 * 365 * DAY),
     "drain": Range(0, 3600),
+    "match_wait": Range(0, 3600, above=True),
+    "match_gather": Range(0, 3600),
+    "match_max_players": Range(2, 100),
+    "match_countdown": Range(0, 60),
+    "match_time_limit": Range(1, 30 * DAY),
+    "match_turn": Range(0, 60, above=True),
 }
 """Every numeric setting's range."""
 
@@ -209,6 +215,22 @@ class Settings:
     """Seconds between SIGTERM and closing the connections: ``/readyz`` answers 503 from
     the signal on, so that load balancers stop sending new players here, while the
     connections open are still served; then each is closed with 1012. 0: close at once."""
+
+    match_wait: float = 30.0
+    """The most seconds a quick-match player waits while anyone else is queued for the
+    same variant: from then on they are matched whatever the ratings."""
+    match_gather: float = 3.0
+    """Seconds a quick match waits for more players (up to ``match_max_players``) before
+    starting with fewer (more than ``match_wait`` counts as ``match_wait``)."""
+    match_max_players: int = 4
+    """The most players a quick-match race has."""
+    match_countdown: int = 5
+    """The countdown of a quick-match race, seconds."""
+    match_time_limit: int = 900
+    """The time limit of a quick-match race, seconds."""
+    match_turn: float = 0.25
+    """How often a node looks for quick-match groups (every node does; one script takes a
+    group, so one node starts its race)."""
 
     token_max_age: int = 0
     """Seconds a session token is accepted after it was issued (every ``welcome`` issues

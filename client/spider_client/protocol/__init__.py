@@ -61,6 +61,16 @@ from .codec import (
 )
 from .constants import ERROR_CODES, MAX_CLIENT_FRAME, PROTOCOL_VERSION
 from .info import PlayerInfo, RaceInfo, Result
+from .lobby import (
+    CancelMatch,
+    Matched,
+    OpenRace,
+    OpenRaceChanged,
+    OpenRaceList,
+    OpenRaces,
+    Queued,
+    QuickMatch,
+)
 from .race_events import (
     BoardShown,
     Countdown,
@@ -121,6 +131,14 @@ __all__ = [
     "Finished",
     "Prepared",
     "Result",
+    "OpenRaces",
+    "OpenRace",
+    "OpenRaceList",
+    "OpenRaceChanged",
+    "QuickMatch",
+    "Queued",
+    "CancelMatch",
+    "Matched",
     "encode",
     "decode",
     "decode_event",

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .constants import PROTOCOL_VERSION
+from .lobby import CancelMatch, OpenRaces, QuickMatch
 
 __all__ = [
     "Hello",
@@ -34,6 +35,8 @@ class Hello:
     together: bool = False
     """The client takes a frame holding several race events (a msgpack array): the
     server then sends a player's held progress together, in one frame."""
+    bot: bool = False
+    """The player is a program (bots queue for quick matches with bots)."""
     type: Literal["hello"] = "hello"
 
 
@@ -58,6 +61,9 @@ class CreateRace:
     proven the race is ``preparing`` and its countdown waits."""
     hints: bool = False
     """Players may ask for hints (each is counted and shown in the results)."""
+    public: bool = False
+    """List the race in the lobby's open races while it waits for players (else it is
+    joined by its code only)."""
     type: Literal["create_race"] = "create_race"
 
 
@@ -159,4 +165,7 @@ ClientMessage = (
     | Hint
     | DailyRace
     | Leaderboard
+    | OpenRaces
+    | QuickMatch
+    | CancelMatch
 )

@@ -27,6 +27,16 @@ from .client_messages import (
     Undo,
 )
 from .info import PlayerInfo, RaceInfo, Result
+from .lobby import (
+    CancelMatch,
+    Matched,
+    OpenRace,
+    OpenRaceChanged,
+    OpenRaceList,
+    OpenRaces,
+    Queued,
+    QuickMatch,
+)
 from .race_events import (
     BoardShown,
     Countdown,
@@ -65,7 +75,20 @@ __all__ = [
     "decode_map",
 ]
 
-ServerMessage = Welcome | Joined | Done | Ack | Error | HintReply | LeaderboardReply | RaceEvent
+ServerMessage = (
+    Welcome
+    | Joined
+    | Done
+    | Ack
+    | Error
+    | HintReply
+    | LeaderboardReply
+    | RaceEvent
+    | OpenRaceList
+    | OpenRaceChanged
+    | Queued
+    | Matched
+)
 
 
 def _type_name(cls: type) -> str:
@@ -87,6 +110,9 @@ CLIENT_TYPES: dict[str, type] = {
         Hint,
         DailyRace,
         Leaderboard,
+        OpenRaces,
+        QuickMatch,
+        CancelMatch,
     )
 }
 EVENT_CLASSES: tuple[type, ...] = (
@@ -112,6 +138,10 @@ SERVER_TYPES: dict[str, type] = {
         Error,
         HintReply,
         LeaderboardReply,
+        OpenRaceList,
+        OpenRaceChanged,
+        Queued,
+        Matched,
         *EVENT_CLASSES,
     )
 }
@@ -208,6 +238,10 @@ def _build(cls: type, data: dict[str, Any]) -> Any:
         kwargs["player"] = PlayerInfo(**kwargs["player"])
     elif cls is Joined:
         kwargs["race"] = _build(RaceInfo, kwargs["race"])
+    elif cls is OpenRaceList:
+        kwargs["races"] = [OpenRace(**r) for r in kwargs.get("races", [])]
+    elif cls is OpenRaceChanged and kwargs.get("race") is not None:
+        kwargs["race"] = OpenRace(**kwargs["race"])
     elif cls is LeaderboardReply:
         kwargs["entries"] = [LeaderboardEntry(**e) for e in kwargs.get("entries", [])]
     return cls(**kwargs)

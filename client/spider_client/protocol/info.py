@@ -78,3 +78,7 @@ class RaceInfo:
     daily: str | None = None
     """The UTC day (``YYYY-MM-DD``) of a daily race; its seed, salt, replays and final
     boards stay hidden until that day is over."""
+    public: bool = False
+    """Listed in the lobby's open races while it waits for players."""
+    quick: bool = False
+    """Made by the quick-match queue."""

@@ -33,6 +33,7 @@ from __future__ import annotations
 from .actions import apply_action, count_hint, effective_moves, replay
 from .codes import CODE_ALPHABET, CODE_LENGTH, new_code, normalize_code
 from .fairness import commitment, day_end, new_salt, new_seed, revealed
+from .lobby import listing, matched_race, window
 from .model import (
     ALL,
     FORFEIT,
@@ -70,6 +71,9 @@ _entry_of = entry_of
 """The name :func:`entry_of` had when the rules were one module."""
 
 __all__ = [
+    "listing",
+    "matched_race",
+    "window",
     "ALL",
     "ActionKind",
     "SPECTATORS",

@@ -36,6 +36,10 @@ class RaceOptions:
     hints: bool = False
     daily: str = ""
     """The UTC day (``YYYY-MM-DD``) of a daily race, else empty."""
+    public: bool = False
+    """Listed in the lobby's open races while it waits for players."""
+    quick: bool = False
+    """Made by the quick-match queue (its players are matched, never joining by code)."""
 
     @classmethod
     def from_request(cls, msg: CreateRace, limits: Limits) -> RaceOptions:
@@ -66,4 +70,5 @@ class RaceOptions:
             countdown=msg.countdown,
             winnable=msg.winnable,
             hints=msg.hints,
+            public=msg.public,
         )

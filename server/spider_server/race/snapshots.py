@@ -45,4 +45,6 @@ def race_info(
         hints=race.options.hints,
         preparing=race.preparing,
         daily=race.options.daily or None,
+        public=race.options.public,
+        quick=race.options.quick,
     )

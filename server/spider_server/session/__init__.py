@@ -9,6 +9,7 @@ else it reaches through its :class:`~.core.Context`.
 from __future__ import annotations
 
 from spider_client.protocol import (
+    CancelMatch,
     CreateRace,
     DailyRace,
     Hello,
@@ -17,6 +18,8 @@ from spider_client.protocol import (
     Leaderboard,
     Leave,
     MoveAction,
+    OpenRaces,
+    QuickMatch,
     Ready,
     Resign,
     Undo,
@@ -24,6 +27,7 @@ from spider_client.protocol import (
 
 from .actions import ActionHandlers
 from .core import MAX_NAME, Context, Handler, Outbox, State, display_name, race_code
+from .lobby import LobbyHandlers
 from .races import RaceHandlers
 
 __all__ = [
@@ -38,8 +42,9 @@ __all__ = [
 ]
 
 
-class Session(ActionHandlers, RaceHandlers):
-    """One connection: says hello, then joins races and acts in them."""
+class Session(ActionHandlers, RaceHandlers, LobbyHandlers):
+    """One connection: says hello, then joins races and acts in them (and finds them in
+    the lobby)."""
 
 
 HANDLERS: dict[type, Handler] = {
@@ -54,6 +59,9 @@ HANDLERS: dict[type, Handler] = {
     Hint: Session.hint,
     DailyRace: Session.daily_race,
     Leaderboard: Session.leaderboard,
+    OpenRaces: Session.open_races,
+    QuickMatch: Session.quick_match,
+    CancelMatch: Session.cancel_match,
 }
 """Message type -> the session's handler of it."""
 

@@ -16,7 +16,7 @@ import logging
 import time
 import unicodedata
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from spider_client.protocol import (
@@ -126,6 +126,8 @@ class Context:
     """The race now, after whatever transition is due (the node's)."""
     spawn: Callable[[Coroutine[Any, Any, Any]], object]
     """Run a coroutine in the background (the node keeps it; nothing runs once closed)."""
+    lobby: Any = None
+    """The node's :class:`~..match.Lobby` (quick match, open races)."""
 
 
 def display_name(text: str) -> str:
@@ -296,7 +298,7 @@ class SessionBase:
             name = display_name(msg.name) if msg.name is not None else None
             player = new_player_id()
             identity = Identity(player, name or f"player-{player[1:5]}")
-        self.identity = identity
+        self.identity = replace(identity, bot=msg.bot)
         self.state = State.READY
         self.out.together = msg.together
         self.send_msg(

@@ -18,6 +18,7 @@ from .. import keys
 from ..race import Game, Race
 from .codec import game_from, race_from, text
 from .guard import as_unavailable
+from .lobby import LobbyCommands
 from .seeds import SeedCommands
 
 __all__ = ["PRESENCE_CHUNK", "SWEEP_CHUNK", "Store", "StoredEvent"]
@@ -31,7 +32,7 @@ StoredEvent = tuple[int, str, bytes]
 """An event as stored: (version, audience, data)."""
 
 
-class Store(SeedCommands):
+class Store(SeedCommands, LobbyCommands):
     """One node's access to Redis: the only object that sends it commands (the hub's
     pub/sub connection aside). Every method raises :class:`~..errors.Unavailable` when
     Redis does not answer."""
