@@ -127,3 +127,31 @@ async def test_bots_and_humans_queue_apart(redis_server, server_node) -> None:
         await asyncio.sleep(MATCH["match_wait"] + 0.5)
         assert not task_h.done()  # alone among humans
         task_h.cancel()
+
+
+async def test_two_nodes_matching_at_once_never_share_a_player(redis_server, server_node) -> None:
+    settings = {**MATCH, "match_turn": 0.01, "match_gather": 0.2, "match_max_players": 3}
+    nodes = [await server_node(redis_server.url, **settings) for _ in range(2)]
+    clients = [await Client.connect(nodes[i % 2].url, name=f"m{i}") for i in range(24)]
+    try:
+        codes = await asyncio.wait_for(
+            asyncio.gather(*(c.quick_match("spider1") for c in clients)), 20
+        )
+        r = aioredis.from_url(redis_server.url)
+        try:
+            groups = int(await r.get("{match}:groups"))
+            created = int(await r.get("{match}:created"))
+            recent = [x.decode().split("|") for x in await r.lrange("{match}:recent", 0, -1)]
+            assert await r.hlen("{match}:who") == 0  # every match told, nobody left queued
+        finally:
+            await r.aclose()
+        assert groups == created == len(recent) == len(set(codes))
+        assert sum(n.node.lobby.matches_made for n in nodes) == created
+        seen = [p for _, players, _ in recent for p in players.split(",")]
+        assert sorted(seen) == sorted(c.player for c in clients)  # each player in one race
+        for c, code in zip(clients, codes, strict=True):
+            assert c.race is not None and c.race.code == code
+            assert c.player in {pl.player for pl in c.race.players}
+    finally:
+        for c in clients:
+            await c.close()
