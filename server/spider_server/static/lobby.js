@@ -4,6 +4,7 @@
 import { store } from "./net.js";
 import { BASES } from "./rules.js";
 import { dailyPanel } from "./daily.js";
+import { lobbyPanels } from "./openraces.js";
 import { $, fill, h } from "./dom.js";
 import { join, takeJoined, takeName } from "./race.js";
 import { app, membership, routeCode, session } from "./state.js";
@@ -83,6 +84,7 @@ function renderLobby() {
       h("label", { class: "check" }, h("input", { type: "checkbox", id: "live-boards", name: "live_boards", checked: saved.live_boards ?? false }), "live boards for spectators"),
       h("label", { class: "check", title: "a solver may suggest a move (if the server offers it)" }, h("input", { type: "checkbox", id: "hints", name: "hints", checked: saved.hints ?? false }), "hints"),
       h("label", { class: "check", title: "deal only a seed that a solver has proved winnable (if the server offers it)" }, h("input", { type: "checkbox", id: "winnable", name: "winnable", checked: saved.winnable ?? false }), "winnable deal"),
+      h("label", { class: "check", title: "show it in the lobby's open races until it starts" }, h("input", { type: "checkbox", id: "public", name: "public" }), "list it"),
     ),
     h(
       "details",
@@ -125,6 +127,7 @@ function renderLobby() {
       code ? joinForm : create,
       code ? create : joinForm,
       daily,
+      ...lobbyPanels(),
       mine,
       h("p", { class: "hint" }, "Everyone in a race plays the same deal. New to Spider? Start with spider1 and read ", h("a", { href: "#", id: "lobby-rules", onclick: (e) => (e.preventDefault(), openHowTo($("#variant")?.value)) }, "how to play"), ". Keys on the board: ", h("kbd", {}, "?"), " shows them."),
     ),
@@ -150,7 +153,7 @@ async function createRace(form) {
   };
   // newer race options: sent only when asked for (a server that does not know them yet
   // ignores them, and the room then says so)
-  const wanted = ["hints", "winnable"].filter((o) => data.get(o) === "on");
+  const wanted = ["hints", "winnable", "public"].filter((o) => data.get(o) === "on");
   for (const o of wanted) msg[o] = true;
   store.set("lobby", { base, options, minutes, undo: msg.undo, live_boards: msg.live_boards, hints: wanted.includes("hints"), winnable: wanted.includes("winnable"), max_players: msg.max_players, countdown: msg.countdown });
   try {
