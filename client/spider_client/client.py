@@ -63,13 +63,13 @@ from typing import Any
 from spider_engine import Board
 
 from . import protocol as p
-from .connection import Connection
 from .errors import NotInRace
+from .lobby import LobbyClient
 
 __all__ = ["Client"]
 
 
-class Client(Connection):
+class Client(LobbyClient):
     """A connection to a spider-race server, speaking for one player (see the module's
     docstring for the behaviour). Make one with :meth:`connect`; close it with
     :meth:`close` or ``async with``. The race state below is :attr:`mirror`'s."""

@@ -60,6 +60,8 @@ _REPLIES = (
     p.HintReply,
     p.LeaderboardReply,
     p.MyRacesReply,
+    p.OpenRaceList,
+    p.Queued,
     p.ProfileReply,
     p.RatingChangesReply,
     p.RatingLeaderboardReply,
@@ -414,6 +416,8 @@ class Connection:
             outbox.take_ack(message)
         elif isinstance(message, _REPLIES):
             outbox.resolve(message.req, message)
+        elif isinstance(message, p.Matched | p.OpenRaceChanged):
+            self._lobby_message(message)
         elif isinstance(message, p.Error):
             if not outbox.take_error(message):
                 self._emit(message)
@@ -424,6 +428,10 @@ class Connection:
             and self.mirror.view_text is None
         ):
             self._spawn(self._fetch_view())
+
+    def _lobby_message(self, message: p.Matched | p.OpenRaceChanged) -> None:
+        """A ``matched`` or ``open_race`` message (the lobby's client keeps them)."""
+        self._emit(message)
 
     async def _fetch_view(self) -> None:
         """The server sends each player the deal (an ack with seq 0); ask for it by

@@ -87,6 +87,30 @@ so the one slot is not a hot spot.
 TTLs: a player's record and history live PROFILE_TTL (a year) after their last finished race;
 the ladders' and the marker's entries have no TTL (a marker is dropped APPLIED_KEEP after it
 was written, longer than a finished race lives).
+    {lobby}:open                  zset    code -> creation time: the public races listed as
+                                          waiting for players (at most ``OPEN_MAX``: the
+                                          oldest beyond it leave the list)
+    {lobby}:open:info             hash    code -> msgpack of the race's listing (OpenRace)
+    {lobby}:open:ver              hash    code -> the race version its listing is of
+    {lobby}:gone                  zset    code -> time it left the list (a later update of
+                                          an older version cannot bring it back; kept an hour,
+                                          at most GONE_MAX)
+    {lobby}:ch                    channel pub/sub: "<code>|<msgpack listing>" when a listing
+                                          changes, "<code>|" when it leaves the list
+    {match}:q:<pool>              zset    player -> time queued: a quick-match queue (pool
+                                          ``<variant>:<undo u|n>:<humans|bots>``)
+    {match}:who                   hash    player -> "<pool>\t<conn>\t<rating>\t<name>" while
+                                          queued, "matched\t<code>\t<time>\t<conn>" once
+                                          matched, until delivered (one entry: one queue)
+    {match}:alive                 zset    player -> expiry: renewed by the player's node while
+                                          they wait; an expired player leaves the queue
+    {match}:pools                 set     pools that have players queued
+    {match}:groups                string  groups taken from the queues (counter)
+    {match}:created               string  quick-match races created (counter)
+    {match}:recent                list    "<code>|<player>,<player>…|<time>" of the last
+                                          ``RECENT_MAX`` quick-match races
+    {match}:ch                    channel pub/sub: "<player>\t<conn>\t<code>" per matched
+                                          player (the node holding the connection tells it)
 
 TTLs: every race change refreshes the race's keys to :attr:`Settings.race_ttl`, and so do a
 player's first action and every 64th after for the keys they write; the finish sets them to
@@ -137,6 +161,22 @@ __all__ = [
     "history",
     "ladder",
     "record",
+    "LOBBY_OPEN",
+    "LOBBY_INFO",
+    "LOBBY_VERSIONS",
+    "LOBBY_GONE",
+    "LOBBY_CHANNEL",
+    "OPEN_MAX",
+    "GONE_MAX",
+    "match_queue",
+    "MATCH_WHO",
+    "MATCH_ALIVE",
+    "MATCH_POOLS",
+    "MATCH_GROUPS",
+    "MATCH_CREATED",
+    "MATCH_RECENT",
+    "MATCH_CHANNEL",
+    "RECENT_MAX",
 ]
 
 UNDO_MARK = 32
@@ -290,3 +330,29 @@ def history(player: str) -> str:
 
 def ladder(pool: str, variant: str) -> str:
     return f"{{ratings}}:ladder:{pool}:{variant}"
+LOBBY_OPEN = "{lobby}:open"
+LOBBY_INFO = "{lobby}:open:info"
+LOBBY_VERSIONS = "{lobby}:open:ver"
+LOBBY_GONE = "{lobby}:gone"
+LOBBY_CHANNEL = "{lobby}:ch"
+OPEN_MAX = 500
+"""Public races the open list holds at most (the newest)."""
+GONE_MAX = 10_000
+"""Races that left the list remembered at most (for an hour)."""
+
+
+def match_queue(pool: str) -> str:
+    """``{match}:q:<pool>``: every key of the quick-match queues shares one hash tag, so
+    that one script takes a group from a queue and marks its players matched."""
+    return f"{{match}}:q:{pool}"
+
+
+MATCH_WHO = "{match}:who"
+MATCH_ALIVE = "{match}:alive"
+MATCH_POOLS = "{match}:pools"
+MATCH_GROUPS = "{match}:groups"
+MATCH_CREATED = "{match}:created"
+MATCH_RECENT = "{match}:recent"
+MATCH_CHANNEL = "{match}:ch"
+RECENT_MAX = 1000
+"""Quick-match races :data:`MATCH_RECENT` remembers."""

@@ -7,16 +7,12 @@ node serves any race. Each connection is a transport (:mod:`.transport`) and a s
 (:mod:`.session`); the node joins them, and gives the sessions their context: the store,
 the hub, the seed pool, its clock and its transitions.
 
-Transitions that are due at a time (a countdown's end, a race's time limit) or when every
-game is over are decided by :func:`~.race.due_transition` alone, and performed by
-whichever node gets there first: each node asks it every ``tick`` of the races its
-connections watch (and starts emitting the ghosts of the running ghost races among them,
-:mod:`.ghosts`) (on the light view each watch keeps from the events: no read from
-Redis) and tries; the check-and-set on the race's version lets exactly one succeed. A race
-nobody watches makes its transitions when someone next joins it.
-
-Presence (who of a running race is away, back, abandoned, or stuck on undo) is decided
-by :mod:`.presence` the same way, from what every node sees in Redis.
+Transitions due at a time (a countdown's end, a time limit) or when every game is over
+are decided by :func:`~.race.due_transition` alone, on the light view each watch keeps
+from the events (no read from Redis), every ``tick``, by every node for the races its
+connections watch (it also emits their ghosts, :mod:`.ghosts`); the check-and-set on the
+race's version lets one succeed. A race nobody watches moves on when someone next joins it.
+Presence is decided by :mod:`.presence` the same way, from what every node sees in Redis.
 """
 
 from __future__ import annotations
@@ -42,6 +38,7 @@ from .hints import Hints
 from .http import Http, OpenFiles
 from .hub import Hub
 from .limits import AddressLimits, Proxies
+from .match import Lobby
 from .metrics import Metrics
 from .par import ParRunner
 from .presence import Presence
@@ -115,6 +112,8 @@ class Node:
             workers=self.workers,
         )
         """Proven-winnable seeds: winnable races and the daily deals."""
+        self.lobby = Lobby(self.store, settings, clock=self.now)
+        """Quick match and the open races (the matching loop runs on every node)."""
         self.writes = Writes(settings)
         self.proxies = Proxies(settings.trusted_proxies)
         """The deployment's load balancers: their word names a client's address."""
@@ -150,6 +149,7 @@ class Node:
             spawn=self.spawn,
             presence=self.presence.check,
             hints=self.hints,
+            lobby=self.lobby,
         )
         self.ghosts = GhostRunner(self.store, self.now, self.spawn, self._watched_running)
         """Emits the due actions of the ghost races watched here (from the tick loop)."""
@@ -186,6 +186,7 @@ class Node:
             loop.create_task(self._lag_loop()),
             loop.create_task(self._results_loop()),
             loop.create_task(self.seeds.run()),
+            loop.create_task(self.lobby.run()),
         ]
         s = self.settings
         self.server = await serve(

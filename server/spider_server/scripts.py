@@ -20,7 +20,18 @@ from __future__ import annotations
 
 from .keys import UNDO_MARK
 
-__all__ = ["APPLY_RESULTS", "COMMIT_RACE", "COMMIT_ACTION", "RESAVE_ACK", "sharded"]
+__all__ = [
+    "APPLY_RESULTS",
+    "COMMIT_RACE",
+    "COMMIT_ACTION",
+    "RESAVE_ACK",
+    "sharded",
+    "LIST_RACE",
+    "QUEUE_MATCH",
+    "CANCEL_MATCH",
+    "POP_MATCHES",
+    "MATCH_DELIVERED",
+]
 
 _APPEND_EVENTS = """
 -- Whether a node other than ``node`` watches the race (its claim lasts past ``now``).
@@ -243,3 +254,198 @@ def sharded(script: str) -> str:
     """The script publishing with ``SPUBLISH`` (a cluster's sharded pub/sub: the race's
     channel is in its hash slot, so only that slot's shard carries its events)."""
     return script.replace("redis.call('PUBLISH',", "redis.call('SPUBLISH',")
+
+
+# -- the lobby (keys of the ``{lobby}`` and ``{match}`` hash tags) ---------------------------
+
+LIST_RACE = """
+-- A public race's listing, if ``version`` is newer than the listed one: written (data) or
+-- taken off the list (empty data, remembered as gone), published on the lobby's channel.
+-- KEYS: open, info, versions, gone, channel
+-- ARGV: code, version, created_at, data, max, now, gone max
+local code, version = ARGV[1], tonumber(ARGV[2])
+local now = tonumber(ARGV[6])
+if redis.call('ZSCORE', KEYS[4], code) then
+  return 0
+end
+local listed = tonumber(redis.call('HGET', KEYS[3], code) or '-1')
+if version <= listed then
+  return 0
+end
+if ARGV[4] == '' then
+  redis.call('ZREM', KEYS[1], code)
+  redis.call('HDEL', KEYS[2], code)
+  redis.call('HDEL', KEYS[3], code)
+  redis.call('ZADD', KEYS[4], now, code)
+  redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now - 3600)
+  redis.call('ZREMRANGEBYRANK', KEYS[4], 0, -tonumber(ARGV[7]) - 1)
+  if listed >= 0 then
+    redis.call('PUBLISH', KEYS[5], code .. '|')
+  end
+  return 1
+end
+redis.call('ZADD', KEYS[1], ARGV[3], code)
+redis.call('HSET', KEYS[2], code, ARGV[4])
+redis.call('HSET', KEYS[3], code, ARGV[2])
+redis.call('PUBLISH', KEYS[5], code .. '|' .. ARGV[4])
+local extra = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[5])
+if extra > 0 then
+  for _, old in ipairs(redis.call('ZRANGE', KEYS[1], 0, extra - 1)) do
+    redis.call('ZREM', KEYS[1], old)
+    redis.call('HDEL', KEYS[2], old)
+    redis.call('HDEL', KEYS[3], old)
+    redis.call('PUBLISH', KEYS[5], old .. '|')
+  end
+end
+return 1
+"""
+
+QUEUE_MATCH = """
+-- Queue a player in a pool, out of the one they were in (``expected``: the pool the caller
+-- read; another one now: {'retry', pool}). A player matched and not yet told: 'matched'.
+-- KEYS: who, alive, pools, new queue, old queue (or the new one)
+-- ARGV: player, entry, now, expiry, expected old pool ('' none), new pool
+local e = redis.call('HGET', KEYS[1], ARGV[1])
+local old = ''
+if e then
+  old = string.match(e, '^([^\t]*)')
+end
+if old == 'matched' then
+  return 'matched'
+end
+if old ~= ARGV[5] then
+  return {'retry', old}
+end
+if old ~= '' then
+  redis.call('ZREM', KEYS[5], ARGV[1])
+end
+redis.call('ZADD', KEYS[4], ARGV[3], ARGV[1])
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1])
+redis.call('SADD', KEYS[3], ARGV[6])
+return 'ok'
+"""
+
+CANCEL_MATCH = """
+-- Take a player out of their queue: only the entry of connection ``conn`` ('' any).
+-- KEYS: who, alive, queue of the expected pool;  ARGV: player, conn, expected pool
+local e = redis.call('HGET', KEYS[1], ARGV[1])
+if not e then
+  return 'none'
+end
+local pool, conn = string.match(e, '^([^\t]*)\t([^\t]*)')
+if pool == 'matched' then
+  return 'matched'
+end
+if ARGV[2] ~= '' and conn ~= ARGV[2] then
+  return 'other'
+end
+if pool ~= ARGV[3] then
+  return {'retry', pool}
+end
+redis.call('ZREM', KEYS[3], ARGV[1])
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+return 'ok'
+"""
+
+POP_MATCHES = """
+-- Take groups of compatible players from one queue at once, each with a race code given
+-- by the caller, marking them matched: whichever node runs it owns those groups.
+-- A player who has waited w seconds accepts ratings within base + growth * w of their own
+-- (any rating from ``wait`` seconds on); two players fit when either accepts the other.
+-- The oldest player not taken anchors a group of the nearest fitting players (at most
+-- ``maxn``), taken when full or when the anchor has waited ``gather`` seconds.
+-- Players whose node stopped renewing them (``alive`` expired) leave first.
+-- KEYS: queue, who, alive, pools, groups
+-- ARGV: now, wait, gather, maxn, base, growth, limit, pool, code1, code2, ...
+local now, wait, gather = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local maxn, base, growth = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local pool = ARGV[8]
+for _, p in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT', 0, 200)) do
+  local e = redis.call('HGET', KEYS[2], p)
+  local q = e and string.match(e, '^([^\t]*)') or ''
+  if not e or q == 'matched' or q == pool then
+    if q == pool then
+      redis.call('ZREM', KEYS[1], p)
+    end
+    redis.call('HDEL', KEYS[2], p)
+    redis.call('ZREM', KEYS[3], p)
+  end
+end
+local flat = redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[7]) - 1, 'WITHSCORES')
+local ps, since, rating, conn, name = {}, {}, {}, {}, {}
+for i = 1, #flat, 2 do
+  local e = redis.call('HGET', KEYS[2], flat[i])
+  if e then
+    local _, c, r, n = string.match(e, '^([^\t]*)\t([^\t]*)\t([^\t]*)\t(.*)$')
+    ps[#ps + 1] = flat[i]
+    since[#ps] = tonumber(flat[i + 1])
+    conn[#ps], rating[#ps], name[#ps] = c, tonumber(r), n
+  else
+    redis.call('ZREM', KEYS[1], flat[i])
+  end
+end
+local function accepts(i)
+  local w = now - since[i]
+  if w >= wait then
+    return math.huge
+  end
+  return base + growth * math.max(0, w)
+end
+local taken, out, codes = {}, {}, 9
+for i = 1, #ps do
+  if codes > #ARGV then
+    break
+  end
+  if not taken[i] then
+    local near = {}
+    for j = 1, #ps do
+      if j ~= i and not taken[j] then
+        local d = math.abs(rating[i] - rating[j])
+        if d <= math.max(accepts(i), accepts(j)) then
+          near[#near + 1] = {d, j}
+        end
+      end
+    end
+    table.sort(near, function(a, b) return a[1] < b[1] or (a[1] == b[1] and a[2] < b[2]) end)
+    local n = math.min(#near, maxn - 1)
+    if n >= 1 and (n == maxn - 1 or now - since[i] >= gather) then
+      local code = ARGV[codes]
+      codes = codes + 1
+      local group = {code, ps[i], conn[i], name[i]}
+      taken[i] = true
+      for k = 1, n do
+        local j = near[k][2]
+        taken[j] = true
+        group[#group + 1] = ps[j]
+        group[#group + 1] = conn[j]
+        group[#group + 1] = name[j]
+      end
+      for k = 2, #group, 3 do
+        redis.call('ZREM', KEYS[1], group[k])
+        redis.call('HSET', KEYS[2], group[k],
+          'matched\t' .. code .. '\t' .. ARGV[1] .. '\t' .. group[k + 1])
+      end
+      redis.call('INCR', KEYS[5])
+      out[#out + 1] = group
+    end
+  end
+end
+if redis.call('ZCARD', KEYS[1]) == 0 then
+  redis.call('SREM', KEYS[4], pool)
+end
+return out
+"""
+
+MATCH_DELIVERED = """
+-- Forget a matched player's entry once their connection was told (if it still says so).
+-- KEYS: who, alive;  ARGV: player, code
+local e = redis.call('HGET', KEYS[1], ARGV[1])
+if e and string.match(e, '^matched\t([^\t]*)') == ARGV[2] then
+  redis.call('HDEL', KEYS[1], ARGV[1])
+  redis.call('ZREM', KEYS[2], ARGV[1])
+  return 1
+end
+return 0
+"""

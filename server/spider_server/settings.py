@@ -5,9 +5,8 @@ line option, when given, wins over the environment, which wins over the default:
 
     settings = Settings.from_env().replace(port=9000).check()
 
-Every value is checked at start against its range (:data:`RANGES`, :data:`CHOICES` and the
-rules of :meth:`Settings.check`); a bad one is a :class:`ConfigError` whose one line names
-the setting, the value and what it may be.
+Every value is checked at start (:data:`RANGES`, :data:`CHOICES`, :meth:`Settings.check`):
+a bad one is a :class:`ConfigError` whose one line names the setting, value and range.
 """
 
 from __future__ import annotations
@@ -131,6 +130,12 @@ RANGES: dict[str, Range] = {
     "solver_nice": Range(0, 19),
     "solver_stop_grace": Range(0, 60, above=True),
     "durability_timeout": Range(0, 5, above=True),
+    "match_wait": Range(0, 3600, above=True),
+    "match_gather": Range(0, 3600),
+    "match_max_players": Range(2, 100),
+    "match_countdown": Range(0, 60),
+    "match_time_limit": Range(1, 30 * DAY),
+    "match_turn": Range(0, 60, above=True),
 }
 """Every numeric setting's range."""
 
@@ -346,6 +351,21 @@ class Settings:
     durability_timeout: float = 2.0
     """Seconds a batch of commits waits for ``fsync`` or ``replica``; past it each of its
     actions fails as ``unavailable`` (applied on the primary, never acked)."""
+    match_wait: float = 30.0
+    """The most seconds a quick-match player waits while anyone else is queued for the
+    same variant: from then on they are matched whatever the ratings."""
+    match_gather: float = 3.0
+    """Seconds a quick match waits for more players (up to ``match_max_players``) before
+    starting with fewer (more than ``match_wait`` counts as ``match_wait``)."""
+    match_max_players: int = 4
+    """The most players a quick-match race has."""
+    match_countdown: int = 5
+    """The countdown of a quick-match race, seconds."""
+    match_time_limit: int = 900
+    """The time limit of a quick-match race, seconds."""
+    match_turn: float = 0.25
+    """How often a node looks for quick-match groups (every node does; one script takes a
+    group, so one node starts its race)."""
 
     token_max_age: int = 0
     """Seconds a session token is accepted after it was issued (every ``welcome`` issues

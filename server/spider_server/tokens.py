@@ -53,6 +53,8 @@ class Identity:
     player: str
     name: str
     issued: float | None = field(default=None, compare=False)
+    bot: bool = field(default=False, compare=False)
+    """The connection said it is a program (``hello``'s ``bot``; not in the token)."""
 
 
 class Keyring(bytes):

@@ -111,7 +111,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     p = sub.add_parser("bot", help="join a race by code and play it with a bot")
-    p.add_argument("code", help="the race's code")
+    p.add_argument("code", nargs="?", help="the race's code (or --quick)")
+    p.add_argument(
+        "--quick",
+        metavar="VARIANT",
+        default=None,
+        help="queue for quick matches of VARIANT, play, and queue again (see --games)",
+    )
+    p.add_argument(
+        "--games", type=int, default=1, help="with --quick: games to play (0: until stopped)"
+    )
     p.add_argument("--url", default=DEFAULT_URL, help=URL_HELP)
     p.add_argument(
         "--strategy",

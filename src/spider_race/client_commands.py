@@ -30,6 +30,7 @@ from spider_client import protocol as p
 from spider_client.events import Disconnected, Reconnected
 from spider_client.strategies import RANDOM_MAX_MOVES
 
+from .quick_bot import run_quick_bot
 from .words import error_text, plural
 
 __all__ = ["run", "run_bot", "run_demo", "local_server", "format_event", "format_results"]
@@ -38,6 +39,15 @@ __all__ = ["run", "run_bot", "run_demo", "local_server", "format_event", "format
 def run(args: argparse.Namespace) -> int:
     """Run the command ``args.command`` (``bot``, ``play``, ``watch`` or ``demo``)."""
     if args.command == "bot":
+        if args.quick is not None:
+            return _run_async(
+                run_quick_bot(
+                    args.url, args.quick, strategy=args.strategy, name=args.name, games=args.games
+                )
+            )
+        if args.code is None:
+            print("spider-race bot: give a race's code, or --quick VARIANT", file=sys.stderr)
+            return 2
         return _run_async(
             run_bot(
                 args.url,

@@ -63,6 +63,16 @@ from .codec import (
 )
 from .constants import ERROR_CODES, MAX_CLIENT_FRAME, PROTOCOL_VERSION
 from .info import ParInfo, PlayerInfo, RaceInfo, Result
+from .lobby import (
+    CancelMatch,
+    Matched,
+    OpenRace,
+    OpenRaceChanged,
+    OpenRaceList,
+    OpenRaces,
+    Queued,
+    QuickMatch,
+)
 from .players import (
     HistoryLine,
     LadderEntry,
@@ -161,6 +171,14 @@ __all__ = [
     "RatingLeaderboardReply",
     "Rematch",
     "RematchOffer",
+    "OpenRaces",
+    "OpenRace",
+    "OpenRaceList",
+    "OpenRaceChanged",
+    "QuickMatch",
+    "Queued",
+    "CancelMatch",
+    "Matched",
     "encode",
     "decode",
     "decode_event",

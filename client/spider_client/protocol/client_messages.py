@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .constants import PROTOCOL_VERSION
+from .lobby import CancelMatch, OpenRaces, QuickMatch
 from .players import Profile, RatingChanges, RatingLeaderboard, Rematch
 
 __all__ = [
@@ -72,6 +73,9 @@ class CreateRace:
     """Refuse players whose hello said ``bot`` (error ``humans_only``)."""
     rated: bool = False
     """The finish moves the players' ratings in the variant (never with ``seed``)."""
+    public: bool = False
+    """List the race in the lobby's open races while it waits for players (else it is
+    joined by its code only)."""
     type: Literal["create_race"] = "create_race"
     ghosts: list[dict[str, str]] | None = None
     """Recorded runs to race (at most 5), each ``{"race": CODE, "player": PLAYER_ID}`` of a
@@ -195,4 +199,7 @@ ClientMessage = (
     | RatingChanges
     | RatingLeaderboard
     | Rematch
+    | OpenRaces
+    | QuickMatch
+    | CancelMatch
 )

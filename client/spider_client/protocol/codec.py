@@ -28,6 +28,16 @@ from .client_messages import (
     Undo,
 )
 from .info import ParInfo, PlayerInfo, RaceInfo, Result
+from .lobby import (
+    CancelMatch,
+    Matched,
+    OpenRace,
+    OpenRaceChanged,
+    OpenRaceList,
+    OpenRaces,
+    Queued,
+    QuickMatch,
+)
 from .players import (
     HistoryLine,
     LadderEntry,
@@ -98,6 +108,10 @@ ServerMessage = (
     | RatingChangesReply
     | RatingLeaderboardReply
     | RaceEvent
+    | OpenRaceList
+    | OpenRaceChanged
+    | Queued
+    | Matched
 )
 
 
@@ -125,6 +139,9 @@ CLIENT_TYPES: dict[str, type] = {
         RatingChanges,
         RatingLeaderboard,
         Rematch,
+        OpenRaces,
+        QuickMatch,
+        CancelMatch,
     )
 }
 EVENT_CLASSES: tuple[type, ...] = (
@@ -158,6 +175,10 @@ SERVER_TYPES: dict[str, type] = {
         ProfileReply,
         RatingChangesReply,
         RatingLeaderboardReply,
+        OpenRaceList,
+        OpenRaceChanged,
+        Queued,
+        Matched,
         *EVENT_CLASSES,
     )
 }
@@ -256,6 +277,10 @@ def _build(cls: type, data: dict[str, Any]) -> Any:
         kwargs["player"] = _build(PlayerInfo, kwargs["player"])
     elif cls is Joined:
         kwargs["race"] = _build(RaceInfo, kwargs["race"])
+    elif cls is OpenRaceList:
+        kwargs["races"] = [OpenRace(**r) for r in kwargs.get("races", [])]
+    elif cls is OpenRaceChanged and kwargs.get("race") is not None:
+        kwargs["race"] = OpenRace(**kwargs["race"])
     elif cls is LeaderboardReply:
         kwargs["entries"] = [_build(LeaderboardEntry, e) for e in kwargs.get("entries", [])]
     elif cls is MyRacesReply:

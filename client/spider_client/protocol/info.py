@@ -120,3 +120,7 @@ class RaceInfo:
     par: ParInfo | None = None
     """A finished race's par once the server has it (``par`` event); None before, and for
     a daily race until its day is over."""
+    public: bool = False
+    """Listed in the lobby's open races while it waits for players."""
+    quick: bool = False
+    """Made by the quick-match queue."""

@@ -47,6 +47,7 @@ from .ghosts import (
     next_due,
     run_of,
 )
+from .lobby import listing, matched_race, window
 from .model import (
     ALL,
     FORFEIT,
@@ -88,6 +89,9 @@ _entry_of = entry_of
 """The name :func:`entry_of` had when the rules were one module."""
 
 __all__ = [
+    "listing",
+    "matched_race",
+    "window",
     "ALL",
     "ActionKind",
     "SPECTATORS",

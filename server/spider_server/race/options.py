@@ -50,6 +50,10 @@ class RaceOptions:
     declared, not detected)."""
     rated: bool = False
     """The finish moves the players' ratings (:mod:`...ratings`)."""
+    public: bool = False
+    """Listed in the lobby's open races while it waits for players."""
+    quick: bool = False
+    """Made by the quick-match queue (its players are matched, never joining by code)."""
 
     @classmethod
     def from_request(cls, msg: CreateRace, limits: Limits) -> RaceOptions:
@@ -90,6 +94,7 @@ class RaceOptions:
             seed_chosen=msg.seed is not None,
             humans_only=msg.humans_only,
             rated=rated,
+            public=msg.public,
         )
 
 

@@ -52,4 +52,6 @@ def race_info(
         humans_only=race.options.humans_only,
         rated=race.options.rated,
         par=race.par if public else None,
+        public=race.options.public,
+        quick=race.options.quick,
     )

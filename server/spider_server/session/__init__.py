@@ -9,6 +9,7 @@ else it reaches through its :class:`~.core.Context`.
 from __future__ import annotations
 
 from spider_client.protocol import (
+    CancelMatch,
     CreateRace,
     DailyRace,
     Hello,
@@ -18,7 +19,9 @@ from spider_client.protocol import (
     Leave,
     MoveAction,
     MyRaces,
+    OpenRaces,
     Profile,
+    QuickMatch,
     RatingChanges,
     RatingLeaderboard,
     Ready,
@@ -30,6 +33,7 @@ from spider_client.protocol import (
 from .actions import ActionHandlers
 from .core import MAX_NAME, Context, Handler, Outbox, State, display_name, race_code
 from .lists import ListHandlers
+from .lobby import LobbyHandlers
 from .profile import ProfileHandlers
 from .races import RaceHandlers
 
@@ -45,8 +49,9 @@ __all__ = [
 ]
 
 
-class Session(ActionHandlers, RaceHandlers, ListHandlers, ProfileHandlers):
-    """One connection: says hello, then joins races and acts in them."""
+class Session(ActionHandlers, RaceHandlers, ListHandlers, ProfileHandlers, LobbyHandlers):
+    """One connection: says hello, then joins races and acts in them (and finds them in
+    the lobby)."""
 
 
 HANDLERS: dict[type, Handler] = {
@@ -66,6 +71,9 @@ HANDLERS: dict[type, Handler] = {
     RatingChanges: Session.rating_changes,
     RatingLeaderboard: Session.rating_leaderboard,
     Rematch: Session.rematch,
+    OpenRaces: Session.open_races,
+    QuickMatch: Session.quick_match,
+    CancelMatch: Session.cancel_match,
 }
 """Message type -> the session's handler of it."""
 

@@ -17,7 +17,7 @@ import logging
 import time
 import unicodedata
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from spider_client.protocol import (
@@ -147,6 +147,8 @@ class Context:
     """The node's limits per client address (None: none)."""
     hints: Hints | None = field(default=None)
     """The node's hints: prefetches and their cache (None: hints searched when asked)."""
+    lobby: Any = None
+    """The node's :class:`~..match.Lobby` (quick match, open races)."""
 
 
 def display_name(text: str) -> str:
@@ -364,7 +366,7 @@ class SessionBase:
                 return
             player = new_player_id()
             identity = Identity(player, name or f"player-{player[1:5]}")
-        self.identity = identity
+        self.identity = replace(identity, bot=msg.bot)
         self.bot = msg.bot
         self.state = State.READY
         self.out.together = msg.together

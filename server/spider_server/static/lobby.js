@@ -5,6 +5,7 @@
 import { store } from "./net.js";
 import { BASES } from "./rules.js";
 import { dailyPanel } from "./daily.js";
+import { lobbyPanels } from "./openraces.js";
 import { $, fill, h } from "./dom.js";
 import { join, takeJoined, takeName } from "./race.js";
 import { app, membership, remember, routeCode, session, STATUS_TEXT, TERMINAL } from "./state.js";
@@ -87,6 +88,7 @@ function renderLobby() {
       h("label", { class: "check", title: "deal only a seed that a solver has proved winnable (if the server offers it)" }, h("input", { type: "checkbox", id: "winnable", name: "winnable", checked: saved.winnable ?? false }), "winnable deal"),
       h("label", { class: "check", title: "players who say they are bots may watch, not play (an honour rule)" }, h("input", { type: "checkbox", id: "humans-only", name: "humans_only", checked: saved.humans_only ?? false }), "humans only"),
       h("label", { class: "check", title: "the finish moves the players' ratings (not with a chosen seed)" }, h("input", { type: "checkbox", id: "rated", name: "rated", checked: saved.rated ?? false }), "rated"),
+      h("label", { class: "check", title: "show it in the lobby's open races until it starts" }, h("input", { type: "checkbox", id: "public", name: "public" }), "list it"),
     ),
     h(
       "details",
@@ -121,6 +123,7 @@ function renderLobby() {
       code ? joinForm : create,
       code ? create : joinForm,
       daily,
+      ...lobbyPanels(),
       mine,
       h("div", { class: "row", id: "lobby-players" }, h("button", { id: "my-profile", type: "button", onclick: () => openProfile() }, "Your profile"), h("button", { id: "ratings", type: "button", onclick: () => openProfile() }, "Rating leaderboards")),
       h("p", { class: "hint" }, "Everyone in a race plays the same deal. New to Spider? Start with spider1 and read ", h("a", { href: "#", id: "lobby-rules", onclick: (e) => (e.preventDefault(), openHowTo($("#variant")?.value)) }, "how to play"), ". Keys on the board: ", h("kbd", {}, "?"), " shows them."),
@@ -147,7 +150,7 @@ async function createRace(form) {
   };
   // newer race options: sent only when asked for (a server that does not know them yet
   // ignores them, and the room then says so)
-  const wanted = ["hints", "winnable", "humans_only", "rated"].filter((o) => data.get(o) === "on");
+  const wanted = ["hints", "winnable", "humans_only", "rated", "public"].filter((o) => data.get(o) === "on");
   for (const o of wanted) msg[o] = true;
   store.set("lobby", { base, options, minutes, undo: msg.undo, live_boards: msg.live_boards, hints: wanted.includes("hints"), winnable: wanted.includes("winnable"), humans_only: wanted.includes("humans_only"), rated: wanted.includes("rated"), max_players: msg.max_players, countdown: msg.countdown });
   try {

@@ -261,7 +261,13 @@ class StoreBase:
             raise Conflict(f"race {race.code} is at version {version}, not {change.base}")
         if stored and not change.delete and self.on_commit is not None:
             self.on_commit(race.code, int(version), stored)
+        if race.options.public:
+            await self.committed_public(change, int(version))
         return int(version)
+
+    async def committed_public(self, change: RaceChange, version: int) -> None:
+        """A public race's change was committed at ``version``: its listing follows
+        (:class:`~.lobby.LobbyCommands`)."""
 
     async def commit_action(
         self, race: Race, outcome: ActionOutcome, acked: Acked | None = None

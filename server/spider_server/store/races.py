@@ -19,6 +19,7 @@ from .. import keys
 from ..race import Game, GhostRun, Race, UndoBase
 from .codec import entry_from, game_from, race_from, text
 from .guard import as_unavailable
+from .lobby import LobbyCommands
 from .par import ParCommands
 from .ratings import RatingCommands
 from .seeds import SeedCommands
@@ -47,7 +48,7 @@ class PlayerRace(NamedTuple):
     """The player's status in it; None when they are no longer in it."""
 
 
-class Store(RatingCommands, SeedCommands, ParCommands):
+class Store(RatingCommands, SeedCommands, ParCommands, LobbyCommands):
     """One node's access to Redis: the only object that sends it commands (the hub's
     pub/sub connection aside). Every method raises :class:`~..errors.Unavailable` when
     Redis does not answer."""

@@ -1,0 +1,134 @@
+"""The lobby's messages: the list of open (public) races and the quick-match queue.
+
+- ``open_races`` (request): the public races waiting for players, newest first; with
+  ``watch``, ``open_race`` events follow on this connection whenever one is listed,
+  changes or leaves the list (``race`` None: no longer listed: it started, filled and
+  counted down, or was left).
+- ``quick_match`` (request, reply ``queued``): queue for a race of ``variant`` with
+  players of similar rating; the server sends ``matched`` (the race's code) once it
+  started one for you (you are its player already: join it). ``cancel_match`` leaves the
+  queue (reply ``done``). A player is in one queue at a time; a connection that closes
+  leaves its queue.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+__all__ = [
+    "CancelMatch",
+    "Matched",
+    "OpenRace",
+    "OpenRaceChanged",
+    "OpenRaces",
+    "OpenRaceList",
+    "QuickMatch",
+    "Queued",
+]
+
+
+@dataclass
+class OpenRaces:
+    """Ask for the public races waiting for players (reply: ``open_race_list``); with
+    ``watch``, follow the list's changes (``open_race`` events; ``watch`` False stops)."""
+
+    req: int
+    watch: bool = False
+    variant: str | None = None
+    """Only races of this variant (the events are not filtered)."""
+    type: Literal["open_races"] = "open_races"
+
+
+@dataclass
+class OpenRace:
+    """One public race waiting for players, as the lobby lists it."""
+
+    code: str
+    variant: str
+    state: str
+    """``open`` (a race that counts down or runs is no longer listed)."""
+    players: int
+    """Seats taken."""
+    max_players: int
+    time_limit: int
+    undo: bool
+    countdown: int
+    winnable: bool
+    hints: bool
+    creator: str
+    creator_name: str
+    created_at: float
+    version: int
+    creator_rating: float | None = None
+    """The creator's rating in the variant (None until ratings exist)."""
+
+    @property
+    def free(self) -> int:
+        """Seats free."""
+        return max(0, self.max_players - self.players)
+
+
+@dataclass
+class OpenRaceList:
+    """Reply to ``open_races``: the listed races, newest first."""
+
+    req: int
+    races: list[OpenRace] = field(default_factory=list)
+    type: Literal["open_race_list"] = "open_race_list"
+
+
+@dataclass
+class OpenRaceChanged:
+    """A listed race changed (``race``), or left the list (``race`` None)."""
+
+    code: str
+    race: OpenRace | None = None
+    type: Literal["open_race"] = "open_race"
+
+
+@dataclass
+class QuickMatch:
+    """Queue for a quick-match race of ``variant`` (reply: ``queued``; later ``matched``).
+    Queueing again moves the player to the new queue (one queue at a time)."""
+
+    req: int
+    variant: str = "spider4"
+    undo: bool = True
+    """The one option a quick-match race may choose; the others are the server's
+    standard ones (time limit, countdown)."""
+    with_bots: bool = False
+    """A human who opts into bots queues with them (bots always queue with bots)."""
+    type: Literal["quick_match"] = "quick_match"
+
+
+@dataclass
+class Queued:
+    """Reply to ``quick_match``: in the queue ``pool``; ``wait`` is the most seconds anyone
+    waits while someone else is queued in it."""
+
+    req: int
+    variant: str
+    pool: str
+    wait: float
+    type: Literal["queued"] = "queued"
+
+
+@dataclass
+class CancelMatch:
+    """Leave the quick-match queue (reply: ``done``; nothing happens when not queued)."""
+
+    req: int
+    type: Literal["cancel_match"] = "cancel_match"
+
+
+@dataclass
+class Matched:
+    """A quick match was found: the race ``code`` (counting down) has you as a player."""
+
+    code: str
+    variant: str
+    players: list[str] = field(default_factory=list)
+    """The players' ids, in seat order."""
+    starts_at: float | None = None
+    type: Literal["matched"] = "matched"

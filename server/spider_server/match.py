@@ -1,0 +1,309 @@
+"""The lobby of one node: the quick-match loop, the waiting players, and the open-races
+feed.
+
+Every node runs the same loop (:meth:`Lobby.run`): every ``match_turn`` seconds it asks
+which pools have players (one SMEMBERS: cheap while the queues are empty), and takes from
+each the groups that fit (one script, :data:`~.scripts.POP_MATCHES`: a group taken is this
+node's alone, so no player lands in two races and no race is made twice), then creates
+each group's race, every player in it and ready, counting down ``match_countdown``
+seconds. The players' nodes hear of it on the queues' channel and tell their connections
+(``matched``); a connection that missed it (its node's subscription was down) finds its
+match in its entry on the next turn, when the node renews its waiting players' claims.
+
+A player's rating comes from :attr:`Lobby.rating_of` (a constant until ratings exist);
+the rating window starts at :attr:`Lobby.window_base` and widens by
+:attr:`Lobby.window_growth` a second; from ``match_wait`` seconds on, any rating fits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from spider_client.protocol import Matched, OpenRaceChanged, Queued, encode
+
+from . import race as rules
+from .errors import Conflict, Unavailable
+from .keys import LOBBY_CHANNEL, MATCH_CHANNEL
+from .race import RaceOptions
+from .settings import Settings
+from .store import Store
+from .store.lobby import MATCHED, Group, open_race_from
+
+__all__ = ["DEFAULT_RATING", "Lobby", "Waiter", "pool_name"]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_RATING = 1500.0
+CODES_PER_TURN = 8
+"""Race codes offered to one pool's script a turn (groups taken at most)."""
+
+
+def pool_name(variant: str, *, undo: bool, bots: bool) -> str:
+    """``<variant>:<u|n>:<humans|bots>``: players of one pool may be matched together."""
+    return f"{variant}:{'u' if undo else 'n'}:{'bots' if bots else 'humans'}"
+
+
+class Member(Protocol):
+    """What the lobby needs of a session."""
+
+    id: str
+
+    @property
+    def player(self) -> str: ...
+
+    def send_msg(self, message: object) -> None: ...
+
+    def send_frame(self, frame: bytes) -> None: ...
+
+
+@dataclass
+class Waiter:
+    """A connection of this node waiting in a quick-match queue."""
+
+    session: Member
+    player: str
+    name: str
+    variant: str
+    undo: bool
+    pool: str
+    queued_at: float
+    matched_seen: float | None = None
+    """When the node first saw this waiter's entry matched without being told (monotonic)."""
+
+
+class Lobby:
+    """The node's quick-match loop and waiting players, and its open-races watchers."""
+
+    def __init__(
+        self,
+        store: Store,
+        settings: Settings,
+        *,
+        clock: Callable[[], float],
+        rating_of: Callable[[str, str], float] | None = None,
+    ) -> None:
+        self.store = store
+        self.settings = settings
+        self.clock = clock
+        self.rating_of: Callable[[str, str], float] = rating_of or (
+            lambda player, variant: DEFAULT_RATING
+        )
+        """The player's rating in a variant (read when they queue)."""
+        self.window_base = 100.0
+        """How far apart ratings may be at first."""
+        self.window_growth = 50.0
+        """How much wider that gets each second of waiting."""
+        self.waiters: dict[str, Waiter] = {}
+        """Connection id -> its waiter."""
+        self.watchers: dict[str, Member] = {}
+        """Connection id -> a connection following the open races."""
+        self.matches_made = 0
+
+    @property
+    def alive_ttl(self) -> float:
+        return max(5.0, 20 * self.settings.match_turn)
+
+    # -- the open races ---------------------------------------------------------------------
+
+    def watch(self, session: Member, on: bool = True) -> None:
+        if on:
+            self.watchers[session.id] = session
+        else:
+            self.watchers.pop(session.id, None)
+
+    def _listing_changed(self, data: bytes) -> None:
+        code, _, listing = data.partition(b"|")
+        race = open_race_from(listing) if listing else None
+        frame = encode(OpenRaceChanged(code=code.decode(), race=race))
+        for session in list(self.watchers.values()):
+            session.send_frame(frame)
+
+    # -- the queue --------------------------------------------------------------------------
+
+    async def queue(
+        self,
+        session: Member,
+        *,
+        name: str,
+        variant: str,
+        undo: bool,
+        bots: bool,
+        since: float | None = None,
+    ) -> Queued:
+        """Queue the connection's player (out of any other queue), waiting from ``since``
+        (by default now)."""
+        pool = pool_name(variant, undo=undo, bots=bots)
+        rating = float(self.rating_of(session.player, variant))
+        since = self.clock() if since is None else since
+        waiter = Waiter(session, session.player, name, variant, undo, pool, since)
+        for other in [w for w in self.waiters.values() if w.player == session.player]:
+            self.waiters.pop(other.session.id, None)  # one queue at a time, the latest
+        self.waiters[session.id] = waiter
+        expiry = self.clock() + self.alive_ttl
+        result = await self.store.queue_match(
+            session.player, session.id, pool, rating, name, expiry, since
+        )
+        if result != "ok":
+            self.waiters.pop(session.id, None)
+            raise Conflict("a match of yours is being made; wait for it")
+        return Queued(req=0, variant=variant, pool=pool, wait=self.settings.match_wait)
+
+    async def cancel(self, session: Member) -> None:
+        """Take the connection's player out of their queue (if this connection queued)."""
+        if self.waiters.pop(session.id, None) is not None:
+            await self.store.cancel_match(session.player, session.id)
+
+    def gone(self, session: Member, spawn: Callable[[Any], object]) -> None:
+        """The connection closed: out of the queue and the watchers."""
+        self.watchers.pop(session.id, None)
+        if self.waiters.pop(session.id, None) is not None:
+            spawn(self.store.cancel_match(session.player, session.id))
+
+    async def _deliver(self, waiter: Waiter, code: str) -> bool:
+        """Tell the waiter of its race (if the race exists)."""
+        race = await self.store.load_race(code)
+        if race is None or waiter.player not in race.players:
+            return False
+        if self.waiters.get(waiter.session.id) is not waiter:
+            return True  # told already
+        del self.waiters[waiter.session.id]
+        waiter.session.send_msg(
+            Matched(
+                code=code,
+                variant=race.options.variant,
+                players=list(race.players),
+                starts_at=race.starts_at,
+            )
+        )
+        await self.store.match_delivered(waiter.player, code)
+        return True
+
+    def _heard(self, data: bytes) -> asyncio.Task[bool] | None:
+        player, conn, code = data.decode().split("\t")
+        waiter = self.waiters.get(conn)
+        if waiter is None or waiter.player != player:
+            return None
+        return asyncio.get_running_loop().create_task(self._deliver(waiter, code))
+
+    # -- the loops ----------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """The feed (the lobby's and the queues' channels) and the matching turns, until
+        cancelled."""
+        feed = asyncio.get_running_loop().create_task(self._feed())
+        try:
+            while True:
+                await asyncio.sleep(self.settings.match_turn)
+                try:
+                    await self.turn()
+                except Unavailable:
+                    pass
+                except Exception:
+                    log.exception("a quick-match turn failed")
+        finally:
+            feed.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await feed
+
+    async def _feed(self) -> None:
+        tasks: set[asyncio.Task[bool]] = set()
+        while True:
+            try:
+                async for channel, data in self.store.lobby_messages():
+                    if channel == LOBBY_CHANNEL:
+                        self._listing_changed(data)
+                    elif channel == MATCH_CHANNEL:
+                        task = self._heard(data)
+                        if task is not None:
+                            tasks.add(task)
+                            task.add_done_callback(tasks.discard)
+            except Unavailable:
+                await asyncio.sleep(0.5)
+            except Exception:
+                log.exception("the lobby's feed failed")
+                await asyncio.sleep(0.5)
+
+    async def turn(self) -> None:
+        """One turn: renew this node's waiters, then take and start the groups that fit."""
+        await self._renew()
+        s = self.settings
+        for pool in await self.store.match_pools():
+            codes = [rules.new_code() for _ in range(CODES_PER_TURN)]
+            groups = await self.store.pop_matches(
+                pool,
+                codes,
+                wait=s.match_wait,
+                gather=min(s.match_gather, s.match_wait),
+                max_players=s.match_max_players,
+                base=self.window_base,
+                growth=self.window_growth,
+            )
+            for code, group in groups:
+                await self._start(pool, code, group)
+
+    async def _start(self, pool: str, code: str, group: Group) -> None:
+        variant, undo, _ = pool.split(":")
+        s = self.settings
+        options = RaceOptions(
+            variant=variant,
+            max_players=len(group),
+            time_limit=s.match_time_limit,
+            undo=undo == "u",
+            live_boards=False,
+            countdown=s.match_countdown,
+            quick=True,
+        )
+        now = self.clock()
+        change = rules.matched_race(
+            code=code, options=options, players=[(p, n) for p, _, n in group], now=now
+        )
+        try:
+            await self.store.commit(change, new=True)
+        except Conflict:  # the code is taken (1 in 32**5): the waiters are queued again
+            log.warning("quick-match code %s was taken; its players wait again", code)
+            return
+        for player, _, _ in group:
+            await self.store.add_player_race(player, code)
+        self.matches_made += 1
+        await self.store.record_match(code, group, now)
+
+    async def _renew(self) -> None:
+        waiters = list(self.waiters.values())
+        if not waiters:
+            return
+        entries = await self.store.renew_waiters(
+            [(w.player, w.session.id) for w in waiters], self.clock() + self.alive_ttl
+        )
+        mono = time.monotonic()
+        for waiter, entry in zip(waiters, entries, strict=True):
+            if self.waiters.get(waiter.session.id) is not waiter:
+                continue
+            if entry is None:  # dropped (its claim lapsed): in the queue again
+                await self._requeue(waiter)
+            elif entry[0] == MATCHED and entry[3] == waiter.session.id:
+                if waiter.matched_seen is None:
+                    waiter.matched_seen = mono
+                    continue
+                late = mono - waiter.matched_seen
+                if late > 1.0 and not await self._deliver(waiter, entry[1]) and late > 10.0:
+                    await self.store.match_delivered(waiter.player, entry[1])  # never made
+                    await self._requeue(waiter)
+            elif entry[0] != MATCHED and entry[1] != waiter.session.id:
+                del self.waiters[waiter.session.id]  # the player queued elsewhere
+
+    async def _requeue(self, waiter: Waiter) -> None:
+        with contextlib.suppress(Conflict):
+            await self.queue(
+                waiter.session,
+                name=waiter.name,
+                variant=waiter.variant,
+                undo=waiter.undo,
+                bots=waiter.pool.endswith(":bots"),
+                since=waiter.queued_at,
+            )

@@ -1,0 +1,73 @@
+"""The lobby's rules: which races are listed as open, and the race a quick match makes."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from spider_client.protocol import OpenRace
+
+from .model import Race, RaceChange, RaceState
+from .options import RaceOptions
+from .transitions import create_race, join, set_ready
+
+__all__ = ["listing", "matched_race", "window"]
+
+
+def listing(race: Race, *, deleted: bool = False) -> OpenRace | None:
+    """The race as the open-races list shows it; None when it is not listed: private,
+    deleted, or no longer open (counting down, running, finished)."""
+    if deleted or not race.options.public or race.state is not RaceState.OPEN:
+        return None
+    creator = race.players.get(race.creator)
+    o = race.options
+    return OpenRace(
+        code=race.code,
+        variant=o.variant,
+        state=race.state.value,
+        players=len(race.players),
+        max_players=o.max_players,
+        time_limit=o.time_limit,
+        undo=o.undo,
+        countdown=o.countdown,
+        winnable=o.winnable,
+        hints=o.hints,
+        creator=race.creator,
+        creator_name=creator.name if creator is not None else "",
+        created_at=race.created_at,
+        version=race.version,
+    )
+
+
+def matched_race(
+    *, code: str, options: RaceOptions, players: list[tuple[str, str]], now: float
+) -> RaceChange:
+    """A new race with every matched ``(player, name)`` in it, in that order, each ready:
+    it counts down at once (``options.countdown`` seconds). Commit it as new."""
+    assert len(players) >= 1
+    first, *others = players
+    change = create_race(code=code, options=options, creator=first[0], name=first[1], now=now)
+    race, events = change.race, list(change.events)
+    for player, name in others:
+        joined = join(race, player, name, now)
+        assert joined is not None
+        race = joined.race
+        events += joined.events
+    for player, _ in players:
+        ready = set_ready(race, player, True, now)
+        assert ready is not None
+        race = ready.race
+        events += ready.events
+    race = replace(race, version=0)
+    return RaceChange(
+        base=0, race=race, meta=True, players=list(race.players.values()), events=events
+    )
+
+
+def window(waited: float, *, base: float, growth: float, wait: float) -> float:
+    """How far apart two ratings may be for a player who has waited ``waited`` seconds:
+    ``base``, widened by ``growth`` a second; unbounded from ``wait`` seconds on (so that
+    nobody waits longer than ``wait`` while anyone else is queued). The queue's script
+    (:data:`~..scripts.POP_MATCHES`) computes the same."""
+    if waited >= wait:
+        return float("inf")
+    return base + growth * max(0.0, waited)

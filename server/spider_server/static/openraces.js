@@ -1,0 +1,134 @@
+// The lobby's open races (the public races waiting for players, kept live from the
+// server's open_race events) and the Quick match button (queued, waiting, matched: the
+// page joins the race the server made).
+
+import { BASES } from "./rules.js";
+import { $, fill, h } from "./dom.js";
+import { join, takeName } from "./race.js";
+import { session } from "./state.js";
+import { baseLabel } from "./howto.js";
+
+const listed = new Map(); // code -> the race's listing
+let watching = false;
+let matching = null; // the variant being queued for, or null
+
+// the lobby's messages reach this module before the race's handlers
+const take = session.take.bind(session);
+session.take = (msg) => {
+  if (msg && msg.type === "open_race") {
+    if (msg.race) listed.set(msg.code, msg.race);
+    else listed.delete(msg.code);
+    drawList();
+    return;
+  }
+  if (msg && msg.type === "matched") {
+    matching = null;
+    join(msg.code, "player");
+    return;
+  }
+  take(msg);
+  if (msg && msg.type === "welcome") {
+    watching = false; // a new connection follows nothing: follow again from here
+    matching = null; // and is in no queue
+    drawMatch();
+    if ($("#open-race-list")) follow();
+  }
+};
+
+function drawList() {
+  const list = $("#open-race-list");
+  if (!list) return;
+  const races = [...listed.values()].sort((a, b) => b.created_at - a.created_at);
+  fill(
+    list,
+    ...(races.length
+      ? races.map((r) =>
+          h(
+            "li",
+            { "data-code": r.code, "data-free": String(Math.max(0, r.max_players - r.players)) },
+            h("a", { href: `/r/${r.code}`, onclick: (e) => (e.preventDefault(), joinOpen(r.code)) }, r.code),
+            ` ${r.variant} · ${r.players}/${r.max_players} players · ${Math.round(r.time_limit / 60)} min · by ${r.creator_name}`,
+            r.creator_rating != null ? ` (${Math.round(r.creator_rating)})` : "",
+          ),
+        )
+      : [h("li", { class: "empty" }, "No open races right now: create one and tick “list it”.")]),
+  );
+}
+
+async function joinOpen(code) {
+  if (!(await takeName())) return;
+  join(code, "player");
+}
+
+async function follow() {
+  if (watching || !session.welcomed) return;
+  watching = true;
+  try {
+    const reply = await session.request({ type: "open_races", watch: true });
+    listed.clear();
+    for (const r of reply.races || []) listed.set(r.code, r);
+    drawList();
+  } catch {
+    watching = false;
+  }
+}
+
+function drawMatch() {
+  const box = $("#quick-match-state");
+  if (!box) return;
+  $("#quick-match").disabled = matching !== null;
+  fill(
+    box,
+    ...(matching
+      ? [h("span", { id: "match-waiting" }, `Looking for players (${matching})…`), " ", h("button", { id: "cancel-match", type: "button", onclick: cancel }, "Cancel")]
+      : []),
+  );
+}
+
+async function quickMatch() {
+  if (!(await takeName())) return;
+  const variant = $("#quick-variant").value;
+  matching = variant;
+  drawMatch();
+  try {
+    await session.request({ type: "quick_match", variant, with_bots: $("#quick-bots").checked });
+  } catch (e) {
+    matching = null;
+    drawMatch();
+    fill($("#quick-match-state"), h("span", { class: "error" }, e.message));
+  }
+}
+
+async function cancel() {
+  matching = null;
+  drawMatch();
+  try {
+    await session.request({ type: "cancel_match" });
+  } catch {
+    // gone with the connection: nothing is queued then
+  }
+}
+
+/** The Quick match panel and the open races' list, for the lobby. */
+export function lobbyPanels() {
+  const quick = h(
+    "div",
+    { class: "card-panel", id: "quick-panel" },
+    h("h2", {}, "Quick match"),
+    h(
+      "div",
+      { class: "row" },
+      h("label", { for: "quick-variant" }, "Variant"),
+      h("select", { id: "quick-variant" }, Object.keys(BASES).map((b) => h("option", { value: b, selected: b === "spider1" }, baseLabel(b)))),
+      h("label", { class: "check" }, h("input", { type: "checkbox", id: "quick-bots" }), "with bots"),
+    ),
+    h("div", { class: "row" }, h("button", { id: "quick-match", type: "button", class: "primary", onclick: quickMatch }, "Quick match"), h("span", { id: "quick-match-state" })),
+  );
+  const open = h("div", { class: "card-panel", id: "open-races" }, h("h2", {}, "Open races"), h("ul", { id: "open-race-list" }));
+  queueMicrotask(() => {
+    drawList();
+    drawMatch();
+    follow();
+  });
+  return [quick, open];
+}

@@ -1,0 +1,267 @@
+"""The lobby in Redis: the list of open public races and the quick-match queues.
+
+The open list is a sorted set by creation time (at most :data:`~..keys.OPEN_MAX`) with a
+hash of listings; each public race's commit updates its listing through one script that
+keeps the newest version only and publishes the change on the lobby's channel. Reading the
+list is one range and one HMGET (and a check that the listed races still exist): never a
+scan.
+
+The queues share the ``{match}`` hash tag: queueing, cancelling and taking a group are
+each one script (:mod:`..scripts`), so a player is in one queue at a time and a group is
+taken by one node only. Every method raises :class:`~..errors.Unavailable` when Redis
+does not answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import msgpack
+
+from spider_client.protocol import OpenRace, pack
+
+from .. import keys
+from ..race import Race, RaceChange, listing
+from ..scripts import CANCEL_MATCH, LIST_RACE, MATCH_DELIVERED, POP_MATCHES, QUEUE_MATCH
+from .codec import text
+from .commits import StoreBase
+from .guard import as_unavailable
+
+__all__ = ["Group", "LobbyCommands", "MATCHED"]
+
+MATCHED = "matched"
+"""The pool field of a player's entry once matched (until their connection is told)."""
+
+Group = list[tuple[str, str, str]]
+"""A group taken from a queue: (player, connection, name) in seat order."""
+
+_RETRIES = 5
+
+
+class LobbyCommands(StoreBase):
+    """The open races' list and the quick-match queues."""
+
+    _scripts: dict[str, Any]
+
+    def _lobby_script(self, source: str) -> Any:
+        scripts = self.__dict__.setdefault("_scripts", {})
+        if source not in scripts:
+            scripts[source] = self.redis.register_script(source)
+        return scripts[source]
+
+    # -- the open races -----------------------------------------------------------------------
+
+    async def committed_public(self, change: RaceChange, version: int) -> None:
+        await self.list_race(change.race, version, deleted=change.delete)
+
+    async def list_race(self, race: Race, version: int, *, deleted: bool = False) -> None:
+        """Bring the race's listing to ``version`` (listed while open, else off the list)."""
+        shown = listing(race, deleted=deleted)
+        if shown is not None:
+            shown.version = version
+        data = b"" if shown is None else pack(shown)
+        await self._list(race.code, version, race.created_at, data)
+
+    async def _list(self, code: str, version: int, created_at: float, data: bytes) -> None:
+        args: list[str | bytes] = [
+            code,
+            str(version),
+            repr(created_at),
+            data,
+            str(keys.OPEN_MAX),
+            repr(self.clock()),
+            str(keys.GONE_MAX),
+        ]
+        lobby = [keys.LOBBY_OPEN, keys.LOBBY_INFO, keys.LOBBY_VERSIONS, keys.LOBBY_GONE]
+        with as_unavailable:
+            await self._lobby_script(LIST_RACE)(keys=[*lobby, keys.LOBBY_CHANNEL], args=args)
+
+    async def open_races(self, limit: int = 100) -> list[OpenRace]:
+        """The listed races, newest first (at most ``limit``); a listed race whose keys are
+        gone (expired) is taken off the list."""
+        with as_unavailable:
+            found: list[Any] = await self.redis.zrevrange(keys.LOBBY_OPEN, 0, limit - 1)
+            codes = [text(c) for c in found]
+            if not codes:
+                return []
+            async with self.redis.pipeline(transaction=False) as pipe:
+                pipe.hmget(keys.LOBBY_INFO, codes)
+                for code in codes:
+                    pipe.exists(keys.meta(code))
+                infos, *alive = await pipe.execute()
+        out: list[OpenRace] = []
+        for code, info, exists in zip(codes, infos, alive, strict=True):
+            if not exists:
+                await self._list(code, 1 << 60, 0.0, b"")
+            elif info:
+                out.append(open_race_from(info))
+        return out
+
+    async def lobby_messages(self) -> AsyncIterator[tuple[str, bytes]]:
+        """(channel, data) of every message on the lobby's and the queues' channels, from
+        the moment of subscribing (a connection of its own; ends only by an error)."""
+        pubsub = self.redis.pubsub()
+        try:
+            with as_unavailable:
+                await pubsub.subscribe(keys.LOBBY_CHANNEL, keys.MATCH_CHANNEL)
+            while True:
+                with as_unavailable:
+                    message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1)
+                if message is not None and message.get("type") == "message":
+                    yield text(message["channel"]), message["data"]
+        finally:
+            with as_unavailable:
+                await pubsub.aclose()
+
+    # -- the quick-match queues -----------------------------------------------------------------
+
+    async def match_entry(self, player: str) -> list[str] | None:
+        """The player's entry's fields (pool, connection, …), or None when not queued."""
+        with as_unavailable:
+            e = await self.redis.hget(keys.MATCH_WHO, player)
+        return None if e is None else text(e).split("\t")
+
+    async def queue_match(
+        self,
+        player: str,
+        conn: str,
+        pool: str,
+        rating: float,
+        name: str,
+        expiry: float,
+        since: float,
+    ) -> str:
+        """Queue the player in ``pool`` (out of any other), waiting since ``since``: ``ok``,
+        or ``matched`` when a match of theirs waits to be told."""
+        entry = f"{pool}\t{conn}\t{rating!r}\t{name}"
+        old = await self.match_entry(player)
+        expected = "" if old is None else old[0]
+        script = self._lobby_script(QUEUE_MATCH)
+        for _ in range(_RETRIES):
+            old_queue = keys.match_queue(expected) if expected else keys.match_queue(pool)
+            key_list = [
+                keys.MATCH_WHO,
+                keys.MATCH_ALIVE,
+                keys.MATCH_POOLS,
+                keys.match_queue(pool),
+                old_queue,
+            ]
+            args = [player, entry, repr(since), repr(expiry), expected, pool]
+            with as_unavailable:
+                reply = await script(keys=key_list, args=args)
+            if isinstance(reply, list):
+                expected = text(reply[1])
+                continue
+            return text(reply)
+        return "busy"
+
+    async def cancel_match(self, player: str, conn: str = "") -> str:
+        """Take the player out of their queue (only connection ``conn``'s entry unless
+        empty): ``ok``, ``none``, ``other`` (another connection's) or ``matched``."""
+        old = await self.match_entry(player)
+        if old is None:
+            return "none"
+        expected = old[0]
+        script = self._lobby_script(CANCEL_MATCH)
+        for _ in range(_RETRIES):
+            if expected == MATCHED:
+                return MATCHED
+            key_list = [keys.MATCH_WHO, keys.MATCH_ALIVE, keys.match_queue(expected)]
+            with as_unavailable:
+                reply = await script(keys=key_list, args=[player, conn, expected])
+            if isinstance(reply, list):
+                expected = text(reply[1])
+                continue
+            return text(reply)
+        return "busy"
+
+    async def match_pools(self) -> list[str]:
+        """The pools with players queued (one SMEMBERS: cheap when none)."""
+        with as_unavailable:
+            return sorted(text(p) for p in await self.redis.smembers(keys.MATCH_POOLS))
+
+    async def pop_matches(
+        self,
+        pool: str,
+        codes: Sequence[str],
+        *,
+        wait: float,
+        gather: float,
+        max_players: int,
+        base: float,
+        growth: float,
+        limit: int = 200,
+    ) -> list[tuple[str, Group]]:
+        """Take the groups that fit now from ``pool``'s queue (one script: each group is
+        this caller's alone), each with the next of ``codes``: (code, group)."""
+        key_list = [
+            keys.match_queue(pool),
+            keys.MATCH_WHO,
+            keys.MATCH_ALIVE,
+            keys.MATCH_POOLS,
+            keys.MATCH_GROUPS,
+        ]
+        args = [
+            repr(self.clock()),
+            repr(wait),
+            repr(gather),
+            str(max_players),
+            repr(base),
+            repr(growth),
+            str(limit),
+            pool,
+            *codes,
+        ]
+        with as_unavailable:
+            reply = await self._lobby_script(POP_MATCHES)(keys=key_list, args=args)
+        out: list[tuple[str, Group]] = []
+        for group in reply:
+            items = [text(x) for x in group]
+            members = [(items[i], items[i + 1], items[i + 2]) for i in range(1, len(items), 3)]
+            out.append((items[0], members))
+        return out
+
+    async def renew_waiters(
+        self, waiters: Sequence[tuple[str, str]], expiry: float
+    ) -> list[list[str] | None]:
+        """Keep the waiting (player, connection)s queued until ``expiry``; their entries
+        now (None: no longer queued)."""
+        if not waiters:
+            return []
+        with as_unavailable:
+            entries = await self.redis.hmget(keys.MATCH_WHO, [p for p, _ in waiters])
+            found = [None if e is None else text(e).split("\t") for e in entries]
+            mine = {
+                p: expiry
+                for (p, conn), e in zip(waiters, found, strict=True)
+                if e is not None and (e[1] == conn or (e[0] == MATCHED and e[3] == conn))
+            }
+            if mine:
+                await self.redis.zadd(keys.MATCH_ALIVE, mine, xx=False)
+        return found
+
+    async def match_delivered(self, player: str, code: str) -> None:
+        """The player's connection was told of match ``code``: forget their entry."""
+        with as_unavailable:
+            await self._lobby_script(MATCH_DELIVERED)(
+                keys=[keys.MATCH_WHO, keys.MATCH_ALIVE], args=[player, code]
+            )
+
+    async def record_match(self, code: str, group: Group, now: float) -> None:
+        """Count a quick-match race created, remember it, and tell each player's node."""
+        players = ",".join(p for p, _, _ in group)
+        with as_unavailable:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                pipe.incr(keys.MATCH_CREATED)
+                pipe.lpush(keys.MATCH_RECENT, f"{code}|{players}|{now!r}")
+                pipe.ltrim(keys.MATCH_RECENT, 0, keys.RECENT_MAX - 1)
+                for player, conn, _ in group:
+                    pipe.publish(keys.MATCH_CHANNEL, f"{player}\t{conn}\t{code}")
+                await pipe.execute()
+
+
+def open_race_from(data: bytes) -> OpenRace:
+    """A listing as stored."""
+    fields = msgpack.unpackb(data, raw=False)
+    return OpenRace(**{k: v for k, v in fields.items() if k in OpenRace.__dataclass_fields__})

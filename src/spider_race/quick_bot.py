@@ -1,0 +1,39 @@
+"""``spider-race bot --quick VARIANT``: a bot on the quick-match ladder: it queues, plays
+the race it is matched into, and queues again, ``games`` times (0: until stopped)."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from typing import TextIO
+
+from spider_client import Client, GameOver, WrongState, make_bot, play_race
+
+__all__ = ["run_quick_bot"]
+
+
+async def run_quick_bot(
+    url: str | list[str],
+    variant: str,
+    *,
+    strategy: str = "greedy",
+    name: str | None = None,
+    games: int = 1,
+    out: TextIO | None = None,
+) -> int:
+    """Queue for quick matches of ``variant`` as a bot (``hello`` says so) and play each
+    with a ``strategy`` bot; one line per game: code, status, runs, moves. Returns the
+    exit status."""
+    out = out or sys.stdout
+    played = 0
+    async with await Client.connect(url, name=name or f"{strategy} bot", bot=True) as client:
+        while games == 0 or played < games:
+            code = await client.quick_match(variant)
+            await play_race(client, make_bot(strategy), ready=False)
+            me = client.me
+            if me is not None:
+                print(f"{code} {me.status} runs={me.runs} moves={me.moves}", file=out, flush=True)
+            with contextlib.suppress(GameOver, WrongState):  # the race may go on: leave it
+                await client.leave()
+            played += 1
+    return 0

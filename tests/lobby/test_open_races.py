@@ -1,0 +1,60 @@
+"""The open races' list against real nodes: a public race appears, fills and vanishes, on
+every node; private races never show."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+from spider_client import Client
+from spider_client import protocol as p
+
+
+async def _next(
+    it: AsyncIterator[p.OpenRaceChanged], code: str, *, gone: bool = False
+) -> p.OpenRaceChanged:
+    """The next change of race ``code`` (with ``gone``: the one taking it off the list)."""
+    async with asyncio.timeout(10):
+        async for change in it:
+            if change.code == code and (change.race is None or not gone):
+                return change
+    raise AssertionError("the watch ended")
+
+
+async def test_a_public_race_appears_fills_and_vanishes_across_nodes(
+    redis_server, server_node
+) -> None:
+    one = await server_node(redis_server.url)
+    two = await server_node(redis_server.url)
+    async with (
+        await Client.connect(one.url, name="host") as host,
+        await Client.connect(two.url, name="guest") as guest,
+        await Client.connect(two.url, name="lurker") as lurker,
+    ):
+        watch = lurker.watch_open_races()
+        private = await host.create_race(variant="spider1", max_players=2)
+        code = await host.create_race(variant="spider1", max_players=2, public=True)
+        seen = await _next(watch, code)
+        assert seen.race is not None
+        assert (seen.race.players, seen.race.free, seen.race.creator_name) == (1, 1, "host")
+        listed = await guest.open_races()
+        assert [r.code for r in listed] == [code] and private not in lurker.listed
+        await guest.join(code)
+        filled = await _next(watch, code)
+        assert filled.race is not None and (filled.race.players, filled.race.free) == (2, 0)
+        await host.ready()
+        await guest.ready()
+        gone = await _next(watch, code, gone=True)
+        assert gone.race is None and code not in lurker.listed
+        assert await guest.open_races() == []
+        await watch.aclose()
+
+
+async def test_a_race_left_by_everyone_leaves_the_list(redis_server, server_node) -> None:
+    node = await server_node(redis_server.url)
+    async with await Client.connect(node.url, name="host") as host:
+        code = await host.create_race(variant="spider1", public=True)
+        assert [r.code for r in await host.open_races("spider1")] == [code]
+        assert await host.open_races("spider2") == []
+        await host.leave()
+        assert await host.open_races() == []

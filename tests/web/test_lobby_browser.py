@@ -1,0 +1,66 @@
+"""The lobby in Chromium against real server nodes: two pages press Quick match and land
+in the same race; the open-races list shows a public race appear, fill and vanish."""
+
+from __future__ import annotations
+
+from spider_client import Client
+from tests.web.web_helpers import open_page
+
+MATCH = {"match_wait": 3.0, "match_gather": 0.3, "match_turn": 0.05, "match_countdown": 2}
+
+
+async def _race_code(page) -> str:
+    await page.wait_for_function("() => window.spiderRace.app.race?.code")
+    code: str = await page.evaluate("() => window.spiderRace.app.race.code")
+    return code
+
+
+async def test_two_pages_quick_match_into_one_race(browser, redis_server, server_node) -> None:
+    node = await server_node(redis_server.url, **MATCH)
+    pages = []
+    for name in ("Ann", "Bob"):
+        player = await open_page(browser, name, "player", node.http_url)
+        await player.page.fill("#name", name)
+        await player.page.select_option("#quick-variant", "spider1")
+        pages.append(player)
+    for player in pages:
+        await player.page.click("#quick-match")
+    await pages[0].page.wait_for_selector("#match-waiting")  # a waiting state shows
+    codes = [await _race_code(p.page) for p in pages]
+    assert codes[0] == codes[1]
+    await pages[0].page.wait_for_selector("#room-players li:nth-child(2)")
+    assert not any(p.errors for p in pages), [p.errors for p in pages]
+
+
+async def test_quick_match_can_be_cancelled(browser, redis_server, server_node) -> None:
+    node = await server_node(redis_server.url, **MATCH)
+    player = await open_page(browser, "Cy", "player", node.http_url)
+    page = player.page
+    await page.fill("#name", "Cy")
+    await page.click("#quick-match")
+    await page.wait_for_selector("#cancel-match")
+    await page.click("#cancel-match")
+    await page.wait_for_selector("#match-waiting", state="detached")
+    assert await page.is_enabled("#quick-match")
+
+
+async def test_open_races_appear_fill_and_vanish(browser, redis_server, server_node) -> None:
+    one = await server_node(redis_server.url)
+    two = await server_node(redis_server.url)
+    viewer = await open_page(browser, "Viewer", "player", two.http_url)
+    page = viewer.page
+    await page.wait_for_selector("#open-race-list li.empty")
+    async with (
+        await Client.connect(one.url, name="host") as host,
+        await Client.connect(one.url, name="guest") as guest,
+    ):
+        code = await host.create_race(variant="spider1", max_players=2, public=True)
+        row = f"#open-race-list li[data-code='{code}']"
+        await page.wait_for_selector(f"{row}[data-free='1']")
+        assert "host" in await page.inner_text(row)
+        await guest.join(code)
+        await page.wait_for_selector(f"{row}[data-free='0']")
+        await host.ready()
+        await guest.ready()
+        await page.wait_for_selector(row, state="detached")
+    assert not viewer.errors, viewer.errors
