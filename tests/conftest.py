@@ -70,7 +70,8 @@ class NodeHandle:
     http_url: str
 
     async def close(self) -> None:
-        await self.node.close()
+        # a node that does not close within a minute fails the test instead of hanging it
+        await asyncio.wait_for(self.node.close(), 60)
 
 
 @pytest.fixture

@@ -32,6 +32,7 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 
 from . import race as rules
 from . import redisconn
+from .closing import bounded
 from .errors import Conflict, Unavailable
 from .ghosts import GhostRunner
 from .hints import Hints
@@ -269,17 +270,16 @@ class Node:
             await asyncio.wait(list(self._tasks), timeout=min(timeout, 2.0))
         for task in list(self._tasks):
             task.cancel()
-        for task in [*self._loops, *self._tasks]:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        # every step below has a deadline: a task that will not end, or a link that will
+        # not close, is left behind with a warning rather than holding the node open
+        await bounded(asyncio.gather(*self._loops, *self._tasks, return_exceptions=True))
         self._loops = []
-        await self.seeds.stopped()
-        await self.workers.stop()  # after the seed pool: nothing waits for a proof now
-        await self.hub.close()
-        await self.store.aclose()
+        await bounded(self.seeds.stopped())
+        await bounded(self.workers.stop())  # after the pool: no proof is awaited now
+        await bounded(self.hub.close())
+        await bounded(self.store.aclose())
         for client in (self.redis, self._health):
-            with contextlib.suppress(Exception):
-                await client.aclose()
+            await bounded(client.aclose())
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any] | None:
         """Run ``coro`` in the background, kept until done; failures are logged. Once the
