@@ -341,3 +341,17 @@ def test_a_worker_imports_nothing_of_the_node() -> None:
     process.start()
     process.join(BOUND)
     assert process.exitcode == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="the system has no idle policy")
+@pytest.mark.parametrize(("nice", "policy"), [(19, "SCHED_IDLE"), (5, "SCHED_OTHER")])
+async def test_workers_run_niced_and_idle_at_the_highest_niceness(
+    workers: Factory, nice: int, policy: str
+) -> None:
+    pool = workers(solver_nice=nice, solver_warm=1)
+    assert await pool.prove("spider1", "1", 5000) is True  # the worker is past its set-up
+    [pid] = pool.pids()
+    assert os.getpriority(os.PRIO_PROCESS, pid) == min(
+        19, os.getpriority(os.PRIO_PROCESS, 0) + nice
+    )
+    assert os.sched_getscheduler(pid) == getattr(os, policy)

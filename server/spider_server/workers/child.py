@@ -29,7 +29,10 @@ comes after the job ended is ignored).
 
 The worker exits when its pipe closes (the node closed it or died), ignores SIGINT (the
 node decides when it stops) and runs at a higher niceness than the node (the setting
-``solver_nice``). During a long search it checks every 10,000 positions
+``solver_nice``); at the highest niceness (19, the default) it also asks for the idle
+scheduling policy where the system has one (Linux's ``SCHED_IDLE``: the worker runs only on
+a core that nothing else wants, and a waking event loop takes the core from it at once
+instead of after a slice). During a long search it checks every 10,000 positions
 that the node that started it is still its parent, and exits if not.
 """
 
@@ -102,6 +105,23 @@ class Cancelled(BaseException):
     on the way stops it)."""
 
 
+IDLE_FROM = 19
+"""The niceness from which a worker also asks for the idle scheduling policy."""
+
+
+def idle_priority() -> bool:
+    """Put this process under the idle scheduling policy (``SCHED_IDLE``) where the system
+    has it; whether it did."""
+    policy = getattr(os, "SCHED_IDLE", None)
+    if policy is None or not hasattr(os, "sched_setscheduler"):
+        return False
+    try:
+        os.sched_setscheduler(0, policy, os.sched_param(0))
+    except OSError:
+        return False
+    return True
+
+
 def serve(conn: Connection, nice: int = 0) -> None:
     """The worker's main loop (the target of the worker process); ``nice`` is added to the
     process's niceness, so that the node's event loop wins a contended core."""
@@ -109,6 +129,8 @@ def serve(conn: Connection, nice: int = 0) -> None:
     if nice:
         with contextlib.suppress(OSError):
             os.nice(nice)
+    if nice >= IDLE_FROM:
+        idle_priority()
     parent = os.getppid()
 
     def check_parent(_: int) -> None:
