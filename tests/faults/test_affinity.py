@@ -5,6 +5,8 @@ one node."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from typing import Any
 
 from spider_client import Client
@@ -128,3 +130,42 @@ async def test_haproxy_puts_every_member_of_a_race_on_one_node(
         finally:
             for c in clients:
                 await c.close()
+
+
+def _bench(*args: str) -> dict[str, str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "spider_race.cli", "bench", *args],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return dict(line.split(": ", 1) for line in done.stdout.splitlines() if ": " in line)
+
+
+def test_bench_affinity_counts_what_each_placement_publishes() -> None:
+    """Races on one node publish nothing; spread over two, about one message a move."""
+    figures = _bench("affinity", "--players", "4", "--races", "2", "--rate", "2", "--seconds", "2")
+    assert figures["together_errors"] == figures["spread_errors"] == "0"
+    assert int(figures["together_moves"]) > 0 and int(figures["spread_moves"]) > 0
+    assert figures["together_published"] == "0"
+    assert 0.5 < float(figures["spread_published_per_move"]) <= 1.0
+
+
+def test_the_capacity_model_scales_with_the_measured_costs() -> None:
+    from spider_race.bench_server.capacity import model
+
+    costs = {
+        "node_ms_per_move": 0.6,
+        "shard_ms_per_move": 0.15,
+        "spectator_us_per_event": 20.0,
+        "kib_per_connection": 18.0,
+        "bytes_per_move": 500.0,
+        "bytes_per_race": 40_000.0,
+    }
+    one = model(**costs)
+    assert round(one["node_processes"]) == 1000  # 1e6 moves/s x 0.6 ms / 60 % of a core
+    assert round(one["shards"]) == 250
+    assert round(one["show_fan_out_cores"]) == 20  # 1e5 spectators x 10 events/s x 20 us
+    double = model(**{**costs, "node_ms_per_move": 1.2}, racers=2_000_000)
+    assert round(double["node_processes"]) == 4000 and round(double["shards"]) == 500
