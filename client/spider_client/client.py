@@ -45,6 +45,13 @@ Behaviour:
   ``reconnect_timeout`` seconds without success (or when the server refuses the token) it
   gives up: everything waiting fails with :class:`~spider_client.errors.ConnectionLost`
   and :meth:`events` ends.
+- **Race affinity** (``affinity=True``, the default): every URL opened while following a
+  race carries ``?race=CODE``, and after ``create_race``, ``daily_race``, ``join``,
+  ``quick_match`` and ``rematch`` the client moves to that URL (a new connection, hello
+  with the token, a rejoin from the last version seen, then the old connection is
+  closed), so that a load balancer hashing on ``race`` puts a race's members on one node
+  (deploy/README.md). The move tells no event; :attr:`moves` counts them. A failed move
+  leaves the client where it was.
 
 The parts: :mod:`~spider_client.mirror` keeps the race and the view from what the server
 sends, without I/O (``client.mirror``; ``client.race``, ``client.view`` and the like read
@@ -171,6 +178,8 @@ class Client(LobbyClient):
         code: str = reply.race.code if isinstance(reply, p.Joined) else reply.code
         if self.code != code:
             await self.join(code)
+        else:
+            await self._follow()
         return code
 
     async def daily_race(
@@ -186,6 +195,8 @@ class Client(LobbyClient):
         code: str = reply.race.code
         if self.code != code:
             await self.join(code)
+        else:
+            await self._follow()
         return code
 
     async def leaderboard(

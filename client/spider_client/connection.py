@@ -8,6 +8,8 @@ queue that :meth:`Connection.events` yields. When the connection drops it tries 
 turn with backoff, says ``hello`` with its token, rejoins its race from the last version
 seen and has the outbox send again what waits; when it gives up, everything waiting fails
 and the events end. The behaviour is told in :mod:`spider_client.client`.
+
+Once it follows a race, the URLs it opens name it (:mod:`spider_client.affinity`).
 """
 
 from __future__ import annotations
@@ -23,10 +25,12 @@ from typing import Any, Self
 
 import msgpack
 from websockets.asyncio.client import ClientConnection
-from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+from websockets.exceptions import ConnectionClosed
 
 from . import protocol as p
 from ._wire import open_websocket
+from .affinity import CONNECT_ERRORS as _CONNECT_ERRORS
+from .affinity import RaceAffinity, race_url
 from .errors import (
     BadToken,
     ConnectFailed,
@@ -44,16 +48,6 @@ __all__ = ["Connection"]
 log = logging.getLogger("spider_client")
 
 _END = object()
-_CONNECT_ERRORS = (
-    OSError,
-    InvalidHandshake,
-    InvalidURI,
-    ConnectionClosed,
-    TimeoutError,
-    ServerError,
-    ValueError,
-)
-"""What a failed attempt to connect and say hello may raise."""
 _REPLIES = (
     p.Joined,
     p.Done,
@@ -69,7 +63,7 @@ _REPLIES = (
 """The replies that answer a request by its ``req``."""
 
 
-class Connection:
+class Connection(RaceAffinity):
     """A connection to a spider-race server that resumes itself, speaking for one player;
     the options are :class:`~spider_client.Client`'s."""
 
@@ -88,6 +82,7 @@ class Connection:
         resend_after: float = 5.0,
         rate_limit_pause: float = 1.0,
         max_unread: int = 10_000,
+        affinity: bool = True,
     ) -> None:
         self.urls: list[str] = [urls] if isinstance(urls, str) else list(urls)
         if not self.urls:
@@ -113,6 +108,10 @@ class Connection:
         """Events that gave way, unread (a client that never reads its events keeps only
         the last ``max_unread``)."""
         self.reconnects = 0
+        self.affinity = affinity
+        """Open the followed race's URL (``?race=CODE``) and move there after joining."""
+        self.moves = 0
+        """Times the client moved to its race's URL (not counted in :attr:`reconnects`)."""
 
         self._url_index = 0
         self._ws: ClientConnection | None = None
@@ -206,7 +205,15 @@ class Connection:
         return url
 
     async def _open(self, url: str) -> ClientConnection:
-        """Open a websocket to ``url`` and say hello; returns it after the welcome."""
+        """Open a websocket to ``url`` (with the followed race's ``?race=CODE``, for
+        affinity) and say hello; returns it after the welcome."""
+        opened = race_url(url, self.mirror.code) if self.affinity else url
+        ws, welcome = await self._hello(opened)
+        self._welcomed(opened, welcome)
+        return ws
+
+    async def _hello(self, url: str) -> tuple[ClientConnection, p.Welcome]:
+        """Open a websocket to ``url`` and say hello; returns it and the welcome."""
         ws = await open_websocket(url, open_timeout=self.open_timeout)
         try:
             await ws.send(
@@ -222,13 +229,16 @@ class Connection:
         except BaseException:
             await ws.close()
             raise
+        return ws, message
+
+    def _welcomed(self, url: str, message: p.Welcome) -> None:
+        """Take in the welcome of the connection to ``url``."""
         self.player = message.player
         self.name = message.name
         self.token = message.token
         self.node = message.node
         self.url = url
         self._clock_offset = message.server_time - time.time()
-        return ws
 
     async def close(self) -> None:
         """Close the connection for good: nothing reconnects, everything waiting fails with
@@ -299,6 +309,7 @@ class Connection:
         reply: p.Joined = await self._request(
             lambda req: p.Join(req=req, code=code, role=role, since=since)  # type: ignore[arg-type]
         )
+        await self._follow()
         return reply
 
     # -- reading ----------------------------------------------------------------------------
@@ -313,6 +324,8 @@ class Connection:
                         self._dispatch(frame)
                 if self._closing:
                     return
+                if self._ws is not ws and self._ws is not None:
+                    continue  # moved to the race's URL (:meth:`_follow`)
                 self._ws = None
                 code, reason = ws.close_code, ws.close_reason or ""
                 log.info("connection to %s dropped (%s %s)", self.url, code, reason)
@@ -373,14 +386,7 @@ class Connection:
         if mirror.code is not None and mirror.role is not None:
             since = mirror.version
             event.since = since
-            req = self._outbox.next_req()
-            join = p.Join(req=req, code=mirror.code, role=mirror.role, since=since)  # type: ignore[arg-type]
-            await ws.send(p.encode(join))
-            reply: Any = None
-            while reply is None:  # the dispatch goes on while waiting for the rejoin's reply
-                for message in self._dispatch(await ws.recv()):
-                    if isinstance(message, p.Joined | p.Error) and message.req == req:
-                        reply = message
+            reply = await self._rejoin(ws, mirror.code, mirror.role, since)
             if isinstance(reply, p.Joined):
                 event.caught_up = sum(1 for e in reply.events if e.get("version", 0) > since)
                 event.snapshot = not reply.events and reply.race.version > since

@@ -108,6 +108,14 @@ class Outbox:
         self._next_send = 0.0
         self._paused_until = 0.0
 
+    def waiting(self) -> list[asyncio.Future[Any]]:
+        """The answers still awaited: of the requests sent, and of the action in flight."""
+        futures = [r.future for r in self._requests.values() if not r.future.done()]
+        action = self._action
+        if action is not None and not action.future.done():
+            futures.append(action.future)
+        return futures
+
     def next_req(self) -> int:
         """A new request id (the owner's rejoin on a new connection takes one too)."""
         return next(self._req_ids)

@@ -171,8 +171,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="benchmarks that print figures")
     p.add_argument(
         "what",
-        choices=["engine", "server", "solver", "hint", "par"],
-        help="what to measure: engine, server, solver, hint or par",
+        choices=["engine", "server", "solver", "hint", "par", "affinity", "capacity"],
+        help="what to measure: engine, server, solver, hint, par, affinity (pub/sub per "
+        "move with and without race affinity) or capacity (costs on a 3-shard cluster)",
     )
     p.add_argument(
         "--deals", type=int, default=100, help="engine, solver, par: seeded deals"

@@ -49,8 +49,15 @@ async def watch(client: Client) -> None:
 async def main(
     url: str, name: str, create: int | None, join: str | None, token: str | None, grace: int
 ) -> None:
+    # no race affinity: each player stays on the node the balancer gave its first
+    # connection, so the demonstration's race spreads over both nodes
     client = await Client.connect(
-        url, name=None if token else name, token=token, backoff_initial=0.05, backoff_max=0.5
+        url,
+        name=None if token else name,
+        token=token,
+        backoff_initial=0.05,
+        backoff_max=0.5,
+        affinity=False,
     )
     say(player=client.player, token=client.token, node=client.node)
     if create is not None:

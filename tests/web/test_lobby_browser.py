@@ -3,6 +3,8 @@ in the same race; the open-races list shows a public race appear, fill and vanis
 
 from __future__ import annotations
 
+import asyncio
+
 from spider_client import Client
 from tests.web.web_helpers import open_page
 
@@ -64,3 +66,26 @@ async def test_open_races_appear_fill_and_vanish(browser, redis_server, server_n
         await guest.ready()
         await page.wait_for_selector(row, state="detached")
     assert not viewer.errors, viewer.errors
+
+
+async def test_the_page_moves_to_its_race_url(browser, redis_server, server_node) -> None:
+    """Race affinity: once the page follows a race, the node sees its websocket on
+    ``/ws?race=CODE`` (the lobby's connection closed), and the race goes on there."""
+    node = await server_node(redis_server.url)
+    player = await open_page(browser, "Dot", "player", node.http_url)
+    page = player.page
+    await page.fill("#name", "Dot")
+    await page.click("#create")
+    await page.wait_for_selector("#share-link")
+    code = (await page.inner_text("#code")).strip()
+    await page.wait_for_function(f"() => window.spiderRace.session.url.endsWith('?race={code}')")
+    await page.wait_for_function("() => window.spiderRace.session.welcomed")
+    for _ in range(200):  # the lobby's connection closes on the server's side too
+        paths = sorted(conn.ws.request.path for conn in node.node.connections)
+        if paths == [f"/ws?race={code}"]:
+            break
+        await asyncio.sleep(0.05)
+    assert paths == [f"/ws?race={code}"]
+    await page.click("#ready")
+    await page.wait_for_selector("#room-players li.ready")
+    assert not player.errors, player.errors

@@ -8,7 +8,11 @@
 //   or a reload the page rejoins the race (`since` = the last version it saw) and sends the
 //   kept actions again, in order. The server applies each seq once and answers a resent one
 //   with the ack it gave it, so every action is applied exactly once;
-// - a dropped connection is retried with backoff, for ever, while the page is open.
+// - a dropped connection is retried with backoff, for ever, while the page is open;
+// - race affinity: once the page follows a race, its websocket URL names it (/ws?race=CODE,
+//   `follow`), so that a load balancer hashing on it puts the race's members on one node;
+//   the page moves there after creating, joining or being matched to a race (a new
+//   connection: hello with the token, then the page rejoins and resends as after a drop).
 
 import { decode, encode } from "./vendor/msgpack.js";
 
@@ -36,6 +40,14 @@ const store = {
 };
 export { store };
 
+/** `url` with its `race` query parameter set to `code` (removed when `code` is null). */
+export function raceUrl(url, code) {
+  const u = new URL(url);
+  if (code) u.searchParams.set("race", code);
+  else u.searchParams.delete("race");
+  return u.toString();
+}
+
 /** Text of an action as the server's ack names it. */
 const actionText = (a) => (a.type === "move" ? a.move : a.type);
 
@@ -59,6 +71,7 @@ export class Session {
     this.joinedAsPlayer = false;
     this.welcomeWaiters = [];
     this.welcomedName = null;
+    this.moving = false; // moving to the race's URL: requests wait for its welcome
   }
 
   get token() {
@@ -134,6 +147,28 @@ export class Session {
     return welcomed;
   }
 
+  /** Race affinity: connect to the URL naming race `code` (null: none) unless the
+   * connection is there already; true when it moves. The welcome then rejoins the race. */
+  follow(code) {
+    const url = raceUrl(this.url, code);
+    if (url === this.url) return false;
+    this.url = url;
+    const old = this.ws;
+    if (old) {
+      this.ws = null;
+      old.onclose = null;
+      old.close();
+    }
+    for (const [, r] of this.requests) r.reject(Object.assign(new Error("moved to the race's node"), { code: "offline" }));
+    this.requests.clear();
+    this.welcomed = false;
+    this.joinedAsPlayer = false;
+    this.inFlight = null;
+    this.moving = true;
+    this.connect();
+    return true;
+  }
+
   sendHello() {
     const hello = { type: "hello", protocol: 1, token: this.token, together: true };
     if (this.name) hello.name = this.name;
@@ -150,6 +185,11 @@ export class Session {
    * rejects with the `error` reply (an Error with `.code`). */
   request(msg) {
     return new Promise((resolve, reject) => {
+      if (!this.welcomed && this.moving) {
+        // moving to the race's URL (`follow`): sent once welcomed there
+        this.whenWelcomed().then(() => this.request(msg)).then(resolve, reject);
+        return;
+      }
       if (!this.welcomed) {
         reject(Object.assign(new Error("not connected to the server yet"), { code: "offline" }));
         return;
@@ -171,6 +211,7 @@ export class Session {
     switch (msg.type) {
       case "welcome":
         this.welcomed = true;
+        this.moving = false;
         this.backoff = 250;
         this.player = msg.player;
         this.serverOffset = msg.server_time - Date.now() / 1000;

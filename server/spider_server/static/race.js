@@ -76,6 +76,7 @@ export function takeJoined(j) {
     session.leaveRace();
   }
   show(screenFor());
+  session.follow(app.code); // race affinity: to the race's URL, rejoined on the welcome
 }
 
 /** The player's view (its text and the seq of the action it follows). */

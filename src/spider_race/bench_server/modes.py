@@ -22,7 +22,7 @@ from .spectators import spectators_worker
 from .stalled import metrics_url
 from .tools import bounded, close_all, raise_open_files, rss_mb
 
-__all__ = ["bench_players", "bench_idle", "run", "main"]
+__all__ = ["bench_players", "bench_idle", "run", "run_nodes", "main"]
 
 
 async def bench_players(args: argparse.Namespace, procs: Processes) -> int:
@@ -168,6 +168,31 @@ def run(args: argparse.Namespace) -> int:
         return asyncio.run(bench())
     except (KeyboardInterrupt, asyncio.CancelledError):
         print("spider-race bench server: stopped", file=sys.stderr)
+        return 130
+    finally:
+        procs.close()
+
+
+def run_nodes(args: argparse.Namespace) -> int:
+    """``spider-race bench affinity`` and ``bench capacity`` (two node processes:
+    :mod:`.affinity`, :mod:`.capacity`); stopped as :func:`run` is."""
+    from .affinity import bench_affinity
+    from .capacity import bench_capacity
+
+    async def bench() -> int:
+        task = asyncio.current_task()
+        assert task is not None
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
+        raise_open_files(4 * (args.players + args.spectators + args.idle) + 1024)
+        if args.what == "affinity":
+            return await bench_affinity(args, procs)
+        return await bench_capacity(args, procs)
+
+    procs = Processes()
+    try:
+        return asyncio.run(bench())
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        print(f"spider-race bench {args.what}: stopped", file=sys.stderr)
         return 130
     finally:
         procs.close()
