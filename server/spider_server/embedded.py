@@ -42,6 +42,7 @@ __all__ = [
     "RedisProcess",
     "check_server",
     "find_redis_server",
+    "free_cluster_ports",
     "free_port",
     "judge_server",
     "redis_password",
@@ -154,6 +155,22 @@ def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((host, 0))
         return int(s.getsockname()[1])
+
+
+def free_cluster_ports(count: int, host: str = "127.0.0.1") -> list[int]:
+    """``count`` distinct ports below 50,000 that were free a moment ago, each with its
+    port + 10,000 free too (a cluster's server also listens there: the cluster bus)."""
+    ports: list[int] = []
+    while len(ports) < count:
+        port = free_port(host)
+        if port < 50000 and port not in ports:
+            with socket.socket() as probe:
+                try:
+                    probe.bind((host, port + 10000))
+                except OSError:
+                    continue
+            ports.append(port)
+    return ports
 
 
 class RedisProcess:

@@ -4,7 +4,6 @@ range of slots each, ``CLUSTER MEET``, then ``CLUSTER REPLICATE``)."""
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import time
 from collections.abc import Callable
@@ -68,22 +67,6 @@ class Cluster:
             proc.wait()
 
 
-def _free_ports(count: int) -> list[int]:
-    from spider_server.embedded import free_port
-
-    ports: list[int] = []
-    while len(ports) < count:  # a node also listens on port + 10000 (the cluster bus)
-        port = free_port()
-        if port < 50000 and port not in ports:
-            with socket.socket() as probe:
-                try:
-                    probe.bind(("127.0.0.1", port + 10000))
-                except OSError:
-                    continue
-            ports.append(port)
-    return ports
-
-
 def _wait(what: str, check: Callable[[], object], timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -106,10 +89,10 @@ def start_cluster(
     """Start ``masters`` masters (each a share of the slots), each with a replica, with
     AOF and ``cluster-node-timeout`` ``node_timeout`` ms (a replica takes over that long
     after its master stops answering); returns once every node sees the cluster ok."""
-    from spider_server.embedded import find_redis_server
+    from spider_server.embedded import find_redis_server, free_cluster_ports
 
     server = find_redis_server()
-    ports = _free_ports(masters * (2 if replicas else 1))
+    ports = free_cluster_ports(masters * (2 if replicas else 1))
     cluster = Cluster(
         masters=ports[:masters],
         replicas=dict(zip(ports[:masters], ports[masters:], strict=False)) if replicas else {},

@@ -4,7 +4,6 @@ loopback, two server nodes on it, whole races."""
 from __future__ import annotations
 
 import asyncio
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -22,19 +21,10 @@ def redis_cluster(tmp_path: Path) -> Iterator[list[int]]:
     """Three server processes in cluster mode (the binary the embedded server runs), each
     given a third of the slots and an epoch of its own, then introduced to the first with
     ``CLUSTER MEET`` (what ``valkey-cli --cluster create`` does); their ports."""
-    from spider_server.embedded import find_redis_server, free_port
+    from spider_server.embedded import find_redis_server, free_cluster_ports
 
     server = find_redis_server()
-    ports: list[int] = []
-    while len(ports) < 3:  # a node also listens on port + 10000 (the cluster bus)
-        port = free_port()
-        if port < 50000 and port not in ports:
-            with socket.socket() as probe:
-                try:
-                    probe.bind(("127.0.0.1", port + 10000))
-                except OSError:
-                    continue
-            ports.append(port)
+    ports = free_cluster_ports(3)
     procs = []
     try:
         for port in ports:

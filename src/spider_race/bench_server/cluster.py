@@ -5,7 +5,6 @@ cluster mode): each master a share of the slots, then ``CLUSTER MEET``, as ``val
 from __future__ import annotations
 
 import asyncio
-import socket
 import subprocess
 from pathlib import Path
 
@@ -34,22 +33,6 @@ class Shards:
             proc.wait()
 
 
-def _free_ports(count: int) -> list[int]:
-    from spider_server.embedded import free_port
-
-    ports: list[int] = []
-    while len(ports) < count:  # a master also listens on port + 10000 (the cluster bus)
-        port = free_port()
-        if port < 50000 and port not in ports:
-            with socket.socket() as probe:
-                try:
-                    probe.bind(("127.0.0.1", port + 10000))
-                except OSError:
-                    continue
-            ports.append(port)
-    return ports
-
-
 async def _until(what: str, check: object, timeout: float = 30.0) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
@@ -67,10 +50,10 @@ async def start_shards(folder: Path, masters: int = 3) -> Shards:
     """Start ``masters`` masters in ``folder``; returns once each sees the cluster ok."""
     from redis.asyncio import Redis
 
-    from spider_server.embedded import find_redis_server
+    from spider_server.embedded import find_redis_server, free_cluster_ports
 
     server = find_redis_server()
-    ports = _free_ports(masters)
+    ports = free_cluster_ports(masters)
     procs = []
     for port in ports:
         data = folder / f"shard-{port}"
