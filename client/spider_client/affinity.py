@@ -120,7 +120,7 @@ class RaceAffinity:
         """Send a join of ``code`` since ``since`` on ``ws`` and return its reply (a
         ``joined`` or an ``error``), taking in what comes meanwhile."""
         req = self._outbox.next_req()
-        join = p.Join(req=req, code=code, role=role, since=since)  # type: ignore[arg-type]
+        join = p.Join(req=req, code=code, role=role, since=since, moved=True)  # type: ignore[arg-type]
         await ws.send(p.encode(join))
         while True:
             for message in self._dispatch(await ws.recv()):

@@ -86,12 +86,15 @@ class CreateRace:
 @dataclass
 class Join:
     """Join a race by code (reply: ``joined``). Joining again resumes: ``since`` is the last
-    event version seen, and the reply carries the events after it."""
+    event version seen, and the reply carries the events after it. ``moved``: this
+    connection takes over from another live connection of the same player (race affinity
+    moving to the race's node), so nothing was lost and no ``away`` is recorded."""
 
     req: int
     code: str
     role: Literal["player", "spectator"] = "player"
     since: int | None = None
+    moved: bool = False
     type: Literal["join"] = "join"
 
 

@@ -331,19 +331,23 @@ class RaceHandlers(SessionBase):
                 await ctx.store.add_player_race(self.player, code)
             if msg.role == "player" and race.preparing:
                 self._wait_again(await self.load(code))
-            await self._joined(msg.req, code, msg.role, msg.since)
+            await self._joined(msg.req, code, msg.role, msg.since, moved=msg.moved)
         finally:
             ctx.hub.release(code)
 
-    async def _joined(self, req: int, code: str, role: str, since: int | None) -> None:
+    async def _joined(
+        self, req: int, code: str, role: str, since: int | None, *, moved: bool = False
+    ) -> None:
         """Send the snapshot of a race (with the player's view, or boards) and the events
         after ``since``, then deliver its events from there on."""
         try:
-            await self._send_joined(req, code, role, since)
+            await self._send_joined(req, code, role, since, moved=moved)
         finally:
             self.ctx.hub.release(code)  # only if it was left unwatched by a failure
 
-    async def _send_joined(self, req: int, code: str, role: str, since: int | None) -> None:
+    async def _send_joined(
+        self, req: int, code: str, role: str, since: int | None, *, moved: bool = False
+    ) -> None:
         ctx, store = self.ctx, self.ctx.store
         if code not in self.subs and len(self.subs) >= ctx.settings.max_watched:
             raise TooManyRaces(f"this connection follows {len(self.subs)} races; leave one first")
@@ -354,7 +358,8 @@ class RaceHandlers(SessionBase):
         member = self.member(code, role)
         await store.touch_presence([(code, member, role == "spectator")], ctx.clock())
         if role == "player":  # back at once; rejoining after a lost connection: away, back
-            resumed = old is None and since is not None
+            # (not when the client moved here from a connection that is still live)
+            resumed = old is None and since is not None and not moved
             await ctx.presence(code, resumed=self.player if resumed else None)
         race = await self.load(code)
         online, spectators = await store.presence(code, ctx.clock())

@@ -19,6 +19,8 @@ import { decode, encode } from "./vendor/msgpack.js";
 const KEY = "spider-race.";
 const RESEND_AFTER = 4000;
 const REQUEST_TIMEOUT = 15000;
+/** How long (ms) the connection `follow` left stays open at most. */
+const LEAVING_FOR = 15000;
 
 const store = {
   get(name, fallback = null) {
@@ -155,10 +157,16 @@ export class Session {
     this.url = url;
     const old = this.ws;
     if (old) {
+      // kept open (its frames ignored) until the race is joined on the new connection, so
+      // that the player never has no live connection: nobody sees them away
       this.ws = null;
       old.onclose = null;
-      old.close();
+      old.onmessage = null;
+      this.leaving?.close();
+      this.leaving = old;
+      setTimeout(() => this.dropLeaving(old), LEAVING_FOR);
     }
+    this.movedTo = old ? code : null;
     for (const [, r] of this.requests) r.reject(Object.assign(new Error("moved to the race's node"), { code: "offline" }));
     this.requests.clear();
     this.welcomed = false;
@@ -167,6 +175,13 @@ export class Session {
     this.moving = true;
     this.connect();
     return true;
+  }
+
+  /** Close the connection left by `follow` (`which`: only if it is still that one). */
+  dropLeaving(which = this.leaving) {
+    if (!this.leaving || this.leaving !== which) return;
+    this.leaving.close();
+    this.leaving = null;
   }
 
   sendHello() {
@@ -193,6 +208,10 @@ export class Session {
       if (!this.welcomed) {
         reject(Object.assign(new Error("not connected to the server yet"), { code: "offline" }));
         return;
+      }
+      if (msg.type === "join" && msg.code === this.movedTo) {
+        msg = { ...msg, moved: true }; // the rejoin after `follow`: nothing was lost
+        this.movedTo = null;
       }
       const req = this.nextReq++;
       const timer = setTimeout(() => {
@@ -223,6 +242,9 @@ export class Session {
         this.handlers.onWelcome?.(msg);
         return;
       case "joined":
+        this.dropLeaving();
+        this.resolve(msg.req, msg, null);
+        break;
       case "done":
         this.resolve(msg.req, msg, null);
         break;
