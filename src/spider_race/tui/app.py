@@ -34,7 +34,7 @@ from textual.binding import Binding
 from textual.widgets import Static
 
 from spider_client import Client, Disconnected, Reconnected, SpiderClientError, TooManyRaces
-from spider_client.protocol import Away, Back, Finished
+from spider_client.protocol import Away, Back, Finished, OpenRace
 from spider_client.protocol import Error as ErrorMessage
 
 from ..words import error_text
@@ -77,7 +77,7 @@ class RaceApp(App[int]):
         self._hello_name = ""
         """The name the client said hello with."""
         self._connecting = asyncio.Lock()
-        self._queued = False
+        self.queued = False
         """Whether the player may be in a quick-match queue (asked, not yet matched)."""
         self.race_screen: RaceScreen | None = None
         self.exit_message = ""
@@ -104,14 +104,14 @@ class RaceApp(App[int]):
         ``quick``'s variant until the server made one), and show it."""
         try:
             client = await self._connected()
-            if self._queued and quick is None:
+            if self.queued and quick is None:
                 await self._leave_queue(client)
             if create is not None:
                 self.code = await client.create_race(**create)
             elif quick is not None:
-                self._queued = True
+                self.queued = True
                 self.code = await client.quick_match(**quick)
-                self._queued = False
+                self.queued = False
             else:
                 assert code is not None
                 await client.join(code, self.role)
@@ -119,7 +119,7 @@ class RaceApp(App[int]):
         except (SpiderClientError, OSError, TimeoutError) as e:
             what = "create the race" if create else "quick match" if quick else "join"
             why = f"could not {what}: {error_text(e)}"
-            self._queued = False
+            self.queued = False
             if isinstance(self.screen, LobbyScreen):
                 self.screen.matching(None)
                 self.notify(why, severity="error")
@@ -159,26 +159,32 @@ class RaceApp(App[int]):
 
     @work(exclusive=True, group="lobby", exit_on_error=False)
     async def follow_open_races(self) -> None:
-        """Keep the lobby's open races from the client's subscription to them."""
+        """Keep the lobby's open races from the client's subscription to them, by the
+        changes it yields (each race listed now, then each change)."""
         client: Client | None = None
+        races: dict[str, OpenRace] = {}
         try:
             client = await self._connected()
-            self._show_open_races(client)
-            async for _ in client.watch_open_races():
-                self._show_open_races(client)
+            self._show_open_races(races, client.player)
+            async for change in client.watch_open_races():
+                if change.race is None:
+                    races.pop(change.code, None)
+                else:
+                    races[change.code] = change.race
+                self._show_open_races(races, client.player)
         except (SpiderClientError, OSError, TimeoutError) as e:
             if isinstance(self.screen, LobbyScreen) and self.client is client:
                 self.screen.query_one(OpenRaces).unavailable(error_text(e))
 
-    def _show_open_races(self, client: Client) -> None:
+    def _show_open_races(self, races: dict[str, OpenRace], me: str | None) -> None:
         if isinstance(self.screen, LobbyScreen):
-            self.screen.show_open_races(list(client.listed.values()), client.player)
+            self.screen.show_open_races(list(races.values()), me)
 
     @work(group="match")
     async def cancel_match(self) -> None:
         """Stop waiting for a quick match and leave the queue."""
         self.workers.cancel_group(self, "connect")
-        if self.client is not None and self._queued:
+        if self.client is not None and self.queued:
             try:
                 await self._leave_queue(self.client)
             except (SpiderClientError, OSError, TimeoutError) as e:
@@ -247,7 +253,7 @@ class RaceApp(App[int]):
 
     async def _leave_queue(self, client: Client) -> None:
         await client.cancel_match()
-        self._queued = False
+        self.queued = False
 
     async def quit_app(self) -> None:
         if self.client is not None:
