@@ -110,9 +110,9 @@ class LobbyScreen(Screen[None]):
     CSS = """
     LobbyScreen { align: center middle; overflow-y: auto; }
     #lobby-page { width: auto; height: auto; layout: vertical; }
-    LobbyScreen.-wide #lobby-page { layout: horizontal; }
+    LobbyScreen.-wide #lobby-page { layout: horizontal; width: 100%; max-width: 164; }
     #lobby, #lobby-side { width: 78; height: auto; border: round $accent; padding: 0 2; }
-    LobbyScreen.-wide #lobby-side { width: 40; }
+    LobbyScreen.-wide #lobby-side { width: 1fr; padding: 0 1; }
     #lobby .row, #lobby-side .row { height: auto; }
     #lobby .field { width: 13; padding: 1 1 0 0; }
     #lobby .heading, #lobby-side .heading { margin-top: 1; text-style: bold; }

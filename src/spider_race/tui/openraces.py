@@ -84,7 +84,7 @@ class OpenRaces(Vertical):
     DEFAULT_CSS = """
     OpenRaces { height: auto; }
     OpenRaces .heading { margin-top: 1; text-style: bold; }
-    OpenRaces OpenRaceList { height: auto; max-height: 20; }
+    OpenRaces OpenRaceList { height: auto; max-height: 20; padding: 0; }
     OpenRaces #open-races-empty { height: auto; color: $text-muted; }
     """
 
