@@ -3,8 +3,9 @@
 :class:`RaceApp` is one textual application for both jobs:
 
 - **play** (``role="player"``): without a code it opens the lobby (create a race with its
-  options, or join one by code); then the race screen: your board, everyone's progress,
-  the countdown, the clock, and the results at the end.
+  options, join one by code or from the open races, or queue for a quick match); then the
+  race screen: your board, everyone's progress, the countdown, the clock, and the results
+  at the end.
 - **watch** (``role="spectator"``): the race screen without a board of your own: every
   player's progress, and their boards when the race shows them (live-board races, and
   everyone's after the race).
@@ -13,13 +14,17 @@ The screens are :class:`~.lobby.LobbyScreen` and :class:`~.race_screen.RaceScree
 docstring lists its keys); they reach the app through :class:`~.host.RaceHost`.
 
 The app talks to the server through one :class:`~spider_client.Client`; every event
-redraws the screen, a timer redraws the clocks. ``ctrl+c`` quits, as ``ctrl+q`` does (and
+redraws the screen, a timer redraws the clocks. The lobby connects at once and follows the
+open races (:meth:`~spider_client.Client.watch_open_races`) until a race is shown; a name
+changed in the lobby says hello again with the same token, so that the race knows the
+player by the new name. ``ctrl+c`` quits, as ``ctrl+q`` does (and
 ``q`` on the race screen). The server's refusals are shown by their message alone (``no
 race ZZZZZ``), which already says what was refused.
 """
 
 from __future__ import annotations
 
+import asyncio
 import getpass
 from typing import Any
 
@@ -29,11 +34,12 @@ from textual.binding import Binding
 from textual.widgets import Static
 
 from spider_client import Client, Disconnected, Reconnected, SpiderClientError, TooManyRaces
-from spider_client.protocol import Away, Back, Finished
+from spider_client.protocol import Away, Back, Finished, OpenRace
 from spider_client.protocol import Error as ErrorMessage
 
 from ..words import error_text
 from .lobby import LobbyScreen
+from .openraces import OpenRaces
 from .race_screen import RaceScreen
 from .render import cards_as_shown
 
@@ -68,33 +74,54 @@ class RaceApp(App[int]):
         self.create_options = create
         self.client_options = client_options or {}
         self.client: Client | None = None
+        self._hello_name = ""
+        """The name the client said hello with."""
+        self._connecting = asyncio.Lock()
+        self.queued = False
+        """Whether the player may be in a quick-match queue (asked, not yet matched)."""
         self.race_screen: RaceScreen | None = None
         self.exit_message = ""
         """Why the app gave up (printed once it has left the terminal), or empty."""
 
-    def on_mount(self) -> None:
+    async def on_mount(self) -> None:
         if self.code is not None:
             self.start(code=self.code)
         elif self.create_options is not None:
             self.start(create=self.create_options)
         else:
-            self.push_screen(LobbyScreen(name=self.player_name))
+            await self.push_screen(LobbyScreen(name=self.player_name))
+            self.follow_open_races()
 
     @work(exclusive=True, group="connect")
-    async def start(self, *, code: str | None = None, create: dict[str, Any] | None = None) -> None:
-        """Connect, then create or join the race, and show it."""
+    async def start(
+        self,
+        *,
+        code: str | None = None,
+        create: dict[str, Any] | None = None,
+        quick: dict[str, Any] | None = None,
+    ) -> None:
+        """Connect, then create or join the race (or queue for a quick match of
+        ``quick``'s variant until the server made one), and show it."""
         try:
-            await self._connected()
-            assert self.client is not None
+            client = await self._connected()
+            if self.queued and quick is None:
+                await self._leave_queue(client)
             if create is not None:
-                self.code = await self.client.create_race(**create)
+                self.code = await client.create_race(**create)
+            elif quick is not None:
+                self.queued = True
+                self.code = await client.quick_match(**quick)
+                self.queued = False
             else:
                 assert code is not None
-                await self.client.join(code, self.role)
+                await client.join(code, self.role)
                 self.code = code
         except (SpiderClientError, OSError, TimeoutError) as e:
-            why = f"could not {'create the race' if create else 'join'}: {error_text(e)}"
+            what = "create the race" if create else "quick match" if quick else "join"
+            why = f"could not {what}: {error_text(e)}"
+            self.queued = False
             if isinstance(self.screen, LobbyScreen):
+                self.screen.matching(None)
                 self.notify(why, severity="error")
                 self.screen.query_one("#lobby-message", Static).update(why)
                 if isinstance(e, TooManyRaces):
@@ -103,16 +130,66 @@ class RaceApp(App[int]):
             self.exit_message = f"spider-race: {why}"
             self.exit(1, message=self.exit_message)
             return
+        self.workers.cancel_group(self, "lobby")
         self.race_screen = RaceScreen()
         await self.push_screen(self.race_screen)
         self.follow()
 
     async def _connected(self) -> Client:
-        """The client, connected first when it is not yet."""
-        if self.client is None:
+        """The client, connected first when it is not yet; a player whose name changed
+        since says hello again, with the same token (the lobby's following starts again)."""
+        async with self._connecting:
+            client = self.client
+            if client is not None and (
+                self.role != "player" or self.player_name == self._hello_name
+            ):
+                return client
+            options = dict(self.client_options)
+            if client is not None:
+                self.workers.cancel_group(self, "lobby")
+                options["token"] = client.token
+                self.client = None
+                await client.close()
             name = self.player_name if self.role == "player" else f"{self.player_name} (watching)"
-            self.client = await Client.connect(self.url, name=name, **self.client_options)
-        return self.client
+            self.client = await Client.connect(self.url, name=name, **options)
+            self._hello_name = self.player_name
+            if client is not None and isinstance(self.screen, LobbyScreen):
+                self.follow_open_races()
+            return self.client
+
+    @work(exclusive=True, group="lobby", exit_on_error=False)
+    async def follow_open_races(self) -> None:
+        """Keep the lobby's open races from the client's subscription to them, by the
+        changes it yields (each race listed now, then each change)."""
+        client: Client | None = None
+        races: dict[str, OpenRace] = {}
+        try:
+            client = await self._connected()
+            self._show_open_races(races, client.player)
+            async for change in client.watch_open_races():
+                if change.race is None:
+                    races.pop(change.code, None)
+                else:
+                    races[change.code] = change.race
+                self._show_open_races(races, client.player)
+        except (SpiderClientError, OSError, TimeoutError) as e:
+            if isinstance(self.screen, LobbyScreen) and self.client is client:
+                self.screen.query_one(OpenRaces).unavailable(error_text(e))
+
+    def _show_open_races(self, races: dict[str, OpenRace], me: str | None) -> None:
+        if isinstance(self.screen, LobbyScreen):
+            self.screen.show_open_races(list(races.values()), me)
+
+    @work(group="match")
+    async def cancel_match(self) -> None:
+        """Stop waiting for a quick match and leave the queue."""
+        self.workers.cancel_group(self, "connect")
+        if self.client is not None and self.queued:
+            try:
+                await self._leave_queue(self.client)
+            except (SpiderClientError, OSError, TimeoutError) as e:
+                if isinstance(self.screen, LobbyScreen):
+                    self.screen.query_one("#lobby-message", Static).update(error_text(e))
 
     @work(exclusive=True, group="races")
     async def list_races(self, *, leave: str | None = None) -> None:
@@ -173,6 +250,10 @@ class RaceApp(App[int]):
             view = client.view
             screen.say(cards_as_shown(view, error_text(e)) if view is not None else error_text(e))
         screen.redraw()
+
+    async def _leave_queue(self, client: Client) -> None:
+        await client.cancel_match()
+        self.queued = False
 
     async def quit_app(self) -> None:
         if self.client is not None:

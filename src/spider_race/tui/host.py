@@ -26,8 +26,19 @@ class RaceHost(Protocol):
     """``"player"`` or ``"spectator"``."""
     player_name: str
 
-    def start(self, *, code: str | None = None, create: dict[str, Any] | None = None) -> object:
-        """Connect, then create or join the race, and show it (in the background)."""
+    def start(
+        self,
+        *,
+        code: str | None = None,
+        create: dict[str, Any] | None = None,
+        quick: dict[str, Any] | None = None,
+    ) -> object:
+        """Connect, then create or join the race (or queue for a quick match of ``quick``:
+        ``variant``, ``with_bots``), and show it (in the background)."""
+        ...
+
+    def cancel_match(self) -> object:
+        """Stop waiting for a quick match and leave its queue (in the background)."""
         ...
 
     def list_races(self, *, leave: str | None = None) -> object:

@@ -1,12 +1,21 @@
-"""The lobby: create a race with its options, or join one by code.
+"""The lobby: create a race with its options, join one by code, join an open race, or
+press Quick match.
 
 Every field has its label. The focus starts on the variant choice (``spider1``, the
 newcomer's game, unless another is chosen), not in a text field: a stray key types
-nothing. Tab goes down the form: name, variant, the variant's options, seed, time limit,
-undo, live boards, Create race, join code, Join, Leave, Your races. Enter in a text field
-of the new race creates it; Enter in the join code joins. *Your races* lists the player's
-races with their state (``my_races``); *Leave* leaves the race whose code is typed (one that
-has not started frees its place at once).
+nothing. Tab goes down the form: variant, the variant's options, seed, time limit, undo,
+live boards, Create race, join code, Join, Leave, Your races; then Quick match's variant,
+*with bots* and Quick match, and the open races; then round to the name and *public*
+(above the variant: a public race is listed in everyone's open races). Enter in a text
+field of the new race creates it; Enter in the join code joins. *Your races* lists the
+player's races with their state (``my_races``); *Leave* leaves the race whose code is typed
+(one that has not started frees its place at once).
+
+*Quick match* queues for a race of the variant chosen beside it (with bots too when ticked)
+until the server has found the players, then shows the race; *Cancel* leaves the queue.
+*Open races* (:mod:`.openraces`) lists the public races waiting for players, live; Enter on
+one joins it. A terminal at least :data:`WIDE` columns wide shows Quick match and the open
+races beside the form, a narrower one below it.
 """
 
 from __future__ import annotations
@@ -15,20 +24,22 @@ from typing import Any
 
 from textual import on
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical
+from textual.containers import Container, Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Button, Checkbox, Input, Label, Select, Static
+from textual.widgets import Button, Checkbox, Input, Label, OptionList, Select, Static
 
-from spider_client.protocol import MyRace
+from spider_client.protocol import MyRace, OpenRace
 from spider_engine.variants import find_variant, variant_ids
 
 from .host import host_of
+from .openraces import OpenRaces
 
 __all__ = [
     "DEFAULT_VARIANT",
     "OPTIONS",
     "STATES",
     "VARIANTS",
+    "WIDE",
     "LobbyScreen",
     "race_line",
     "variant_choices",
@@ -59,6 +70,9 @@ OPTIONS = {
 """The variants' options, each with what it changes (shown when the mouse rests on it)."""
 
 
+WIDE = 118
+"""The columns from which the lobby shows Quick match and the open races beside the form."""
+
 STATES = {
     "open": "waiting for players",
     "countdown": "counting down",
@@ -88,15 +102,23 @@ def variant_choices() -> list[tuple[str, str]]:
 
 
 class LobbyScreen(Screen[None]):
-    """Create a race (variant and its options, seed, time limit, undo, live boards) or join
-    one by code."""
+    """Create a race (public or not, variant and its options, seed, time limit, undo, live
+    boards), join one by code or from the open races, or queue for a quick match."""
+
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (WIDE, "-wide")]
 
     CSS = """
     LobbyScreen { align: center middle; overflow-y: auto; }
-    #lobby { width: 78; height: auto; border: round $accent; padding: 0 2; }
-    #lobby .row { height: auto; }
+    #lobby-page { width: auto; height: auto; layout: vertical; }
+    LobbyScreen.-wide #lobby-page { layout: horizontal; width: 100%; max-width: 164; }
+    #lobby, #lobby-side { width: 78; height: auto; border: round $accent; padding: 0 2; }
+    LobbyScreen.-wide #lobby-side { width: 1fr; padding: 0 1; }
+    #lobby .row, #lobby-side .row { height: auto; }
     #lobby .field { width: 13; padding: 1 1 0 0; }
-    #lobby .heading { margin-top: 1; text-style: bold; }
+    #lobby .heading, #lobby-side .heading { margin-top: 1; text-style: bold; }
+    #lobby-side Select { width: 1fr; }
+    #lobby-side Checkbox { width: auto; }
+    #quick-match-state { width: 1fr; height: auto; padding: 1 1 0 0; }
     #lobby Input { width: 1fr; }
     #lobby #minutes { width: 10; }
     #lobby #minutes-unit { width: auto; padding: 1 1 0 1; }
@@ -112,12 +134,40 @@ class LobbyScreen(Screen[None]):
         self.player_name = name
 
     def compose(self) -> ComposeResult:
+        with Container(id="lobby-page"):
+            yield from self._form()
+            with Vertical(id="lobby-side"):
+                yield Label("Quick match", classes="heading")
+                with Horizontal(classes="row"):
+                    yield Select(
+                        variant_choices(),
+                        value=DEFAULT_VARIANT,
+                        allow_blank=False,
+                        id="quick-variant",
+                    )
+                with Horizontal(classes="row"):
+                    yield Checkbox("with bots", value=False, id="quick-bots")
+                    yield Button("Quick match", id="quick-match", variant="primary")
+                with Horizontal(classes="row"):
+                    yield Static("", id="quick-match-state")
+                    cancel = Button("Cancel", id="cancel-match")
+                    cancel.display = False
+                    yield cancel
+                yield OpenRaces(id="open-races")
+
+    def _form(self) -> ComposeResult:
+        """The new race's form and the join by code."""
         with Vertical(id="lobby"):
             yield Label("[b]spider-race[/b] — race friends on the same deal")
             with Horizontal(classes="row"):
                 yield Label("Your name", classes="field")
                 yield Input(value=self.player_name, placeholder="your name", id="name")
             yield Label("New race", classes="heading")
+            with Horizontal(classes="row"):
+                yield Label("Listed", classes="field")
+                public = Checkbox("public: in everyone's open races", value=False, id="public")
+                public.tooltip = "unticked: only those you give the join code can join"
+                yield public
             with Horizontal(classes="row"):
                 yield Label("Variant", classes="field")
                 yield Select(
@@ -200,6 +250,8 @@ class LobbyScreen(Screen[None]):
             "undo": self.query_one("#undo", Checkbox).value,
             "live_boards": self.query_one("#live", Checkbox).value,
         }
+        if self.query_one("#public", Checkbox).value:
+            options["public"] = True
         if seed:
             options["seed"] = seed
         self._go(create=options)
@@ -212,6 +264,39 @@ class LobbyScreen(Screen[None]):
             self.query_one("#lobby-message", Static).update("type the race's join code")
             return
         self._go(code=code)
+
+    @on(OptionList.OptionSelected, "#open-race-list")
+    def join_open(self, event: OptionList.OptionSelected) -> None:
+        """Join the open race chosen, as its join code does."""
+        if event.option.id:
+            self.query_one("#code", Input).value = event.option.id
+            self._go(code=event.option.id)
+
+    @on(Button.Pressed, "#quick-match")
+    def quick_match(self) -> None:
+        chosen = self.query_one("#quick-variant", Select).value
+        variant = chosen if isinstance(chosen, str) else DEFAULT_VARIANT
+        self.matching(variant)
+        self._go(
+            quick={"variant": variant, "with_bots": self.query_one("#quick-bots", Checkbox).value}
+        )
+
+    @on(Button.Pressed, "#cancel-match")
+    def cancel_match(self) -> None:
+        host_of(self).cancel_match()
+        self.matching(None)
+
+    def matching(self, variant: str | None) -> None:
+        """Show the quick match queued for ``variant``, or none (None)."""
+        self.query_one("#quick-match", Button).disabled = variant is not None
+        self.query_one("#cancel-match", Button).display = variant is not None
+        state = f"Looking for players ({variant})…" if variant is not None else ""
+        self.query_one("#quick-match-state", Static).update(state)
+
+    def show_open_races(self, races: list[OpenRace], me: str | None) -> None:
+        """Show the open races listed now (``me``: the player's id, whose races are *by
+        you*)."""
+        self.query_one(OpenRaces).show(races, me)
 
     @on(Button.Pressed, "#my-races")
     def my_races(self) -> None:
@@ -234,5 +319,7 @@ class LobbyScreen(Screen[None]):
     def _go(self, **what: Any) -> None:
         app = host_of(self)
         app.player_name = self.query_one("#name", Input).value.strip() or app.player_name
-        self.query_one("#lobby-message", Static).update("connecting…")
+        if "quick" not in what:
+            self.matching(None)
+            self.query_one("#lobby-message", Static).update("connecting…")
         app.start(**what)
