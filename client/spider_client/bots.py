@@ -12,10 +12,13 @@ resigned). Two ship here:
   builds a group; it deals when nothing useful is left, remembers the positions it has seen
   so that it does not shuffle cards back and forth, and gives up when a long while has
   brought nothing.
+- :class:`CarelessBot` plays as the greedy one but makes a random move instead about one
+  time in three (:data:`~spider_client.strategies.SLIP`): a strength between the two.
 
+:func:`make_bot` names them ``random``, ``careless`` and ``greedy`` (weakest first).
 :func:`play_race` runs a bot in a race through a :class:`~spider_client.Client`;
 :func:`play_game` runs one on a full engine position without a server (for testing bots).
-The strategies live in :mod:`spider_client.strategies`; both are exported from here.
+The strategies live in :mod:`spider_client.strategies`; all are exported from here.
 """
 
 from __future__ import annotations
@@ -27,13 +30,26 @@ from typing import TYPE_CHECKING, Any
 from spider_engine import Board, Move
 
 from .errors import WrongState
-from .strategies import GreedyBot, RandomBot
+from .strategies import CarelessBot, GreedyBot, RandomBot
 
 if TYPE_CHECKING:
     from .client import Client
     from .protocol import RaceInfo
 
-__all__ = ["Bot", "RandomBot", "GreedyBot", "connect_bot", "make_bot", "play_race", "play_game"]
+__all__ = [
+    "Bot",
+    "RandomBot",
+    "GreedyBot",
+    "CarelessBot",
+    "STRATEGIES",
+    "connect_bot",
+    "make_bot",
+    "play_race",
+    "play_game",
+]
+
+STRATEGIES = ("random", "careless", "greedy")
+"""The strategies :func:`make_bot` knows, weakest first."""
 
 Bot = Callable[[Board], "str | None"]
 """A bot: the player's view in, a move's text out (``None``: give up)."""
@@ -48,13 +64,16 @@ async def connect_bot(url: str | list[str], *, name: str | None = None, **option
 
 
 def make_bot(strategy: str, *, seed: int | str | None = None, max_moves: int | None = None) -> Bot:
-    """A new bot by name: ``greedy`` or ``random`` (which gives up after ``max_moves``
-    moves, by default :data:`~spider_client.strategies.RANDOM_MAX_MOVES`)."""
+    """A new bot by name (:data:`STRATEGIES`): ``greedy``, ``careless`` (greedy with random
+    slips) or ``random`` (which gives up after ``max_moves`` moves, by default
+    :data:`~spider_client.strategies.RANDOM_MAX_MOVES`)."""
     if strategy == "greedy":
         return GreedyBot(seed)
+    if strategy == "careless":
+        return CarelessBot(seed) if max_moves is None else CarelessBot(seed, max_moves=max_moves)
     if strategy == "random":
         return RandomBot(seed) if max_moves is None else RandomBot(seed, max_moves=max_moves)
-    raise ValueError(f"unknown bot strategy {strategy!r} (greedy, random)")
+    raise ValueError(f"unknown bot strategy {strategy!r} ({', '.join(STRATEGIES)})")
 
 
 def play_game(board: Board, bot: Bot, *, max_actions: int = 1000) -> Board:

@@ -5,6 +5,8 @@
   is played on a copy of the view with its face-down cards taken out (:class:`_Probe`) and
   the board compared before and after through the variant's own rules; its docstring gives
   the ranking.
+- :class:`CarelessBot` plays as :class:`GreedyBot` does but slips now and then into a
+  random move: a strength between the two (the ladder's middle group).
 
 :mod:`spider_client.bots` runs them (``make_bot``, ``play_race``, ``play_game``).
 """
@@ -16,7 +18,15 @@ from typing import NamedTuple
 
 from spider_engine import Board, Move, Variant
 
-__all__ = ["RandomBot", "GreedyBot", "PATIENCE", "LOOK_AHEAD", "RANDOM_MAX_MOVES"]
+__all__ = [
+    "RandomBot",
+    "GreedyBot",
+    "CarelessBot",
+    "PATIENCE",
+    "LOOK_AHEAD",
+    "RANDOM_MAX_MOVES",
+    "SLIP",
+]
 
 RANDOM_MAX_MOVES = 400
 """A :class:`RandomBot`'s default ``max_moves``: random moves rarely get anywhere after
@@ -438,3 +448,41 @@ class GreedyBot:
             probe.board.pop()
             view.pop()
         return best
+
+
+SLIP = 0.3
+"""A :class:`CarelessBot`'s default ``slip``: the share of its actions that are random."""
+
+
+class CarelessBot(GreedyBot):
+    """A :class:`GreedyBot` that slips: each action is, with probability ``slip``, a
+    uniformly random legal move (a deal included) instead of the greedy choice. It gives
+    up when the greedy choice would (returns None), and after ``max_moves`` actions. It
+    wins fewer games than a greedy bot and makes more moves in those it wins, and gets far
+    further than a random one: a strength between them, as cheap as greedy. ``seed``
+    makes its slips (and its ties) repeatable."""
+
+    def __init__(
+        self,
+        seed: int | str | None = None,
+        *,
+        slip: float = SLIP,
+        max_moves: int = 2000,
+        patience: int = PATIENCE,
+    ) -> None:
+        super().__init__(seed, patience=patience)
+        self.slip = slip
+        self.max_moves = max_moves
+        self.moves = 0
+        self.slips = random.Random(seed)
+
+    def __call__(self, view: Board) -> str | None:
+        if self.moves >= self.max_moves:
+            return None
+        self.moves += 1
+        if self.slips.random() < self.slip:
+            moves = view.legal_moves.texts()
+            if moves:
+                self.seen.add(_Probe(view).key())
+                return self.slips.choice(moves)
+        return super().__call__(view)

@@ -10,18 +10,26 @@ seconds. The players' nodes hear of it on the queues' channel and tell their con
 (``matched``); a connection that missed it (its node's subscription was down) finds its
 match in its entry on the next turn, when the node renews its waiting players' claims.
 
-A player's rating comes from :attr:`Lobby.rating_of` (a constant until ratings exist);
-the rating window starts at :attr:`Lobby.window_base` and widens by
+A player's rating is read once, when they queue, from :attr:`Lobby.rating_of` (by
+default the store's: the rating shown in that variant, 1500 for a newcomer) and kept in
+their queue entry; the rating window starts at :attr:`Lobby.window_base` and widens by
 :attr:`Lobby.window_growth` a second; from ``match_wait`` seconds on, any rating fits.
+Quick-match races are rated (:attr:`~.race.RaceOptions.rated`): their finish moves the
+players' ratings once (:mod:`.store.ratings`). Each race made is remembered with how
+long each of its players waited, on the server's clock (:meth:`~.store.Store.record_match`).
+
+A player whose entry is matched already when they queue (their connection was on a node
+that died before telling them) is told of that match on the new connection.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -73,6 +81,10 @@ class Waiter:
     undo: bool
     pool: str
     queued_at: float
+    rating: float = DEFAULT_RATING
+    """The rating read when the player queued (kept when queued again)."""
+    bot: bool = False
+    """The player's hello said ``bot`` (their entry in the race says so)."""
     matched_seen: float | None = None
     """When the node first saw this waiter's entry matched without being told (monotonic)."""
 
@@ -86,15 +98,16 @@ class Lobby:
         settings: Settings,
         *,
         clock: Callable[[], float],
-        rating_of: Callable[[str, str], float] | None = None,
+        rating_of: Callable[[str, str], float | Awaitable[float]] | None = None,
     ) -> None:
         self.store = store
         self.settings = settings
         self.clock = clock
-        self.rating_of: Callable[[str, str], float] = rating_of or (
-            lambda player, variant: DEFAULT_RATING
+        self.rating_of: Callable[[str, str], float | Awaitable[float]] = (
+            rating_of or store.rating_of
         )
-        """The player's rating in a variant (read when they queue)."""
+        """The player's rating in a variant (read once when they queue; a plain value or
+        an awaitable one)."""
         self.window_base = 100.0
         """How far apart ratings may be at first."""
         self.window_growth = 50.0
@@ -134,25 +147,51 @@ class Lobby:
         variant: str,
         undo: bool,
         bots: bool,
+        bot: bool = False,
         since: float | None = None,
+        rating: float | None = None,
     ) -> Queued:
-        """Queue the connection's player (out of any other queue), waiting from ``since``
-        (by default now)."""
+        """Queue the connection's player (out of any other queue) with ``rating`` (by
+        default read now, :attr:`rating_of`), waiting from ``since`` (by default now);
+        ``bots``: in the bots' pool, ``bot``: the player is a bot. When a match of theirs
+        was made for another connection already, this one waits for it instead, and is
+        told of it (``matched``) once that connection's claim lapsed (its node died, or it
+        closed). Conflict when the queue was too busy to change."""
         pool = pool_name(variant, undo=undo, bots=bots)
-        rating = float(self.rating_of(session.player, variant))
+        if rating is None:
+            value = self.rating_of(session.player, variant)
+            rating = float(await value if inspect.isawaitable(value) else value)
         since = self.clock() if since is None else since
-        waiter = Waiter(session, session.player, name, variant, undo, pool, since)
+        waiter = Waiter(
+            session, session.player, name, variant, undo, pool, since, rating=rating, bot=bot
+        )
         for other in [w for w in self.waiters.values() if w.player == session.player]:
             self.waiters.pop(other.session.id, None)  # one queue at a time, the latest
         self.waiters[session.id] = waiter
         expiry = self.clock() + self.alive_ttl
         result = await self.store.queue_match(
-            session.player, session.id, pool, rating, name, expiry, since
+            session.player, session.id, pool, rating, name, expiry, since, bot=bot
         )
-        if result != "ok":
+        queued = Queued(req=0, variant=variant, pool=pool, wait=self.settings.match_wait)
+        if result == "ok":
+            return queued
+        entry = await self.store.match_entry(session.player) if result == MATCHED else None
+        if entry is None or entry[0] != MATCHED:
             self.waiters.pop(session.id, None)
-            raise Conflict("a match of yours is being made; wait for it")
-        return Queued(req=0, variant=variant, pool=pool, wait=self.settings.match_wait)
+            raise Conflict("your place in the queue is being changed; try again")
+        # matched for another connection (its node may have died before telling it): this
+        # one waits for that match (:meth:`_renew`), told at once when it can be
+        await self._adopt(waiter, entry, soon=True)
+        return queued
+
+    async def _adopt(self, waiter: Waiter, entry: list[str], *, soon: bool = False) -> bool:
+        """The player's entry is matched (race ``entry[1]``) for another connection: tell
+        this one of the race once it is made and that connection's claim lapsed (its node
+        stopped renewing it: it died, or the connection closed)."""
+        code, conn = entry[1], entry[3]
+        if conn in self.waiters or not await self.store.match_claim_lapsed(waiter.player):
+            return False
+        return await self._deliver(waiter, code, soon=soon)
 
     async def cancel(self, session: Member) -> None:
         """Take the connection's player out of their queue (if this connection queued)."""
@@ -165,22 +204,25 @@ class Lobby:
         if self.waiters.pop(session.id, None) is not None:
             spawn(self.store.cancel_match(session.player, session.id))
 
-    async def _deliver(self, waiter: Waiter, code: str) -> bool:
-        """Tell the waiter of its race (if the race exists)."""
+    async def _deliver(self, waiter: Waiter, code: str, *, soon: bool = False) -> bool:
+        """Tell the waiter of its race (if the race exists); with ``soon``, on the next
+        turn of the event loop (after the reply being sent)."""
         race = await self.store.load_race(code)
         if race is None or waiter.player not in race.players:
             return False
         if self.waiters.get(waiter.session.id) is not waiter:
             return True  # told already
         del self.waiters[waiter.session.id]
-        waiter.session.send_msg(
-            Matched(
-                code=code,
-                variant=race.options.variant,
-                players=list(race.players),
-                starts_at=race.starts_at,
-            )
+        matched = Matched(
+            code=code,
+            variant=race.options.variant,
+            players=list(race.players),
+            starts_at=race.starts_at,
         )
+        if soon:
+            asyncio.get_running_loop().call_soon(waiter.session.send_msg, matched)
+        else:
+            waiter.session.send_msg(matched)
         await self.store.match_delivered(waiter.player, code)
         return True
 
@@ -258,20 +300,30 @@ class Lobby:
             live_boards=False,
             countdown=s.match_countdown,
             quick=True,
+            rated=True,
         )
         now = self.clock()
         change = rules.matched_race(
-            code=code, options=options, players=[(p, n) for p, _, n in group], now=now
+            code=code,
+            options=options,
+            players=[(m.player, m.name) for m in group],
+            now=now,
+            bots={m.player for m in group if m.bot},
         )
+        waited = [round(now - m.since, 3) for m in group]
+        # remembered before the race exists: a node that dies in between leaves a code in
+        # the list that names no race, never a race the list misses
+        await self.store.record_match(code, group, now, waited)
         try:
             await self.store.commit(change, new=True)
         except Conflict:  # the code is taken (1 in 32**5): the waiters are queued again
             log.warning("quick-match code %s was taken; its players wait again", code)
+            await self.store.unrecord_match(code, group, now, waited)
             return
-        for player, _, _ in group:
-            await self.store.add_player_race(player, code)
+        for member in group:
+            await self.store.add_player_race(member.player, code)
         self.matches_made += 1
-        await self.store.record_match(code, group, now)
+        await self.store.announce_match(code, group)
 
     async def _renew(self) -> None:
         waiters = list(self.waiters.values())
@@ -285,7 +337,10 @@ class Lobby:
             if self.waiters.get(waiter.session.id) is not waiter:
                 continue
             if entry is None:  # dropped (its claim lapsed): in the queue again
-                await self._requeue(waiter)
+                if not await self._told_elsewhere(waiter):
+                    await self._requeue(waiter)
+            elif entry[0] == MATCHED and entry[3] != waiter.session.id:
+                await self._adopt(waiter, entry)  # the player's other connection is gone
             elif entry[0] == MATCHED and entry[3] == waiter.session.id:
                 if waiter.matched_seen is None:
                     waiter.matched_seen = mono
@@ -297,6 +352,13 @@ class Lobby:
             elif entry[0] != MATCHED and entry[1] != waiter.session.id:
                 del self.waiters[waiter.session.id]  # the player queued elsewhere
 
+    async def _told_elsewhere(self, waiter: Waiter) -> bool:
+        """Whether the player's entry is gone because another connection of theirs was told
+        of a race made since this one queued: then this one is told of it too (never
+        queued again while the player has a race)."""
+        code = await self.store.race_since(waiter.player, waiter.queued_at)
+        return code is not None and await self._deliver(waiter, code)
+
     async def _requeue(self, waiter: Waiter) -> None:
         with contextlib.suppress(Conflict):
             await self.queue(
@@ -305,5 +367,7 @@ class Lobby:
                 variant=waiter.variant,
                 undo=waiter.undo,
                 bots=waiter.pool.endswith(":bots"),
+                bot=waiter.bot,
                 since=waiter.queued_at,
+                rating=waiter.rating,
             )

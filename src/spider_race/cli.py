@@ -121,12 +121,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--games", type=int, default=1, help="with --quick: games to play (0: until stopped)"
     )
-    p.add_argument("--url", default=DEFAULT_URL, help=URL_HELP)
+    p.add_argument(
+        "--url",
+        default=DEFAULT_URL,
+        help=URL_HELP + "; with --quick, several URLs separated by commas are tried in turn",
+    )
     p.add_argument(
         "--strategy",
-        choices=["greedy", "random"],
+        choices=["greedy", "careless", "random"],
         default="greedy",
-        help="how the bot plays (default greedy)",
+        help="how the bot plays, strongest first: greedy ranks moves the way players do; "
+        "careless plays greedy but makes a random move about one time in three; random "
+        "plays random moves (default greedy)",
     )
     p.add_argument("--name", default=None, help="the bot's name (default: STRATEGY bot)")
     p.add_argument(
@@ -134,7 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=None,
         metavar="N",
-        help="random: resign after N moves (default 400)",
+        help="random, careless: resign after N moves (default 400, careless 2000)",
     )
 
     p = sub.add_parser("play", help="play in the terminal: create a race, or join one by code")
@@ -175,9 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="what to measure: engine, server, solver, hint, par, affinity (pub/sub per "
         "move with and without race affinity) or capacity (costs on a 3-shard cluster)",
     )
-    p.add_argument(
-        "--deals", type=int, default=100, help="engine, solver, par: seeded deals"
-    )
+    p.add_argument("--deals", type=int, default=100, help="engine, solver, par: seeded deals")
     p.add_argument(
         "--variant",
         default=None,

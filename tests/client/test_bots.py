@@ -6,7 +6,7 @@ import statistics
 
 import pytest
 
-from spider_client.bots import GreedyBot, RandomBot, make_bot, play_game
+from spider_client.bots import CarelessBot, GreedyBot, RandomBot, make_bot, play_game
 from spider_client.errors import ERROR_CLASSES, ServerError, error_from_message
 from spider_client.protocol import ERROR_CODES, Error
 from spider_engine import Board, Move, find_variant, variant_ids
@@ -87,6 +87,18 @@ def test_greedy_beats_random_over_fifty_spider1_seeds() -> None:
         board = play_game(Board.deal("spider1", str(seed)), RandomBot(seed), max_actions=1000)
         random_.append(len(board.foundation))
     assert statistics.median(greedy) > statistics.median(random_)
+
+
+def test_careless_lies_between_random_and_greedy() -> None:
+    assert isinstance(make_bot("careless", seed=1), CarelessBot)
+    sets: dict[str, int] = {}
+    for strategy in ("random", "careless", "greedy"):
+        boards = [
+            play_game(Board.deal("spider1", str(s)), make_bot(strategy, seed=s), max_actions=3000)
+            for s in range(12)
+        ]
+        sets[strategy] = sum(len(b.foundation) for b in boards)
+    assert sets["random"] < sets["careless"] < sets["greedy"], sets
 
 
 # -- the alternative decks ---------------------------------------------------------------------

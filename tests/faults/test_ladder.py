@@ -1,11 +1,18 @@
-"""The quick-match ladder: bot processes of different strengths queue against two nodes;
-no player is ever in two races at once and every group taken makes exactly one race."""
+"""The quick-match ladder: bot processes of three strengths queue against two nodes; no
+player is ever in two races at once, every group taken makes exactly one race, and every
+finished race (all rated) changes ratings exactly once; also with one node SIGKILLed
+midway (the bots move to the other node). The slow runs (``-m slow``) last minutes, with
+60 bots, and check that the strengths separate: each group's 10th-percentile rating is
+above the next weaker group's 90th."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
-from tests.faults.ladder import check_ladder, run_ladder
+from tests.faults.fault_helpers import FAST_ENV
+from tests.faults.ladder import check_ladder, run_ladder, separated
 
 LADDER = {
     "match_wait": 4.0,
@@ -16,29 +23,85 @@ LADDER = {
     "rate": 2000.0,
     "burst": 2000,
 }
+WEAKEST_FIRST = ["random", "careless", "greedy"]
+
+
+def _env(settings: dict[str, float | int]) -> dict[str, str]:
+    """The settings as a server process's environment."""
+    return {**FAST_ENV, **{f"SPIDER_RACE_{k.upper()}": str(v) for k, v in settings.items()}}
 
 
 async def test_a_short_ladder_on_two_nodes(redis_server, server_node) -> None:
     nodes = [await server_node(redis_server.url, **LADDER) for _ in range(2)]
-    lines = await run_ladder(
-        [n.url for n in nodes], {"greedy": 3, "random": 3}, variant="spider1", seconds=20
-    )
-    races = await check_ladder(redis_server.url)
-    assert len(races) >= 3, races
-    assert sum(n.node.lobby.matches_made for n in nodes) == len(races)
+    lines = await run_ladder([n.url for n in nodes], {s: 2 for s in WEAKEST_FIRST}, seconds=18)
+    report = await check_ladder(redis_server.url, nodes[0].url)
+    assert len(report.races) >= 3, report.races
+    assert sum(n.node.lobby.matches_made for n in nodes) == len(report.races)
     played = [line for out in lines.values() for line in out]
     assert len(played) >= 6, lines
-    assert all(line.split()[0] in races for line in played)
+    assert all(line.split()[0] in report.races for line in played)
+    # ratings exist for every bot that raced, each moved once per race (checked above)
+    assert sum(len(v) for v in report.ratings.values()) == len(
+        {p for players in report.races.values() for p in players}
+    )
+    assert set(report.ratings) <= set(WEAKEST_FIRST)
+
+
+async def test_a_short_ladder_with_a_node_sigkilled(redis_server, server_process) -> None:
+    settings = {k: v for k, v in LADDER.items() if k.startswith("match_")}
+    nodes = [await server_process(redis_server.url, **_env(settings)) for _ in range(2)]
+
+    killed_at: list[float] = []
+
+    async def kill() -> None:
+        nodes[0].kill()
+        killed_at.append(time.time())
+
+    lines = await run_ladder(
+        [n.url for n in nodes], {s: 2 for s in WEAKEST_FIRST}, seconds=11, during=kill
+    )
+    report = await check_ladder(redis_server.url, nodes[1].url, killed=True)
+    assert len(report.races) >= 3, report.races
+    assert all(out for out in lines.values()), lines  # every bot played
+    # the bots that started on the killed node (every other one: random-0, careless-0,
+    # greedy-0) moved to the other and raced there
+    after = {
+        report.names.get(p)
+        for c, t in report.made.items()
+        if t > killed_at[0]
+        for p in report.races[c]
+    }
+    assert after & {f"{s}-0" for s in WEAKEST_FIRST}, (after, report.made, killed_at)
 
 
 @pytest.mark.slow
-async def test_the_ladder_for_minutes(redis_server, server_node) -> None:
-    nodes = [await server_node(redis_server.url, **LADDER) for _ in range(2)]
+async def test_the_ladder_for_minutes(redis_server, server_node, capsys) -> None:
+    settings = {**LADDER, "match_time_limit": 15}
+    nodes = [await server_node(redis_server.url, **settings) for _ in range(2)]
+    await run_ladder([n.url for n in nodes], {s: 20 for s in WEAKEST_FIRST}, seconds=240)
+    report = await check_ladder(redis_server.url, nodes[0].url)
+    with capsys.disabled():
+        print("\nthe ladder, 60 bots, 240 s, two nodes\n" + report.figures())
+    assert len(report.races) >= 60
+    assert separated(report, WEAKEST_FIRST) == []
+
+
+@pytest.mark.slow
+async def test_the_ladder_for_minutes_with_a_node_sigkilled(
+    redis_server, server_process, capsys
+) -> None:
+    settings = {k: v for k, v in LADDER.items() if k.startswith("match_")}
+    settings["match_time_limit"] = 15
+    nodes = [await server_process(redis_server.url, **_env(settings)) for _ in range(2)]
+
+    async def kill() -> None:
+        nodes[0].kill()
+
     await run_ladder(
-        [n.url for n in nodes],
-        {"greedy": 30, "random": 30},
-        variant="spider1",
-        seconds=240,
+        [n.url for n in nodes], {s: 20 for s in WEAKEST_FIRST}, seconds=120, during=kill
     )
-    races = await check_ladder(redis_server.url)
-    assert len(races) >= 60
+    report = await check_ladder(redis_server.url, nodes[1].url, killed=True)
+    with capsys.disabled():
+        print("\nthe ladder, 60 bots, 240 s, node 1 SIGKILLed at 120 s\n" + report.figures())
+    assert len(report.races) >= 60
+    assert separated(report, WEAKEST_FIRST) == []

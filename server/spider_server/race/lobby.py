@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import replace
 
 from spider_client.protocol import OpenRace
@@ -39,16 +40,29 @@ def listing(race: Race, *, deleted: bool = False) -> OpenRace | None:
 
 
 def matched_race(
-    *, code: str, options: RaceOptions, players: list[tuple[str, str]], now: float
+    *,
+    code: str,
+    options: RaceOptions,
+    players: list[tuple[str, str]],
+    now: float,
+    bots: Collection[str] = (),
 ) -> RaceChange:
-    """A new race with every matched ``(player, name)`` in it, in that order, each ready:
-    it counts down at once (``options.countdown`` seconds). Commit it as new."""
+    """A new race with every matched ``(player, name)`` in it, in that order, each ready
+    (those in ``bots`` as bots): it counts down at once (``options.countdown`` seconds).
+    Commit it as new."""
     assert len(players) >= 1
     first, *others = players
-    change = create_race(code=code, options=options, creator=first[0], name=first[1], now=now)
+    change = create_race(
+        code=code,
+        options=options,
+        creator=first[0],
+        name=first[1],
+        now=now,
+        bot=first[0] in bots,
+    )
     race, events = change.race, list(change.events)
     for player, name in others:
-        joined = join(race, player, name, now)
+        joined = join(race, player, name, now, bot=player in bots)
         assert joined is not None
         race = joined.race
         events += joined.events

@@ -76,11 +76,12 @@ def rematch_race(
         now=now,
         seed=seed,
         preparing=preparing,
+        bot=first.bot,
     )
     events: list[tuple[Audience, object]] = list(change.events)
     new = change.race
     for pid in accepted[1:]:
-        step = join(new, pid, race.players[pid].name, now)
+        step = join(new, pid, race.players[pid].name, now, bot=race.players[pid].bot)
         assert step is not None
         new, events = step.race, events + step.events
     for pid in accepted:

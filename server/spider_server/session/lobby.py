@@ -44,7 +44,8 @@ class LobbyHandlers(SessionBase):
 
     async def quick_match(self, msg: QuickMatch) -> None:
         """Queue for a quick match (reply: ``queued``; ``matched`` follows). Bots queue
-        with bots, humans with humans unless ``with_bots``."""
+        with bots, humans with humans unless ``with_bots``; the player's rating in the
+        variant is read once, now, and the race made is rated."""
         assert self.identity is not None
         variant = _variant(msg.variant)
         await self.check_race_limit()
@@ -54,6 +55,7 @@ class LobbyHandlers(SessionBase):
             variant=variant,
             undo=msg.undo,
             bots=self.identity.bot or msg.with_bots,
+            bot=self.identity.bot,
         )
         queued.req = msg.req
         self.send_msg(queued)

@@ -23,7 +23,7 @@ from spider_client.protocol import (
 from spider_engine import VariantError, find_variant
 
 from .. import race as rules
-from ..errors import Conflict, InvalidMessage
+from ..errors import Conflict, InvalidMessage, RaceNotFound, WrongState
 from ..ratings import short_id
 from ..store import cas_tries
 from ..store.ratings import LadderRow
@@ -157,12 +157,23 @@ class ProfileHandlers(SessionBase):
     async def rematch(self, msg: Rematch) -> None:
         """Accept the rematch of a finished race (reply: ``done``); the race hears a
         ``rematch_offer``. Made at once when everyone accepted, else at the deadline (this
-        node waits for it; so does every node that took an acceptance)."""
+        node waits for it; so does every node that took an acceptance). ``wrong_state``
+        once the rematch was made without this player (it has already started), and
+        ``not_found`` once the finished race is gone (expired)."""
         code = race_code(msg.code)
         ctx = self.ctx
         wait = ctx.settings.rematch_wait
         for _ in cas_tries():
-            race = await self.load(code)
+            found = await ctx.store.load_race(code)
+            if found is None:
+                raise RaceNotFound(f"race {code} is gone: its rematch can no longer be accepted")
+            race = found
+            offer = race.rematch
+            if offer is not None and offer.code is not None and self.player not in offer.accepted:
+                raise WrongState(
+                    f"the rematch of race {code} has already started, as race {offer.code}, "
+                    "without you: watch it as a spectator"
+                )
             change = rules.accept_rematch(race, self.player, ctx.clock(), wait)
             if change is None:
                 break

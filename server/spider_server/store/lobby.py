@@ -14,8 +14,10 @@ does not answer.
 
 from __future__ import annotations
 
+import contextlib
+import math
 from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgpack
 
@@ -28,13 +30,43 @@ from .codec import text
 from .commits import StoreBase
 from .guard import as_unavailable
 
-__all__ = ["Group", "LobbyCommands", "MATCHED"]
+__all__ = ["Group", "LobbyCommands", "MATCHED", "Member"]
 
 MATCHED = "matched"
 """The pool field of a player's entry once matched (until their connection is told)."""
 
-Group = list[tuple[str, str, str]]
-"""A group taken from a queue: (player, connection, name) in seat order."""
+
+class Member(NamedTuple):
+    """A player of a group taken from a queue."""
+
+    player: str
+    conn: str
+    """The connection that queued."""
+    name: str
+    bot: bool
+    """Their hello said ``bot``."""
+    since: float
+    """When they queued (the server's clock; NaN when the entry did not say)."""
+
+
+Group = list[Member]
+"""A group taken from a queue, in seat order."""
+
+
+def _entry_name(name: str, bot: bool, since: float) -> str:
+    """The last field of a queue entry: the bot flag, the time the player queued and the
+    name, tab-separated (the queue's script keeps that field as it is, the name's tabs
+    too, and hands it back in the groups it takes)."""
+    return f"{'b' if bot else 'h'}\t{since!r}\t{name}"
+
+
+def _member(player: str, conn: str, field: str) -> Member:
+    parts = field.split("\t", 2)
+    if len(parts) == 3 and parts[0] in ("b", "h"):
+        with contextlib.suppress(ValueError):
+            return Member(player, conn, parts[2], parts[0] == "b", float(parts[1]))
+    return Member(player, conn, field, False, math.nan)
+
 
 _RETRIES = 5
 
@@ -131,10 +163,13 @@ class LobbyCommands(StoreBase):
         name: str,
         expiry: float,
         since: float,
+        *,
+        bot: bool = False,
     ) -> str:
         """Queue the player in ``pool`` (out of any other), waiting since ``since``: ``ok``,
-        or ``matched`` when a match of theirs waits to be told."""
-        entry = f"{pool}\t{conn}\t{rating!r}\t{name}"
+        ``matched`` when a match of theirs waits to be told (nothing changed), ``busy``
+        when the queue moved under every try."""
+        entry = f"{pool}\t{conn}\t{rating!r}\t{_entry_name(name, bot, since)}"
         old = await self.match_entry(player)
         expected = "" if old is None else old[0]
         script = self._lobby_script(QUEUE_MATCH)
@@ -218,7 +253,7 @@ class LobbyCommands(StoreBase):
         out: list[tuple[str, Group]] = []
         for group in reply:
             items = [text(x) for x in group]
-            members = [(items[i], items[i + 1], items[i + 2]) for i in range(1, len(items), 3)]
+            members = [_member(*items[i : i + 3]) for i in range(1, len(items), 3)]
             out.append((items[0], members))
         return out
 
@@ -248,16 +283,60 @@ class LobbyCommands(StoreBase):
                 keys=[keys.MATCH_WHO, keys.MATCH_ALIVE], args=[player, code]
             )
 
-    async def record_match(self, code: str, group: Group, now: float) -> None:
-        """Count a quick-match race created, remember it, and tell each player's node."""
-        players = ",".join(p for p, _, _ in group)
+    async def match_claim_lapsed(self, player: str) -> bool:
+        """Whether the player's entry is no longer renewed (its node died, or the connection
+        that queued closed): its claim's expiry has passed, or it has none."""
+        with as_unavailable:
+            expiry = await self.redis.zscore(keys.MATCH_ALIVE, player)
+        return expiry is None or float(expiry) < self.clock()
+
+    async def race_since(self, player: str, since: float) -> str | None:
+        """The newest race the player was put in since ``since`` (the server's clock) that is
+        not finished, or None."""
+        with as_unavailable:
+            found: list[Any] = await self.redis.zrevrangebyscore(
+                keys.player_races(player), "+inf", since, start=0, num=1
+            )
+            if not found:
+                return None
+            code = text(found[0])
+            state = await self.redis.hget(keys.meta(code), "state")
+        return None if state is None or text(state) == "finished" else code
+
+    @staticmethod
+    def _recent(code: str, group: Group, now: float, waited: Sequence[float]) -> str:
+        players = ",".join(m.player for m in group)
+        return f"{code}|{players}|{now!r}|{','.join(repr(w) for w in waited)}"
+
+    async def record_match(
+        self, code: str, group: Group, now: float, waited: Sequence[float]
+    ) -> None:
+        """Count a quick-match race made and remember it, with how long each of its players
+        waited (seconds, the server's clock): ``code|players|made|waits`` in
+        :data:`~..keys.MATCH_RECENT`. Called before the race is committed."""
         with as_unavailable:
             async with self.redis.pipeline(transaction=False) as pipe:
                 pipe.incr(keys.MATCH_CREATED)
-                pipe.lpush(keys.MATCH_RECENT, f"{code}|{players}|{now!r}")
+                pipe.lpush(keys.MATCH_RECENT, self._recent(code, group, now, waited))
                 pipe.ltrim(keys.MATCH_RECENT, 0, keys.RECENT_MAX - 1)
-                for player, conn, _ in group:
-                    pipe.publish(keys.MATCH_CHANNEL, f"{player}\t{conn}\t{code}")
+                await pipe.execute()
+
+    async def unrecord_match(
+        self, code: str, group: Group, now: float, waited: Sequence[float]
+    ) -> None:
+        """Take back :meth:`record_match` (the race could not be committed)."""
+        with as_unavailable:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                pipe.decr(keys.MATCH_CREATED)
+                pipe.lrem(keys.MATCH_RECENT, 1, self._recent(code, group, now, waited))
+                await pipe.execute()
+
+    async def announce_match(self, code: str, group: Group) -> None:
+        """Tell each player's node of race ``code`` (made and committed)."""
+        with as_unavailable:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for member in group:
+                    pipe.publish(keys.MATCH_CHANNEL, f"{member.player}\t{member.conn}\t{code}")
                 await pipe.execute()
 
 
