@@ -232,10 +232,19 @@ def _listing(code: str, creator: str, name: str, **changes: Any) -> OpenRace:
 
 
 def test_a_listed_race_reads_as_one_entry() -> None:
-    rated = _listing("K7M2Q", "p3f9a2c41d0b7", "alice", creator_rating=1519.6, hints=True)
+    rated = _listing(
+        "K7M2Q",
+        "p3f9a2c41d0b7",
+        "alice",
+        creator_rating=1519.6,
+        creator_provisional=False,
+        hints=True,
+    )
     assert open_race_line(rated) == (
         "K7M2Q  spider1+open  1/4 seats, 3 free\n       30 min, hints · by alice (1520)"
     )
+    new = replace(rated, creator_rating=1500.0, creator_provisional=True)
+    assert open_race_line(new).endswith("by alice (1500?)")
     unrated = _listing("Q4XJ9", "p81d0c2aa9e11", "alice", winnable=True, players=4)
     line = open_race_line(unrated, [rated, unrated])
     assert line.endswith("30 min, winnable deal · by alice #9e11")

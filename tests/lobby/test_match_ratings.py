@@ -206,3 +206,20 @@ async def test_a_late_rematch_is_refused_plainly(redis_server, server_node) -> N
     finally:
         for x in clients:
             await x.close()
+
+
+async def test_the_open_races_list_shows_the_creators_rating(redis_server, server_node) -> None:
+    """A listed race carries its creator's rating in the variant: a rated player's as
+    shown, and a new player's as the display base, provisional."""
+    node = await server_node(redis_server.url)
+    async with (
+        await Client.connect(node.url, name="rated") as rated,
+        await Client.connect(node.url, name="fresh") as fresh,
+    ):
+        assert rated.player is not None
+        await _set_rating(redis_server.url, rated.player, 1840)
+        one = await rated.create_race(variant="spider1", max_players=3, public=True)
+        two = await fresh.create_race(variant="spider1", max_players=3, public=True)
+        listed = {r.code: r for r in await fresh.open_races()}
+        assert (listed[one].creator_rating, listed[one].creator_provisional) == (1840, False)
+        assert (listed[two].creator_rating, listed[two].creator_provisional) == (1500, True)

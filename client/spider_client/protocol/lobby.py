@@ -61,7 +61,10 @@ class OpenRace:
     created_at: float
     version: int
     creator_rating: float | None = None
-    """The creator's rating in the variant (None until ratings exist)."""
+    """The creator's rating shown in the variant (1500 for a player without one; None
+    from a server that does not say)."""
+    creator_provisional: bool = True
+    """Whether the creator's rating is still provisional (shown with a ``?``)."""
 
     @property
     def free(self) -> int:

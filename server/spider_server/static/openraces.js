@@ -7,6 +7,7 @@ import { $, fill, h } from "./dom.js";
 import { join, takeName } from "./race.js";
 import { session } from "./state.js";
 import { baseLabel } from "./howto.js";
+import { ratingText } from "./profile.js";
 
 const listed = new Map(); // code -> the race's listing
 let watching = false;
@@ -48,7 +49,7 @@ function drawList() {
             { "data-code": r.code, "data-free": String(Math.max(0, r.max_players - r.players)) },
             h("a", { href: `/r/${r.code}`, onclick: (e) => (e.preventDefault(), joinOpen(r.code)) }, r.code),
             ` ${r.variant} · ${r.players}/${r.max_players} players · ${Math.round(r.time_limit / 60)} min · by ${r.creator_name}`,
-            r.creator_rating != null ? ` (${Math.round(r.creator_rating)})` : "",
+            r.creator_rating != null ? ` (${ratingText(Math.round(r.creator_rating), r.creator_provisional)})` : "",
           ),
         )
       : [h("li", { class: "empty" }, "No open races right now: create one and tick “list it”.")]),

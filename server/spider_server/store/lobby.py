@@ -92,8 +92,23 @@ class LobbyCommands(StoreBase):
         shown = listing(race, deleted=deleted)
         if shown is not None:
             shown.version = version
+            shown.creator_rating, shown.creator_provisional = await self._creator_rating(
+                shown.creator, shown.variant
+            )
         data = b"" if shown is None else pack(shown)
         await self._list(race.code, version, race.created_at, data)
+
+    async def _creator_rating(self, player: str, variant: str) -> tuple[float, bool]:
+        """The rating shown of ``player`` in ``variant`` and whether it is provisional (a
+        player without one: the display base, provisional)."""
+        from ..ratings import DISPLAY_BASE
+
+        records = await self.load_records([player])  # type: ignore[attr-defined]
+        record = records.get(player)
+        found = record.variants.get(variant) if record is not None else None
+        if found is None:
+            return float(DISPLAY_BASE), True
+        return float(found.rating), bool(found.provisional)
 
     async def _list(self, code: str, version: int, created_at: float, data: bytes) -> None:
         args: list[str | bytes] = [

@@ -53,7 +53,7 @@ def open_race_line(race: OpenRace, listed: Iterable[OpenRace] = (), me: str | No
         if any(o.creator != race.creator and o.creator_name == race.creator_name for o in listed):
             who += f" #{race.creator[-4:]}"
     if race.creator_rating is not None:
-        who += f" ({round(race.creator_rating)})"
+        who += f" ({round(race.creator_rating)}{'?' if race.creator_provisional else ''})"
     seats = f"{race.players}/{race.max_players} seats, {race.free} free"
     return f"{race.code}  {race.variant}  {seats}\n{'':7}{race_terms(race)} · by {who}"
 
