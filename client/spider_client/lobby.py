@@ -36,10 +36,7 @@ class LobbyClient(Connection):
             self.matched = message
             self._emit(message)
             return
-        if message.race is None:
-            self.listed.pop(message.code, None)
-        else:
-            self.listed[message.code] = message.race
+        self._take_change(message)
         for queue in self._lobby_queues:
             queue.put_nowait(message)
 
@@ -49,6 +46,15 @@ class LobbyClient(Connection):
             lambda req: p.OpenRaces(req=req, variant=variant)
         )
         return reply.races
+
+    def _take_change(self, change: p.OpenRaceChanged) -> None:
+        """Apply a change to :attr:`listed` unless the list holds a newer listing."""
+        if change.race is None:
+            self.listed.pop(change.code, None)
+            return
+        held = self.listed.get(change.code)
+        if held is None or held.version <= change.race.version:
+            self.listed[change.code] = change.race
 
     async def watch_open_races(
         self, variant: str | None = None
@@ -70,13 +76,14 @@ class LobbyClient(Connection):
                     del self.listed[code]
                     yield p.OpenRaceChanged(code=code, race=None)
                 for race in reply.races:
-                    self.listed[race.code] = race
+                    self._take_change(p.OpenRaceChanged(code=race.code, race=race))
                     yield p.OpenRaceChanged(code=race.code, race=race)
                 while self.reconnects == reconnects:
                     try:
                         change = await asyncio.wait_for(queue.get(), timeout=1.0)
                     except TimeoutError:
                         continue
+                    self._take_change(change)  # one that came during the read above
                     if variant is None or change.race is None or change.race.variant == variant:
                         yield change
         finally:

@@ -4,6 +4,7 @@ every node; private races never show."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import AsyncIterator
 
 from spider_client import Client
@@ -58,3 +59,23 @@ async def test_a_race_left_by_everyone_leaves_the_list(redis_server, server_node
         assert await host.open_races("spider2") == []
         await host.leave()
         assert await host.open_races() == []
+
+
+def test_the_listed_map_keeps_the_newest_listing_of_each_race() -> None:
+    """A change applied to ``listed`` (from an event, from the watch's read, or from a
+    change that came during that read) never puts back an older listing, and a race off
+    the list leaves it."""
+    client = Client("ws://127.0.0.1:9/ws")  # never connected: the map alone
+    older = p.OpenRace(
+        code="K7M2Q", variant="spider1", state="open", players=1, max_players=4,
+        time_limit=1800, undo=True, countdown=3, winnable=False, hints=False,
+        creator="p3f9a2c41d0b7", creator_name="alice", created_at=1.0, version=1,
+    )  # fmt: skip
+    newer = dataclasses.replace(older, players=2, version=2)
+    client._take_change(p.OpenRaceChanged(code="K7M2Q", race=newer))
+    client._take_change(p.OpenRaceChanged(code="K7M2Q", race=older))
+    assert client.listed["K7M2Q"].players == 2
+    client._take_change(p.OpenRaceChanged(code="K7M2Q", race=None))
+    assert "K7M2Q" not in client.listed
+    client._take_change(p.OpenRaceChanged(code="K7M2Q", race=older))  # listed again
+    assert client.listed["K7M2Q"].version == 1
