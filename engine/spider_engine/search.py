@@ -10,7 +10,7 @@ on the board.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from .board import Board
@@ -319,6 +319,9 @@ class BeamSearch:
         canonical = self._canonical
         foundations: dict[tuple[str, ...], tuple[str, ...]] = {}
         two_columns = self.two_columns
+        # looked up by name, as plain Python does, also when this module is compiled (where
+        # a method call would bypass whatever the board's class holds under that name now)
+        generate_moves: Callable[[], Iterator[Move]] = getattr(work, "generate_moves")  # noqa: B009
         play = self._play
         columns_after = self._columns_after
         # a beam (with a width) that finds no better position for this many layers gives up
@@ -334,7 +337,7 @@ class BeamSearch:
                 positions += 1
                 if self.progress is not None and positions % every == 0:
                     self.progress(self.counted + positions)
-                for move in list(work.generate_moves()):
+                for move in list(generate_moves()):
                     if pruning and pruned(move):
                         complete = False
                         continue
