@@ -83,6 +83,8 @@ class BeamSearch:
         self.pairwise = self.variant.runs_by_next
         self.alike = self.variant.columns_alike()
         self.extra_pruned = self.variant.solver_skips
+        self.completed = self.variant.completed
+        """The variant's hook, looked up once (it is called for nearly every child)."""
         self.two_columns = self.variant.plain
         """Whether column moves take the short way (:meth:`_play`): a plain variant's do.
         Without it every move is pushed and the whole key built again, with the same
@@ -257,7 +259,7 @@ class BeamSearch:
         left = len(col) - move.count
         kept = col[:left]
         joined = cols[dst] + col[left:]
-        completed = self.variant.completed
+        completed = self.completed
         up = left - down[src]
         played = (
             self.variant.keep
