@@ -68,6 +68,12 @@ $(INSTALLED): $(LOCKS) $(METADATA)
 $(STAMP): $(INSTALLED) $(ENGINE_SOURCES)
 	rm -f $(ENGINE_BUILT) $(VENV)/.engine-*
 	$(BIN)/pip install -q --no-deps -e ./engine
+	@# said when the build fell back to pure Python (no C compiler): pip -q shows no output
+ifeq ($(ENGINE_BUILD),compiled)
+	@$(BIN)/python -c "import spider_engine.search as s, sys; s.__file__.endswith('.py') and \
+	print('make: the engine was built as pure Python (no C compiler found?): set CC, or' \
+	' SPIDER_ENGINE_PURE=1 to ask for the pure engine', file=sys.stderr)"
+endif
 	$(BIN)/pip check
 	touch $(STAMP)
 

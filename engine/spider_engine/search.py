@@ -84,7 +84,11 @@ class BeamSearch:
         self.alike = self.variant.columns_alike()
         self.extra_pruned = self.variant.solver_skips
         self.completed = self.variant.completed
-        """The variant's hook, looked up once (it is called for nearly every child)."""
+        """The variant's hook, looked up once (it is called for nearly every child), as are
+        the tables and the hook the pruning reads for every move."""
+        self.next = self.variant.next
+        self.movable = self.variant.movable
+        self.keep = self.variant.keep
         self.two_columns = self.variant.plain
         """Whether column moves take the short way (:meth:`_play`): a plain variant's do.
         Without it every move is pushed and the whole key built again, with the same
@@ -224,12 +228,12 @@ class BeamSearch:
         i = len(col) - move.count
         dest = work.cols[move.dst]
         if self.pairwise:
-            nxt = self.variant.next
+            nxt = self.next
             if i <= work.down[move.src] or nxt[col[i - 1]] != col[i]:
                 return False
             joins = bool(dest) and nxt[dest[-1]] == col[i]
         else:
-            movable = self.variant.movable
+            movable = self.movable
             if movable(col, len(col) - work.down[move.src]) <= move.count:
                 return False
             joins = bool(dest) and movable([dest[-1], *col[i:]], move.count + 1) > move.count
@@ -262,7 +266,7 @@ class BeamSearch:
         completed = self.completed
         up = left - down[src]
         played = (
-            self.variant.keep
+            self.keep
             or (left and (not up or completed(kept, up) is not None))
             or completed(joined, len(joined) - down[dst]) is not None
         )
