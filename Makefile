@@ -93,5 +93,5 @@ lock:  ## re-resolve every dependency to the newest allowed versions, with hashe
 	rm -rf $(LOCK_VENV)
 
 clean:
-	rm -rf $(VENV) engine/build
+	rm -rf $(VENV) engine/build engine/.mypy_cache
 	rm -f $(ENGINE_BUILT)
