@@ -59,7 +59,6 @@ def column_moves(v: Variant, position: Position) -> Iterator[Move]:
                     lst.append(i)
         else:
             empties.append(i)
-    new = Move.column_move
     # Spider's runs (the hook not overridden) measured here, without a call per column
     nxt = v.next if type(v).movable is Variant.movable else None
     for i, col in enumerate(cols):
@@ -80,10 +79,10 @@ def column_moves(v: Variant, position: Position) -> Iterator[Move]:
                 if dests:
                     for j in dests:
                         if j != i:
-                            yield new(i, k, j)
+                            yield Move.column_move(i, k, j)
             if empties and k < n:
                 for j in empties:
-                    yield new(i, k, j)
+                    yield Move.column_move(i, k, j)
     if position.stock_pos < len(position.stock) and v.may_deal(position):
         yield _DEAL
 
