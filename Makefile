@@ -3,6 +3,12 @@
 # .venv/ holds exactly requirements-dev.lock (pip --require-hashes: a version or a file that
 # differs from the lock fails the install instead of drifting), then the engine, client,
 # server and command line as editable installs with --no-deps, then `pip check`.
+# The engine's editable install is compiled: engine/setup.py builds its hot modules with
+# mypyc into C extensions beside their sources (engine/spider_engine/*.so; about 15
+# CPU-seconds), and every target below builds them again first when an engine source has
+# changed since (run `make` after editing the engine, before calling .venv/bin/pytest).
+# SPIDER_ENGINE_PURE=1 (`SPIDER_ENGINE_PURE=1 make test`) builds the pure-Python engine
+# instead, and the next target without it compiles it again.
 # `make lock` re-resolves every dependency to the newest versions that the pyproject and
 # setup.py files allow and rewrites requirements.lock (what the server and command line need:
 # the Docker image) and requirements-dev.lock (that plus the tests' and linters' tools).
@@ -13,9 +19,14 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+INSTALLED := $(VENV)/.installed
+ENGINE_BUILD := $(if $(filter-out 0,$(SPIDER_ENGINE_PURE)),pure,compiled)
+STAMP := $(VENV)/.engine-$(ENGINE_BUILD)
+ENGINE_SOURCES := $(wildcard engine/spider_engine/*.py) engine/setup.py
+ENGINE_BUILT := engine/spider_engine/*.so engine/*.so
 LOCKS := requirements.lock requirements-dev.lock
-WORKSPACE := -e ./engine -e ./client -e ./server -e .
+# the workspace but the engine, which $(STAMP) builds
+WORKSPACE := -e ./client -e ./server -e .
 METADATA := VERSION pyproject.toml setup.py engine/pyproject.toml client/pyproject.toml \
 	client/setup.py server/pyproject.toml server/setup.py
 
@@ -45,11 +56,24 @@ web:  ## rebuild the browser page's vendored msgpack codec from web/package-lock
 bench: $(STAMP)
 	$(BIN)/spider-race bench engine
 
-$(STAMP): $(LOCKS) $(METADATA)
+$(INSTALLED): $(LOCKS) $(METADATA)
 	rm -rf $(VENV)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --require-hashes -r requirements-dev.lock
 	$(BIN)/pip install -q --no-deps $(WORKSPACE)
+	touch $(INSTALLED)
+
+# the engine, built from its sources as they are now: compiled, or pure with
+# SPIDER_ENGINE_PURE=1 (the stamp names which, so that changing the choice builds it again)
+$(STAMP): $(INSTALLED) $(ENGINE_SOURCES)
+	rm -f $(ENGINE_BUILT) $(VENV)/.engine-*
+	$(BIN)/pip install -q --no-deps -e ./engine
+	@# said when the build fell back to pure Python (no C compiler): pip -q shows no output
+ifeq ($(ENGINE_BUILD),compiled)
+	@$(BIN)/python -c "import spider_engine.search as s, sys; s.__file__.endswith('.py') and \
+	print('make: the engine was built as pure Python (no C compiler found?): set CC, or' \
+	' SPIDER_ENGINE_PURE=1 to ask for the pure engine', file=sys.stderr)"
+endif
 	$(BIN)/pip check
 	touch $(STAMP)
 
@@ -69,4 +93,5 @@ lock:  ## re-resolve every dependency to the newest allowed versions, with hashe
 	rm -rf $(LOCK_VENV)
 
 clean:
-	rm -rf $(VENV)
+	rm -rf $(VENV) engine/build engine/.mypy_cache
+	rm -f $(ENGINE_BUILT)

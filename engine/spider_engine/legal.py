@@ -59,12 +59,19 @@ def column_moves(v: Variant, position: Position) -> Iterator[Move]:
                     lst.append(i)
         else:
             empties.append(i)
-    new = Move.column_move
+    # Spider's runs (the hook not overridden) measured here, without a call per column
+    nxt = v.next if type(v).movable is Variant.movable else None
     for i, col in enumerate(cols):
         n = len(col)
         if not n:
             continue
-        run = movable(col, n - down[i])
+        if nxt is None:
+            run = movable(col, n - down[i])
+        else:
+            up = n - down[i]
+            run = 1 if up else 0
+            while run < up and nxt[col[n - run - 1]] == col[n - run]:
+                run += 1
         for k in range(1, run + 1):
             card = col[n - k]
             for w in want[card]:
@@ -72,10 +79,10 @@ def column_moves(v: Variant, position: Position) -> Iterator[Move]:
                 if dests:
                     for j in dests:
                         if j != i:
-                            yield new(i, k, j)
+                            yield Move.column_move(i, k, j)
             if empties and k < n:
                 for j in empties:
-                    yield new(i, k, j)
+                    yield Move.column_move(i, k, j)
     if position.stock_pos < len(position.stock) and v.may_deal(position):
         yield _DEAL
 

@@ -78,6 +78,14 @@ class Move:
 
     @classmethod
     def column_move(cls, src: int, count: int, dst: int) -> Move:
+        """``Move("move", src, count, dst)``, the same object, found by a number rather
+        than a tuple of five (the move generator makes one per legal column move)."""
+        if 0 <= src < 256 and 0 <= count < 256 and 0 <= dst < 256:
+            number = src << 16 | count << 8 | dst
+            move = _COLUMN_MOVES.get(number)
+            if move is None:
+                move = _COLUMN_MOVES[number] = cls("move", src, count, dst)
+            return move
         return cls("move", src, count, dst)
 
     @classmethod
@@ -122,6 +130,10 @@ class Move:
 
     def __lt__(self, other: Move) -> bool:
         return self._text < other._text
+
+
+_COLUMN_MOVES: dict[int, Move] = {}
+"""The column moves made so far, by ``src << 16 | count << 8 | dst``."""
 
 
 def _format(kind: str, src: int, count: int, dst: int, columns: tuple[int, ...]) -> str:

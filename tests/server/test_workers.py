@@ -257,14 +257,14 @@ async def test_the_calling_process_runs_no_solver_code(workers: Factory) -> None
     )
     spent = time.process_time() - before
     assert len(results) == 3
-    assert pool.cpu_seconds > 2.0, pool.cpu_seconds  # the workers did the searching
+    assert pool.cpu_seconds > 0.5, pool.cpu_seconds  # the workers did the searching
     assert spent < 0.2, spent
     await pool.stop()
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     reaped = (children.ru_utime + children.ru_stime) - (
         children_before.ru_utime + children_before.ru_stime
     )
-    assert reaped > 2.0, reaped
+    assert reaped > 0.5, reaped
 
 
 async def test_workers_beyond_the_warm_ones_start_when_jobs_wait(workers: Factory) -> None:
