@@ -98,7 +98,7 @@ class RaceAffinity:
             async with asyncio.timeout(self.open_timeout):
                 ws, welcome = await self._hello(url)
                 try:
-                    reply = await self._rejoin(ws, code, role, self.mirror.version)
+                    reply = await self._rejoin(ws, code, role, self.mirror.version, moved=True)
                 except BaseException:
                     await ws.close()
                     raise
@@ -112,15 +112,19 @@ class RaceAffinity:
         waiting = self._outbox.waiting()
         self._ws = ws  # what is sent from now on goes on the new connection
         self.moves += 1
-        if waiting:
-            await asyncio.wait(waiting, timeout=self.resend_after)
-        await old.close()  # the reader then goes on with the new connection
+        try:
+            if waiting:
+                await asyncio.wait(waiting, timeout=self.resend_after)
+        finally:  # even when the caller is cancelled meanwhile
+            await old.close()  # the reader then goes on with the new connection
 
-    async def _rejoin(self, ws: ClientConnection, code: str, role: str, since: int) -> Any:
+    async def _rejoin(
+        self, ws: ClientConnection, code: str, role: str, since: int, *, moved: bool = False
+    ) -> Any:
         """Send a join of ``code`` since ``since`` on ``ws`` and return its reply (a
         ``joined`` or an ``error``), taking in what comes meanwhile."""
         req = self._outbox.next_req()
-        join = p.Join(req=req, code=code, role=role, since=since, moved=True)  # type: ignore[arg-type]
+        join = p.Join(req=req, code=code, role=role, since=since, moved=moved)  # type: ignore[arg-type]
         await ws.send(p.encode(join))
         while True:
             for message in self._dispatch(await ws.recv()):

@@ -61,13 +61,14 @@ class LobbyClient(Connection):
     ) -> AsyncIterator[p.OpenRaceChanged]:
         """Follow the open races: first an ``open_race`` change for each race listed now,
         then one whenever a race is listed, changes or leaves the list (``race`` None).
-        :attr:`listed` holds the list meanwhile. After a reconnect it follows again (the
-        list is read anew). Stops following when the iteration ends."""
+        :attr:`listed` holds the list meanwhile. After a reconnect, or a move to a race's
+        URL, it follows again on the new connection (the list is read anew). Stops following
+        when the iteration ends."""
         queue: asyncio.Queue[p.OpenRaceChanged] = asyncio.Queue()
         self._lobby_queues.append(queue)
         try:
             while True:
-                reconnects = self.reconnects
+                connection = (self.reconnects, self.moves)  # a new one: follow again there
                 reply: p.OpenRaceList = await self._request(
                     lambda req: p.OpenRaces(req=req, watch=True, variant=variant)
                 )
@@ -78,7 +79,7 @@ class LobbyClient(Connection):
                 for race in reply.races:
                     self._take_change(p.OpenRaceChanged(code=race.code, race=race))
                     yield p.OpenRaceChanged(code=race.code, race=race)
-                while self.reconnects == reconnects:
+                while (self.reconnects, self.moves) == connection:
                     try:
                         change = await asyncio.wait_for(queue.get(), timeout=1.0)
                     except TimeoutError:

@@ -162,9 +162,13 @@ class RaceMirror:
         self.code = joined.race.code
         self.role = joined.role
         since = self.version
-        self.race = joined.race
-        if joined.boards:
-            self.boards.update(joined.boards)
+        # a snapshot older than what is held (a move to the race's URL: events went on
+        # arriving on the old connection while the new one joined) is not taken: the held
+        # race is newer; the reply's events after it are applied below
+        if new_race or joined.race.version >= self.version:
+            self.race = joined.race
+            if joined.boards:
+                self.boards.update(joined.boards)
         for data in joined.events:
             try:
                 event = p.decode_event(data)

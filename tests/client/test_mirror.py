@@ -268,3 +268,18 @@ def test_the_guides_mirror_runs_as_written(capsys: pytest.CaptureFixture[str]) -
     printed = capsys.readouterr().out.splitlines()
     assert printed[0] == "started"
     assert printed[1].startswith("running PlayerInfo(player='p1'")
+
+
+def test_a_snapshot_older_than_the_race_held_is_not_taken() -> None:
+    """A move to the race's URL: the old connection's events run ahead of the new one's
+    snapshot; the held race stays, and the events the reply carries after it apply."""
+    mirror = mirror_in(race("countdown", version=9))
+    started = p.Started(CODE, 10, started_at=10.0, ends_at=610.0, commitment="abc")
+    assert mirror.take(started) == [started]  # on the old connection
+    out = mirror.take(joined(race("countdown", version=9)))  # the new one's, older
+    assert out == [] and mirror.race is not None
+    assert (mirror.race.state, mirror.version) == ("running", 10)
+    again = p.Started(CODE, 10, started_at=10.0, ends_at=610.0, commitment="abc")
+    assert mirror.take(again) == []  # the new connection's copy: seen already
+    mirror.take(p.PlayerReady(CODE, 11, player="p2", ready=True))
+    assert mirror.version == 11

@@ -163,7 +163,7 @@ async def _settled(r: aioredis.Redis, codes: list[str], url: str, timeout: float
     from spider_client import Client, ServerError
 
     deadline = time.monotonic() + timeout
-    async with await Client.connect(url, name="ladder-referee") as referee:
+    async with await Client.connect(url, name="ladder-referee", affinity=False) as referee:
         for code in await _unfinished(r, codes):
             with contextlib.suppress(ServerError):
                 await referee.join(code, "spectator")
