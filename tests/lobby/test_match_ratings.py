@@ -11,7 +11,7 @@ import msgpack
 import pytest
 import redis.asyncio as aioredis
 
-from spider_client import Client, NotFound, WrongState
+from spider_client import Client, NotAPlayer, NotFound, WrongState
 from spider_client import protocol as p
 from spider_server import keys
 from spider_server.ratings import Record, VariantRecord
@@ -24,6 +24,10 @@ MATCH = {
     "rate": 2000.0,
     "burst": 2000,
 }
+
+
+LAG = 1.0
+"""Seconds a loaded machine may delay the node's matching turn (not the rule's slack)."""
 
 
 async def _set_rating(url: str, player: str, shown: int, *, bot: bool = False) -> None:
@@ -171,9 +175,10 @@ async def test_far_apart_ratings_start_within_the_wait_on_the_servers_clock(
         waited = [float(w) for w in waits.split(",")]
         # 800 apart needs a window wider than the wait gives: matched only once the wait
         # passed for the longest waiting, at most one turn's sleep and one turn's work later
+        # (plus what a busy machine may hold the node's event loop: LAG)
         wait, turn = MATCH["match_wait"], MATCH["match_turn"]
         assert max(waited) >= wait, waited
-        assert all(w <= wait + 2 * turn for w in waited), waited
+        assert all(w <= wait + 2 * turn + LAG for w in waited), waited
     finally:
         for c in clients:
             await c.close()
@@ -195,6 +200,10 @@ async def test_a_late_rematch_is_refused_plainly(redis_server, server_node) -> N
             await c._request(lambda req: p.Rematch(req=req, code=code))
         # accepting again once in it is no error
         await a._request(lambda req: p.Rematch(req=req, code=code))
+        # one who never played the race is told so, started rematch or not
+        async with await Client.connect(node.url, name="dee") as d:
+            with pytest.raises(NotAPlayer, match="did not play"):
+                await d._request(lambda req: p.Rematch(req=req, code=code))
         # once the finished race is gone (expired), the rematch cannot be accepted
         r = aioredis.from_url(redis_server.url)
         try:

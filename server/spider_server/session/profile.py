@@ -23,7 +23,7 @@ from spider_client.protocol import (
 from spider_engine import VariantError, find_variant
 
 from .. import race as rules
-from ..errors import Conflict, InvalidMessage, RaceNotFound, WrongState
+from ..errors import Conflict, InvalidMessage, NotAPlayer, RaceNotFound, WrongState
 from ..ratings import short_id
 from ..store import cas_tries
 from ..store.ratings import LadderRow
@@ -169,6 +169,8 @@ class ProfileHandlers(SessionBase):
                 raise RaceNotFound(f"race {code} is gone: its rematch can no longer be accepted")
             race = found
             offer = race.rematch
+            if self.player not in race.players:
+                raise NotAPlayer(f"you did not play race {code}")
             if offer is not None and offer.code is not None and self.player not in offer.accepted:
                 raise WrongState(
                     f"the rematch of race {code} has already started, as race {offer.code}, "
