@@ -163,8 +163,11 @@ async def _settled(r: aioredis.Redis, codes: list[str], url: str, timeout: float
     from spider_client import Client, ServerError
 
     deadline = time.monotonic() + timeout
-    async with await Client.connect(url, name="ladder-referee", affinity=False) as referee:
+    referees: list[Client] = []  # one connection a race: a connection follows only so many
+    try:
         for code in await _unfinished(r, codes):
+            referee = await Client.connect(url, name="ladder-referee", affinity=False)
+            referees.append(referee)
             with contextlib.suppress(ServerError):
                 await referee.join(code, "spectator")
         while True:
@@ -174,6 +177,9 @@ async def _settled(r: aioredis.Redis, codes: list[str], url: str, timeout: float
                 return
             assert time.monotonic() < deadline, f"not finished or applied: {running}, {pending}"
             await asyncio.sleep(0.25)
+    finally:
+        for referee in referees:
+            await referee.close()
 
 
 async def check_ladder(
