@@ -29,3 +29,18 @@ def test_bench_solver_counts_a_deal_it_cannot_settle(capsys: pytest.CaptureFixtu
     assert figures["sparrow_settled_at_300"] == "0/1"
     assert figures["sparrow_won_at_300"] == "0/1"
     assert "sparrow solver-0: unknown positions=300" in err
+
+
+def test_bench_solver_jobs_give_the_same_verdicts(capsys: pytest.CaptureFixture[str]) -> None:
+    """Deals solved in worker processes are the same searches as one at a time here."""
+
+    def verdicts(jobs: str) -> list[str]:
+        args = ["bench", "solver", "--deals", "3", "--variant", "spider1", "--budget", "3000"]
+        assert main([*args, "--jobs", jobs]) == 0
+        out, err = capsys.readouterr()
+        assert f"jobs: {jobs}" in out.splitlines()
+        return [line.split(" seconds=")[0] for line in err.splitlines() if "solver-" in line]
+
+    alone = verdicts("1")
+    assert len(alone) == 3
+    assert verdicts("2") == alone

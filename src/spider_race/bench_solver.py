@@ -10,7 +10,9 @@ win before it counts. Each variant prints the same ``key: value`` lines, prefixe
 id.
 
 It also counts the deals won within 1, 4 and 20 CPU-seconds each (``time.process_time`` of
-the solve, one deal at a time in this process) and the positions per CPU-second. Without
+the solve, in the process that solves it) and the positions per CPU-second. Deals are solved
+one at a time in this process, or ``--jobs N`` at a time in N worker processes (one a core:
+a deal's CPU-seconds are its own either way). Without
 ``--budget`` a deal's search goes on until it is settled or both 1,000,000 positions and
 20 CPU-seconds have passed, so that every figure is what that limit alone gives; with
 ``--budget`` no search goes past it (a deal it cuts short is not won within the
@@ -23,6 +25,9 @@ import argparse
 import statistics
 import sys
 import time
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from typing import NamedTuple
 
 from spider_engine import Board
 from spider_engine.solver import Solution, solve
@@ -62,13 +67,54 @@ def _solve(board: Board, budget: int | None) -> tuple[Solution | None, float, in
     return solution, time.process_time() - start, solution.positions
 
 
+class _Deal(NamedTuple):
+    """One deal's result: its verdict, positions, wall and CPU seconds, and whether the
+    winning line (if any) replayed to a win."""
+
+    verdict: str
+    positions: int
+    seconds: float
+    cpu_seconds: float
+    replays: bool
+
+
+def _deal(variant: str, n: int, budget: int | None) -> _Deal:
+    """Solve the fresh deal ``solver-<n>`` and replay its line."""
+    board = Board.deal(variant, f"solver-{n}")
+    start = time.perf_counter()
+    stopped, cpu, counted = _solve(board, budget)
+    elapsed = time.perf_counter() - start
+    solution = stopped or Solution("unknown", counted)
+    replays = True
+    if solution.verdict == "won":
+        replay = board.copy()
+        for move in solution.line:
+            replay.push(move)
+        replays = replay.is_won()
+    return _Deal(solution.verdict, solution.positions, elapsed, cpu, replays)
+
+
+def _deals(variant: str, deals: int, budget: int | None, jobs: int) -> Iterator[_Deal]:
+    """Each deal's result in the order of the seeds."""
+    if jobs <= 1:
+        for n in range(deals):
+            yield _deal(variant, n, budget)
+        return
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(_deal, variant, n, budget) for n in range(deals)]
+        for future in futures:
+            yield future.result()
+
+
 def run(args: argparse.Namespace) -> int:
     variants = [args.variant] if args.variant else list(VARIANTS)
     large = args.budget or LARGE_BUDGET
     small = min(SMALL_BUDGET, large)
     deals = args.deals
+    jobs = max(1, getattr(args, "jobs", 1) or 1)
     print(f"deals_per_variant: {deals}")
     print(f"budgets: {small} {large}")
+    print(f"jobs: {jobs}")
     print(f"anchor: {ANCHOR}")
     for variant in variants:
         settled_small = won_small = settled_large = won_large = 0
@@ -76,22 +122,14 @@ def run(args: argparse.Namespace) -> int:
         times: list[float] = []
         cpu_times: list[float] = []
         won_within = dict.fromkeys(CPU_LIMITS, 0)
-        for n in range(deals):
-            board = Board.deal(variant, f"solver-{n}")
-            start = time.perf_counter()
-            stopped, cpu, counted = _solve(board, args.budget)
-            elapsed = time.perf_counter() - start
-            times.append(elapsed)
+        for n, solution in enumerate(_deals(variant, deals, args.budget, jobs)):
+            if not solution.replays:  # pragma: no cover - would be a solver bug
+                print(f"error: the line for {variant} solver-{n} does not win", file=sys.stderr)
+                return 1
+            cpu = solution.cpu_seconds
+            times.append(solution.seconds)
             cpu_times.append(cpu)
-            positions += counted
-            solution = stopped or Solution("unknown", counted)
-            if solution.verdict == "won":
-                replay = board.copy()
-                for move in solution.line:
-                    replay.push(move)
-                if not replay.is_won():  # pragma: no cover - would be a solver bug
-                    print(f"error: the line for {variant} solver-{n} does not win", file=sys.stderr)
-                    return 1
+            positions += solution.positions
             for limit in CPU_LIMITS:
                 won_within[limit] += solution.verdict == "won" and cpu <= limit
             settled = solution.verdict in ("won", "lost") and solution.positions <= large
@@ -102,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
                 won_small += solution.verdict == "won"
             print(
                 f"  {variant} solver-{n}: {solution.verdict} positions={solution.positions}"
-                f" seconds={elapsed:.1f} cpu_seconds={cpu:.1f}",
+                f" seconds={solution.seconds:.1f} cpu_seconds={cpu:.1f}",
                 file=sys.stderr,
                 flush=True,
             )

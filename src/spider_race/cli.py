@@ -183,6 +183,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--deals", type=int, default=100, help="engine, solver, par: seeded deals")
     p.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="solver: deals solved at once, each in its own process (one a core)",
+    )
+    p.add_argument(
         "--variant",
         default=None,
         help="solver, par: one variant (default: the three Spiders and the four other decks)",
