@@ -43,6 +43,8 @@ UNLIMITED_ADDRESS: dict[str, int] = {
     "address_creations": 1_000_000,
     "player_creations": 1_000_000,
     "address_wrong_joins": 1_000_000,
+    "address_hints": 1_000_000,
+    "player_hints": 1_000_000,
 }
 """Every test client comes from 127.0.0.1: the nodes the fixtures start lift the limits per
 address (a test of those limits sets them)."""

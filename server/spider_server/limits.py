@@ -64,8 +64,9 @@ class TokenBucket:
 
 class AddressLimits:
     """The node's limits per client address: open websocket connections, and token
-    buckets for the hellos that make a new player, the races created and the joins with a
-    code that names no race (each ``per_minute`` a minute, as many at once).
+    buckets for the hellos that make a new player, the races created, the joins with a
+    code that names no race and the hints asked for (each ``per_minute`` a minute, as many
+    at once); the races created and the hints per player too.
 
     Buckets of addresses that have gone quiet are dropped once more than
     :data:`MAX_ADDRESSES` are kept (a full bucket holds nothing worth keeping)."""
@@ -78,6 +79,8 @@ class AddressLimits:
         creations: int,
         player_creations: int,
         wrong_joins: int,
+        hints: int = 1_000_000,
+        player_hints: int = 1_000_000,
         clock: Callable[[], float] | None = None,
     ) -> None:
         self.max_connections = connections
@@ -86,6 +89,8 @@ class AddressLimits:
             "create": creations,
             "player_create": player_creations,
             "wrong_join": wrong_joins,
+            "hint": hints,
+            "player_hint": player_hints,
         }
         self._clock = clock or time.monotonic
         self.connections: dict[str, int] = {}
@@ -131,9 +136,9 @@ class AddressLimits:
             self._buckets.clear()
 
     def take(self, what: str, key: str) -> bool:
-        """Take one of ``key``'s (an address; a player for ``player_create``) ``what``:
-        ``new_player``, ``create``, ``player_create`` or ``wrong_join``; False when it has
-        none left now."""
+        """Take one of ``key``'s (an address; a player for ``player_create`` and
+        ``player_hint``) ``what``: ``new_player``, ``create``, ``player_create``,
+        ``wrong_join``, ``hint`` or ``player_hint``; False when it has none left now."""
         return self._bucket(what, key).take()
 
     def allows(self, what: str, key: str) -> bool:

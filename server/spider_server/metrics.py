@@ -126,7 +126,7 @@ class Metrics:
         self.refused_total: Counter[str] = Counter()
         """Connections and requests refused or closed by a limit, by which one
         (``too_slow``, ``address``, ``open_files``, ``new_players``, ``creations``,
-        ``wrong_joins``)."""
+        ``wrong_joins``, ``hints``)."""
         self.hints_total: Counter[str] = Counter()
         """Hints by how they were found (``cache``, ``prefetch``: a prefetch under way,
         ``quick``: searched when asked, ``ranking``: the workers gave no answer) and

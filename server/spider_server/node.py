@@ -124,6 +124,8 @@ class Node:
             creations=settings.address_creations,
             player_creations=settings.player_creations,
             wrong_joins=settings.address_wrong_joins,
+            hints=settings.address_hints,
+            player_hints=settings.player_hints,
         )
         """The limits per client address (docs/server.md, "Limits")."""
         self.http = Http(

@@ -28,16 +28,8 @@ from .errors import ConfigError
 from .limits import parse_networks
 from .workers.settings import default_workers
 
-__all__ = [
-    "Settings",
-    "ENV_PREFIX",
-    "RANGES",
-    "CHOICES",
-    "OPTIONS",
-    "Range",
-    "env_name",
-    "redacted_url",
-]
+__all__ = ["Settings", "ENV_PREFIX", "RANGES", "CHOICES", "OPTIONS", "Range", "env_name"]
+__all__ += ["redacted_url"]
 
 ENV_PREFIX = "SPIDER_RACE_"
 DAY = 24 * 3600
@@ -111,6 +103,8 @@ RANGES: dict[str, Range] = {
     "token_max_age": Range(0, 10 * 365 * DAY),
     "drain": Range(0, 3600),
     "hints_per_race": Range(1, 1_000_000),
+    "player_hints": Range(1, 1_000_000),
+    "address_hints": Range(1, 1_000_000),
     "hint_quick_budget": Range(1, 1_000_000_000),
     "prefetch_per_race": Range(0, 100_000_000),
     "hint_cache_entries": Range(1, 10_000_000),
@@ -287,6 +281,10 @@ class Settings:
     """How often a node looks for seeds to prove (waiting races, pools below size)."""
     hints_per_race: int = 100
     """Hints one player may ask for in one race; more are refused (``rate_limited``)."""
+    player_hints: int = 60
+    """Hints a minute one player may ask for, every race together (``rate_limited``)."""
+    address_hints: int = 300
+    """Hints a minute from one client address, all its players together."""
     hint_quick_budget: int = 8_000
     """Positions searched for a hint asked for before its prefetch found it (at most
     ``hint_budget``): a budget answered within about half a second."""

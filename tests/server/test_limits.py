@@ -291,3 +291,57 @@ def test_the_embedded_redis_is_private_capped_and_asks_a_password(tmp_path) -> N
             assert stat.S_IMODE(os.stat(f).st_mode) & 0o077 == 0, f
     finally:
         proc.kill()
+
+
+async def _hint_race(client: Client) -> str:
+    """A running spider1 race with hints, ``client`` its one player; its code."""
+    joined = await client.create(variant="spider1", seed="h", hints=True, countdown=0)
+    code: str = joined.race.code
+    await client.ready(code)
+    await client.expect("ack", lambda m: m.seq == 0 and m.code == code)
+    return code
+
+
+async def _hint(client: Client, code: str) -> str:
+    reply = await client.request(p.Hint(req=0, code=code), ("hint_reply", "error"))
+    if reply.type == "hint_reply":
+        assert reply.move, reply
+        _moves[code] = reply.move
+        return "hint_reply"
+    return str(reply.error)
+
+
+_moves: dict[str, str] = {}
+"""A race's last hinted move."""
+
+
+async def test_hints_per_player_and_per_address_get_rate_limited(
+    redis_server, server_node
+) -> None:
+    """Past ``player_hints`` a minute a player's hint is refused, past ``address_hints``
+    every player's from that address; a refused hint is not counted, and the connection
+    and its race go on. The node's limits run on a clock that stands still here: nothing
+    refills while the hints are worked out, however long that takes."""
+    node = await server_node(
+        redis_server.url,
+        pool_size=0,
+        player_hints=3,
+        address_hints=5,
+        hint_budget=500,
+        hint_quick_budget=500,
+    )
+    node.node.addresses._clock = lambda: 0.0  # before any bucket: none of them refills
+    a = await Client.connect(node.url, name="a")
+    code_a = await _hint_race(a)
+    assert [await _hint(a, code_a) for _ in range(4)] == ["hint_reply"] * 3 + ["rate_limited"]
+    b = await Client.connect(node.url, name="b")
+    code_b = await _hint_race(b)
+    assert [await _hint(b, code_b) for _ in range(3)] == ["hint_reply"] * 2 + ["rate_limited"]
+    assert await node.node.store.load_hints(code_a) == {a.player: 3}
+    assert await node.node.store.load_hints(code_b) == {b.player: 2}
+    assert node.node.metrics.refused_total["hints"] == 2
+    # the race goes on: the hinted move is acked after the refusals
+    ack = await a.move(code_a, 1, _moves[code_a])
+    assert ack.type == "ack", ack
+    await a.close()
+    await b.close()

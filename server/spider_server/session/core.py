@@ -83,6 +83,8 @@ _LIMIT_NAMES = {
     "create": "creations",
     "player_create": "creations",
     "wrong_join": "wrong_joins",
+    "hint": "hints",
+    "player_hint": "hints",
 }
 
 

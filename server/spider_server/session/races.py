@@ -223,13 +223,18 @@ class RaceHandlers(SessionBase):
         the worker gives no answer in time (or dies), the players' ranking of moves. One hint at a time per player
         (:class:`~..workers.HintPending`; the same request sent again is answered once)
         and ``hints_per_race`` per player and race (:class:`HintBudgetSpent`), both
-        ``rate_limited``."""
+        ``rate_limited``; so are hints past ``player_hints`` a minute for the player or
+        ``address_hints`` for the client's address (taken before any Redis read: a
+        refused hint costs the node nothing)."""
         code = race_code(msg.code)
         ctx, store = self.ctx, self.ctx.store
         if code in self._hinting:
             if self._hinting[code] == msg.req:
                 return  # the same request sent again: its reply is on its way
             raise HintPending("your previous hint is still being worked out")
+        s = ctx.settings
+        self.limit("player_hint", self.player, f"at most {s.player_hints} hints a minute")
+        self.limit("hint", self.address, f"at most {s.address_hints} hints a minute from here")
         race, game = await store.load_for_action(code, self.player)
         if race is None:
             raise RaceNotFound(f"no race {code}")
