@@ -47,6 +47,13 @@ __all__ = ["Connection"]
 
 log = logging.getLogger("spider_client")
 
+_TRY_AGAIN = frozenset({"unavailable", "rate_limited"})
+"""A reconnect's rejoin answered with one of these is a failed attempt: tried again."""
+
+
+class _RejoinLater(Exception):
+    """The rejoin of a reconnect was answered with one of :data:`_TRY_AGAIN`."""
+
 _END = object()
 _REPLIES = (
     p.Joined,
@@ -367,7 +374,7 @@ class Connection(RaceAffinity):
                     async with asyncio.timeout(self.open_timeout):
                         await self._resume(ws, url, attempts)
                     return
-                except (ConnectionClosed, TimeoutError) as e:
+                except (ConnectionClosed, TimeoutError, _RejoinLater) as e:
                     self._ws = None
                     await ws.close()
                     failure = e
@@ -387,6 +394,10 @@ class Connection(RaceAffinity):
             since = mirror.version
             event.since = since
             reply = await self._rejoin(ws, mirror.code, mirror.role, since)
+            if isinstance(reply, p.Error) and reply.error in _TRY_AGAIN:
+                raise _RejoinLater(f"rejoining race {mirror.code}: {reply.message}")
+            if isinstance(reply, p.Error):  # what waits is sent again all the same
+                log.warning("rejoining race %s on %s: %s", mirror.code, url, reply.message)
             if isinstance(reply, p.Joined):
                 event.caught_up = sum(1 for e in reply.events if e.get("version", 0) > since)
                 event.snapshot = not reply.events and reply.race.version > since

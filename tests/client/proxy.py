@@ -7,7 +7,8 @@ masked; the client under test sends them uncompressed). When the client's ``cut_
 client sees the connection drop without a close frame, code 1006) and keeps the server's
 side open until the server's reply to that move (its ack) has arrived, which it drops, so
 that the server has applied the move and the client never heard of it. Later connections
-are forwarded untouched.
+are forwarded untouched, but for ``refuse_rejoins``: the first ``joined`` of that many
+later connections reaches the client as an ``unavailable`` error to the same request.
 """
 
 from __future__ import annotations
@@ -63,9 +64,17 @@ class CuttingProxy:
     ``cut_at``-th move frame a client sends (counted over all connections)."""
 
     def __init__(
-        self, target_port: int, *, cut_at: int | None = None, lose_ack: int | None = None
+        self,
+        target_port: int,
+        *,
+        cut_at: int | None = None,
+        lose_ack: int | None = None,
+        refuse_rejoins: int = 0,
     ) -> None:
         self.target_port = target_port
+        self.refuse_rejoins = refuse_rejoins
+        self.refused = 0
+        """``joined`` replies turned into ``unavailable`` so far."""
         self.cut_at = cut_at
         self.lose_ack = lose_ack
         """The seq of an ack to drop once, keeping the link (the client never hears it)."""
@@ -105,7 +114,7 @@ class CuttingProxy:
             client_w.transport.abort()
             return
         self._writers |= {client_w, server_w}
-        state = {"cutting": False}
+        state = {"cutting": False, "refuse": self.connections > 1}
         up = asyncio.create_task(self._upstream(client_r, server_w, client_w, state))
         down = asyncio.create_task(self._downstream(server_r, client_w, server_w, state))
         for task in (up, down):
@@ -166,6 +175,14 @@ class CuttingProxy:
                     self.lose_ack = None
                     self.dropped.append(payload)
                     continue
+                if (
+                    state["refuse"]
+                    and self.refused < self.refuse_rejoins
+                    and message_type(opcode, payload) == "joined"
+                ):
+                    state["refuse"] = False
+                    self.refused += 1
+                    raw = _unavailable(msgpack.unpackb(payload, raw=False)["req"])
                 client_w.write(raw)
                 await client_w.drain()
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
@@ -174,3 +191,12 @@ class CuttingProxy:
             server_w.transport.abort()
         with contextlib.suppress(Exception):
             client_w.transport.abort()
+
+
+def _unavailable(req: int) -> bytes:
+    """A server's (unmasked, binary) frame: an ``unavailable`` error answering ``req``."""
+    payload = msgpack.packb(
+        {"type": "error", "error": "unavailable", "message": "try again", "req": req}
+    )
+    assert len(payload) < 126
+    return bytes([0x82, len(payload)]) + payload

@@ -143,3 +143,27 @@ async def test_an_action_with_no_answer_is_sent_again(redis_server, server_node)
             assert client.view.text() == await server_view(node, code, client.player)
     finally:
         await proxy.close()
+
+
+async def test_a_rejoin_answered_unavailable_is_tried_again(redis_server, server_node) -> None:
+    """After a dropped link the server answers the client's rejoin with ``unavailable``
+    twice (the proxy turns its ``joined`` into the error): the client counts each as a
+    failed attempt, tries again, and is back in its race, its view the server's."""
+    node = await server_node(redis_server.url, **FAST)
+    proxy = await CuttingProxy(_port(node.url), refuse_rejoins=2).start()
+    try:
+        async with await Client.connect(proxy.url, name="ada", affinity=False) as client:
+            code = await client.create_race(variant="spider1", seed="again", countdown=0)
+            await client.ready()
+            await client.wait_until(lambda c: c.view is not None, timeout=20)
+            bot = GreedyBot()
+            await client.move(bot(client.view))
+            for writer in list(proxy._writers):
+                writer.transport.abort()
+            ack = await client.move(bot(client.view))  # waits for the reconnect
+            assert ack.seq == 2 and not ack.duplicate
+            assert proxy.refused == 2 and proxy.connections == 4
+            assert client.reconnects == 1
+            assert client.view.text() == await server_view(node, code, client.player)
+    finally:
+        await proxy.close()

@@ -23,6 +23,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable
@@ -104,8 +105,9 @@ async def run_ladder(
     awaited, and the bots run ``seconds`` more), spread over ``urls``: the n-th bot is
     given every URL, starting from ``urls[n % len(urls)]``. Each bot's output lines by
     its name (the games it finished); a bot that exited before it was stopped fails the
-    run."""
+    run, and the message shows the end of what it wrote on standard error."""
     procs: list[tuple[str, asyncio.subprocess.Process]] = []
+    logs = tempfile.TemporaryDirectory(prefix="ladder-")
     n = 0
     for strategy, count in strengths.items():
         for i in range(count):
@@ -115,13 +117,14 @@ async def run_ladder(
             n += 1
             argv = [sys.executable, "-m", "spider_race", "bot", "--quick", variant]
             argv += ["--strategy", strategy, "--games", "0", "--name", name, "--url", url]
-            proc = await asyncio.create_subprocess_exec(
-                *argv,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                cwd=ROOT,
-                env={**os.environ, "PYTHONUNBUFFERED": "1"},
-            )
+            with open(Path(logs.name) / f"{name}.err", "wb") as err:
+                proc = await asyncio.create_subprocess_exec(
+                    *argv,
+                    stdout=subprocess.PIPE,
+                    stderr=err,
+                    cwd=ROOT,
+                    env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                )
             procs.append((name, proc))
     await asyncio.sleep(seconds)
     if during is not None:
@@ -139,7 +142,12 @@ async def run_ladder(
             proc.kill()
             data, _ = await proc.communicate()
         out[name] = data.decode().splitlines()
-    assert not died, f"bots that exited on their own: {died}"
+    with logs:
+        said = {
+            name: (Path(logs.name) / f"{name}.err").read_text(errors="replace")[-2000:]
+            for name in died
+        }
+    assert not died, f"bots that exited on their own: {died}; their standard error: {said}"
     return out
 
 

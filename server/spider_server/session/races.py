@@ -29,6 +29,7 @@ from ..errors import (
     RateLimited,
     RequestError,
     TooManyRaces,
+    Unavailable,
     WrongState,
 )
 from ..race import TERMINAL, Race, RaceState
@@ -365,7 +366,14 @@ class RaceHandlers(SessionBase):
         if role == "player":  # back at once; rejoining after a lost connection: away, back
             # (not when the client moved here from a connection that is still live)
             resumed = old is None and since is not None and not moved
-            await ctx.presence(code, resumed=self.player if resumed else None)
+            back = self.player if resumed else None
+            try:
+                await ctx.presence(code, resumed=back)
+            except Unavailable as e:  # its check-and-set lost to every move meanwhile
+                # the player is back all the same: the join goes on, the decision is
+                # made again in the background (and by the node's presence sweep)
+                log.info("presence of race %s after a rejoin: %s; deciding it later", code, e)
+                ctx.spawn(ctx.presence(code, resumed=back))
         race = await self.load(code)
         online, spectators = await store.presence(code, ctx.clock())
         joined = Joined(
