@@ -2,7 +2,9 @@
 players asking for hints back to back and the seed pool refilling, in one run.
 
 ``--hint-spam K`` adds K players, each alone in its own ``spider4`` race with hints,
-which ask for hints back to back (the next as soon as the last is answered);
+which ask for hints back to back (the next as soon as the last is answered, half a second
+after a refusal); the server's hints per race are lifted for them, its hints a minute per
+player and per address are its defaults;
 ``--pool-refill`` makes the seed pool refill ``spider4`` deals (the bench's own server
 keeps a pool so large that it never fills: a refill always runs). The measured time is
 cut in two halves: in the first (``quiet``) nobody asks for a hint and nothing is asked
