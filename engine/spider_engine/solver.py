@@ -11,10 +11,14 @@ since a variant's rules may read it (Wizard's Tower: which trump leaves next).
 Budget: a position *counts* when its moves are generated; :attr:`Solution.positions` is
 that count, and it never exceeds the budget.
 
-The search is a beam search run with growing widths (:data:`BEAM_WIDTHS`) while the
-budget lasts: each layer keeps the best positions one move deeper, never one seen before.
-Moves that split a suited run, other than onto another suited parent, are pruned. One beam
-is :class:`~.search.BeamSearch` (:mod:`.search`).
+The search is a series of beam searches run in turn while the budget lasts
+(:data:`.beams.BEAMS`): each layer keeps the best positions one move deeper, never one seen
+before. Narrow beams of the variant's own evaluation come first, widths growing; then beams
+of moderate widths that judge positions a little differently (sets in suit worth more,
+blocked cards worse, empty columns worth more, and so on), which keep other positions and
+win other deals, each at a fraction of a wider beam's cost; then wider beams of the own
+evaluation. Moves that split a suited run, other than onto another suited parent, are
+pruned. One beam is :class:`~.search.BeamSearch` (:mod:`.search`).
 
 The solver names no variant. What a deck adds to Spider it learns from the variant's
 hooks, whose defaults are Spider's: whether runs are chains of pairs
@@ -44,6 +48,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .beams import schedule
 from .board import Board
 from .errors import PositionError
 from .moves import Move
@@ -61,9 +66,6 @@ __all__ = [
     "solve",
     "suggest",
 ]
-
-BEAM_WIDTHS: tuple[int | None, ...] = (10, 40, 150, 500, 1500, 5000, 15000, 50000, None)
-"""Beam searches run with these widths in turn, while the budget lasts."""
 
 
 def solve(
@@ -87,9 +89,14 @@ def solve(
         return Solution(WON, 0)
     w = weights or Weights(**board.variant.solver_weights)
     used = 0
-    for width in BEAM_WIDTHS:
+    for width, evaluation in schedule(w):
         search = BeamSearch(
-            board, w, prune=True, progress=progress, counted=used, progress_every=progress_every
+            board,
+            evaluation,
+            prune=True,
+            progress=progress,
+            counted=used,
+            progress_every=progress_every,
         )
         solution, complete = search.run(budget - used, width)
         used += solution.positions
