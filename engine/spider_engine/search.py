@@ -347,6 +347,8 @@ class BeamSearch:
         generate_moves: Callable[[], Iterator[Move]] = getattr(work, "generate_moves")  # noqa: B009
         # a beam (with a width) that finds no better position for this many layers gives up
         patience = None if exact else self.variant.solver_patience
+        # a beam that stalls this long with the stock not empty deals (the variant's word)
+        deal_after = None if exact else self.variant.solver_deal_after
         every = self.progress_every
         best, stalled = self._score(root, len(work.foundation)), 0
         while layer:
@@ -405,6 +407,12 @@ class BeamSearch:
                         )
                     if played:
                         work.pop()
+            if deal_after is not None and stalled >= deal_after:
+                deals = [c for c in candidates if c[6].kind == "deal"]
+                if deals:  # the positions after a deal rank below the stalled ones: take them
+                    complete = False
+                    candidates = heapq.nlargest(width or len(deals), deals)
+                    best, stalled = candidates[0][0], 0
             if width is not None and len(candidates) > width:
                 complete = False
                 candidates = heapq.nlargest(width, candidates)

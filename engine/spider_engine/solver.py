@@ -27,8 +27,9 @@ columns' order matters once the stock is empty (``columns_alike``), the evaluati
 weights (``solver_weights``) and a bonus for progress it would miss (``solver_bonus`` for
 the whole position: sets that leave from column ends; ``solver_column_bonus`` for what one
 column holds, kept with the column's score: Jokers to bring back, buried blockers), how long a beam may go on without
-finding a better position (``solver_patience``), and which extra moves its pruned searches
-leave out (``solver_skips``).
+finding a better position (``solver_patience``) and before it keeps only the positions
+after a deal (``solver_deal_after``), and which extra moves its pruned searches leave out
+(``solver_skips``).
 
 Verdicts:
 

@@ -146,6 +146,11 @@ class Variant:
     solver_weights: ClassVar[Mapping[str, int]] = MappingProxyType({})
     """The solver's evaluation weights that differ from its defaults for this variant (by
     the field names of ``solver.Weights``); Spider uses the defaults."""
+    solver_deal_after: ClassVar[int | None] = None
+    """How many layers one of the solver's beams may go on without finding a better
+    position before it keeps only the positions after a deal (when it can deal): for decks
+    where a deal costs more in the evaluation than the beam ever wins back by waiting (None:
+    the beam deals only when a deal ranks among its best)."""
     solver_patience: ClassVar[int | None] = None
     """How many layers one of the solver's beams may go on without finding a position
     better than any before it, before it gives up for a wider one; None: no limit (a beam

@@ -59,6 +59,12 @@ class Sparrow(AltDeckVariant):
     has_extra_moves = True
     filters_moves = True
     run_length = DRAGON
+    solver_deal_after = 12
+    """A deal lays a tile on every column and buries the Winds at their ends: the positions
+    after it rank far below those before, and a beam that has got every set it can before
+    the next deal would move tiles about at the same best score without end. After 12
+    layers without a better position the beam deals (10 fresh deals settled at 167,000
+    positions: 3 without it, 8 with it)."""
 
     def __init__(self, options: frozenset[str] = frozenset()) -> None:
         suits = self.cards.suits
