@@ -19,7 +19,9 @@ players' ratings once (:mod:`.store.ratings`). Each race made is remembered with
 long each of its players waited, on the server's clock (:meth:`~.store.Store.record_match`).
 
 A player whose entry is matched already when they queue (their connection was on a node
-that died before telling them) is told of that match on the new connection.
+that died before telling them) is told of that match on the new connection; so is one
+whose newest race is a quick-match race they have not played (told of it on a connection
+lost before they joined it): never a second race while their game in the first waits.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from spider_client.protocol import Matched, OpenRaceChanged, Queued, encode
 from . import race as rules
 from .errors import Conflict, Unavailable
 from .keys import LOBBY_CHANNEL, MATCH_CHANNEL
-from .race import RaceOptions
+from .race import TERMINAL, RaceOptions
 from .settings import Settings
 from .store import Store
 from .store.lobby import MATCHED, Group, open_race_from
@@ -158,6 +160,13 @@ class Lobby:
         told of it (``matched``) once that connection's claim lapsed (its node died, or it
         closed). Conflict when the queue was too busy to change."""
         pool = pool_name(variant, undo=undo, bots=bots)
+        made = await self._unplayed(session.player)
+        if made is not None:  # a race was made for them and they never played it
+            waiter = Waiter(session, session.player, name, variant, undo, pool, self.clock())
+            self.waiters[session.id] = waiter
+            if await self._deliver(waiter, made, soon=True):
+                return Queued(req=0, variant=variant, pool=pool, wait=self.settings.match_wait)
+            self.waiters.pop(session.id, None)
         if rating is None:
             value = self.rating_of(session.player, variant)
             rating = float(await value if inspect.isawaitable(value) else value)
@@ -183,6 +192,18 @@ class Lobby:
         # one waits for that match (:meth:`_renew`), told at once when it can be
         await self._adopt(waiter, entry, soon=True)
         return queued
+
+    async def _unplayed(self, player: str) -> str | None:
+        """The player's newest race, when it is a quick-match race that is not finished and
+        their game in it is not over: a match they were told of on a connection that was
+        lost before they joined it (told, then their node died), so that queueing again
+        sends them there rather than into a second race."""
+        code = await self.store.race_since(player, 0.0)
+        race = None if code is None else await self.store.load_race(code)
+        if race is None or not race.options.quick or player not in race.players:
+            return None
+        game = await self.store.load_game(race.code, player)
+        return race.code if game is None or game.status not in TERMINAL else None
 
     async def _adopt(self, waiter: Waiter, entry: list[str], *, soon: bool = False) -> bool:
         """The player's entry is matched (race ``entry[1]``) for another connection: tell
