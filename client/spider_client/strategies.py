@@ -450,7 +450,7 @@ class GreedyBot:
         return best
 
 
-SLIP = 0.3
+SLIP = 0.5
 """A :class:`CarelessBot`'s default ``slip``: the share of its actions that are random."""
 
 

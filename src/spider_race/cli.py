@@ -131,7 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["greedy", "careless", "random"],
         default="greedy",
         help="how the bot plays, strongest first: greedy ranks moves the way players do; "
-        "careless plays greedy but makes a random move about one time in three; random "
+        "careless plays greedy but makes a random move one time in two; random "
         "plays random moves (default greedy)",
     )
     p.add_argument("--name", default=None, help="the bot's name (default: STRATEGY bot)")
