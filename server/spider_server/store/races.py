@@ -7,7 +7,6 @@ moment's state; the writes are the commits (:mod:`.commits`). Every method raise
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -357,10 +356,12 @@ class Store(RatingCommands, SeedCommands, ParCommands, LobbyCommands):
         return out
 
     async def add_player_race(self, player: str, code: str) -> None:
+        """Put race ``code`` in the player's list, at the server's clock (as the lobby's
+        :meth:`race_since` reads it)."""
         key = keys.player_races(player)
         with as_unavailable:
             async with self.redis.pipeline(transaction=False) as pipe:
-                pipe.zadd(key, {code: time.time()})
+                pipe.zadd(key, {code: self.clock()})
                 pipe.expire(key, keys.PLAYER_RACES_TTL)
                 await pipe.execute()
 
