@@ -1,11 +1,10 @@
 """A server node's life: start, stop (SIGTERM), its periodic loops, and the races'
 transitions.
 
-One :class:`Node` serves websocket connections on ``/ws`` and plain HTTP (:mod:`.http`)
-on the same port. Every node of a deployment shares one Redis and one token secret; any
-node serves any race. Each connection is a transport (:mod:`.transport`) and a session
-(:mod:`.session`); the node joins them, and gives the sessions their context: the store,
-the hub, the seed pool, its clock and its transitions.
+One :class:`Node` serves websocket connections on ``/ws`` and plain HTTP (:mod:`.http`) on
+the same port. The nodes of a deployment share one Redis and one token secret; any node
+serves any race. It joins each connection's transport (:mod:`.transport`) and session
+(:mod:`.session`) and gives the sessions their context (store, hub, seed pool, clock).
 
 Transitions due at a time (a countdown's end, a time limit) or when every game is over
 are decided by :func:`~.race.due_transition` alone, on the light view each watch keeps

@@ -65,6 +65,7 @@ def test_bench_server_solver_load() -> None:
     )  # fmt: skip
     assert figures["errors"] == "0" and figures["solver_load_errors"] == "0", figures
     assert figures["hint_spammers"] == "1" and figures["pool_refill"] == "yes"
+    assert int(figures["hints_answered"]) >= 0 and int(figures["hints_refused"]) >= 0
     assert figures["connections"] == "3"
     # both halves measured, and the solver was at work in the second one
     assert int(figures["acks_quiet"]) > 0 and int(figures["acks_loaded"]) > 0

@@ -135,6 +135,7 @@ def solver_figures(tally: Tally) -> Figures:
         ("acks_loaded", len(loaded)),
         ("solver_load_ratio", f"{p_loaded / p_quiet:.3f}" if known else "n/a"),
         ("hints_answered", load.hints),
+        ("hints_refused", load.refused),
         ("solver_jobs_completed_loaded", or_na(load.completed, ".0f")),
         ("solver_jobs_running_at_end", or_na(load.running_at_end, ".0f")),
         ("solver_load_errors", errors),

@@ -22,7 +22,7 @@ import contextlib
 import urllib.request
 from dataclasses import dataclass, field
 
-from spider_client import Client, SpiderClientError
+from spider_client import Client, RateLimited, SpiderClientError
 
 from .tools import bounded, close_all, connect_client
 
@@ -58,6 +58,8 @@ class SolverLoad:
     clients: list[Client] = field(default_factory=list)
     hints: int = 0
     """Hints answered in the loaded half."""
+    refused: int = 0
+    """Hints refused by the server's hints a minute (``rate_limited``), not errors."""
     errors: dict[str, int] = field(default_factory=dict)
     completed: float | None = None
     """Solver jobs the server completed in the loaded half."""
@@ -90,6 +92,9 @@ class SolverLoad:
             try:
                 await client.hint()
                 self.hints += 1
+            except RateLimited:
+                self.refused += 1
+                await asyncio.sleep(0.5)
             except SpiderClientError as e:
                 self._error(type(e).__name__)
                 await asyncio.sleep(0.5)
