@@ -28,8 +28,8 @@ from .errors import ConfigError
 from .limits import parse_networks
 from .workers.settings import default_workers
 
-__all__ = ["Settings", "ENV_PREFIX", "RANGES", "CHOICES", "OPTIONS", "Range", "env_name"]
-__all__ += ["redacted_url"]
+__all__ = ["Settings", "ENV_PREFIX", "RANGES", "CHOICES", "OPTIONS", "Range", "env_name",
+           "redacted_url"]  # fmt: skip
 
 ENV_PREFIX = "SPIDER_RACE_"
 DAY = 24 * 3600
