@@ -104,6 +104,8 @@ class SolverCounts(Protocol):
     timed_out: int
     cancelled: int
     failed: int
+    preempted: int
+    spawned: int
 
 
 class Metrics:
@@ -306,8 +308,12 @@ def _solver_families(w: SolverCounts) -> Iterator[Metric]:
         ("timed_out", "Solver jobs past their deadline (their worker killed).", w.timed_out),
         ("cancelled", "Solver jobs dropped because nobody waited any more.", w.cancelled),
         ("failed", "Solver jobs whose worker died or whose solver raised.", w.failed),
+        ("preempted", "Refills stopped (queued again) for a hint or a race's proof.", w.preempted),
     ):
         yield CounterMetricFamily(f"spider_solver_jobs_{name}_total", doc, value)
+    yield CounterMetricFamily(
+        "spider_solver_workers_started_total", "Solver worker processes started.", w.spawned
+    )
 
 
 def _labelled(

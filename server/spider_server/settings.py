@@ -12,133 +12,26 @@ a bad one is a :class:`ConfigError` whose one line names the setting, value and 
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
 import re
 import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 from urllib.parse import urlsplit
 
 from spider_client.protocol import MAX_CLIENT_FRAME
 
 from .errors import ConfigError
 from .limits import parse_networks
+from .ranges import CHOICES, RANGES, Range
 from .workers.settings import default_workers
 
 __all__ = ["Settings", "ENV_PREFIX", "RANGES", "CHOICES", "OPTIONS", "Range", "env_name",
            "redacted_url"]  # fmt: skip
 
 ENV_PREFIX = "SPIDER_RACE_"
-DAY = 24 * 3600
-
-
-class Range(NamedTuple):
-    """The values a number may take: ``low`` to ``high``; with ``above``, more than
-    ``low`` (``low`` itself excluded)."""
-
-    low: float
-    high: float
-    above: bool = False
-
-    def admits(self, value: float) -> bool:
-        if math.isnan(value):
-            return False
-        low_ok = value > self.low if self.above else value >= self.low
-        return low_ok and value <= self.high
-
-    def describe(self, kind: str) -> str:
-        noun = "an integer" if kind == "int" else "a number"
-        low, high = _number(self.low), _number(self.high)
-        if self.above:
-            return f"{noun} above {low} and at most {high}"
-        return f"{noun} from {low} to {high}"
-
-
-def _number(x: float) -> str:
-    return f"{int(x):,}" if float(x).is_integer() else f"{x:g}"
-
-
-RANGES: dict[str, Range] = {
-    "port": Range(0, 65535),
-    "rate": Range(0, 1_000_000, above=True),
-    "burst": Range(1, 1_000_000),
-    "flood_strikes": Range(1, 1_000_000),
-    "max_frame": Range(512, 1 << 20),
-    "max_players": Range(1, 100_000),
-    "max_races_per_player": Range(1, 10_000),
-    "max_watched": Range(1, 10_000),
-    "max_actions": Range(100, 10_000_000),
-    "max_time_limit": Range(1, 30 * DAY),
-    "max_countdown": Range(0, 3600),
-    "hello_timeout": Range(0, 3600, above=True),
-    "idle_timeout": Range(0, 30 * DAY, above=True),
-    "ping_interval": Range(0, DAY, above=True),
-    "ping_timeout": Range(0, DAY, above=True),
-    "progress_interval": Range(0, 10),
-    "send_queue": Range(1, 10_000_000),
-    "send_bytes": Range(65_536, 1 << 34),
-    "node_send_bytes": Range(1 << 20, 1 << 40),
-    "address_connections": Range(1, 1_000_000),
-    "address_new_players": Range(1, 1_000_000),
-    "address_creations": Range(1, 1_000_000),
-    "player_creations": Range(1, 1_000_000),
-    "address_wrong_joins": Range(1, 1_000_000),
-    "fd_reserve": Range(8, 1_000_000),
-    "write_timeout": Range(0, 3600, above=True),
-    "race_ttl": Range(60, 365 * DAY),
-    "results_ttl": Range(60, 10 * 365 * DAY),
-    "stream_max": Range(100, 100_000_000),
-    "tick": Range(0, 10, above=True),
-    "sweep_interval": Range(0, 3600, above=True),
-    "presence_ttl": Range(1, 3600),
-    "away_grace": Range(1, 3600),
-    "rematch_wait": Range(0, 600, above=True),
-    "pool_size": Range(0, 10_000),
-    "solve_budget": Range(1, 1_000_000_000),
-    "hint_budget": Range(1, 1_000_000_000),
-    "pool_interval": Range(0, 3600, above=True),
-    "token_max_age": Range(0, 10 * 365 * DAY),
-    "drain": Range(0, 3600),
-    "hints_per_race": Range(1, 1_000_000),
-    "player_hints": Range(1, 1_000_000),
-    "address_hints": Range(1, 1_000_000),
-    "hint_quick_budget": Range(1, 1_000_000_000),
-    "prefetch_per_race": Range(0, 100_000_000),
-    "hint_cache_entries": Range(1, 10_000_000),
-    "hint_cache_bytes": Range(4096, 1 << 40),
-    "solver_workers": Range(1, 256),
-    "solver_warm": Range(0, 256),
-    "solver_queue": Range(1, 100_000),
-    "hint_deadline": Range(0, 3600, above=True),
-    "proof_deadline": Range(0, 3600, above=True),
-    "solve_deadline": Range(0, DAY, above=True),
-    "par_deadline": Range(0, DAY, above=True),
-    "par_budget": Range(0, 1_000_000_000),
-    "proofs_per_identity": Range(1, 10_000),
-    "proofs_per_address": Range(1, 10_000),
-    "solver_yield_after": Range(0, 10_000),
-    "solver_jobs_per_worker": Range(1, 1_000_000),
-    "solver_nice": Range(0, 19),
-    "solver_stop_grace": Range(0, 60, above=True),
-    "durability_timeout": Range(0, 5, above=True),
-    "match_wait": Range(0, 3600, above=True),
-    "match_gather": Range(0, 3600),
-    "match_max_players": Range(2, 100),
-    "match_countdown": Range(0, 60),
-    "match_time_limit": Range(1, 30 * DAY),
-    "match_turn": Range(0, 60, above=True),
-}
-"""Every numeric setting's range."""
-
-CHOICES: dict[str, tuple[str, ...]] = {
-    "log_level": ("debug", "info", "warning", "error", "critical"),
-    "log_format": ("text", "json"),
-    "durability": ("primary", "fsync", "replica"),
-}
-"""The settings that are one of a few words (any case)."""
 
 OPTIONS: dict[str, str] = {
     "host": "--host",
@@ -336,6 +229,10 @@ class Settings:
     left."""
     solver_stop_grace: float = 1.0
     """On stop, seconds workers get to exit before they are killed."""
+    refill_share: float = 0.25
+    """The most of a core that a worker spends on the pool's refills and on pars (the
+    lowest priority; the share of wall time it computes, resting in between): on a machine
+    whose cores are shared, any busy core slows the node's event loop (1: no rest)."""
 
     drain: float = 5.0
     """Seconds between SIGTERM and closing the connections: ``/readyz`` answers 503 from

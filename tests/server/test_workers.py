@@ -148,13 +148,29 @@ async def test_cancelling_a_waiting_caller_drops_its_queued_job(workers: Factory
         await queued
     assert pool.queued == 0 and pool.cancelled == 1 and pool.running == 1
     [busy] = pool.pids()
-    long.cancel()  # the running job: its worker is killed and replaced
+    long.cancel()  # the running job: its worker is told to stop it, and goes on
     with pytest.raises(asyncio.CancelledError):
         await long
     assert pool.cancelled == 2 and pool.running == 0
-    await until(lambda: not alive(busy))
     assert await pool.prove("spider1", "1", 5000) is True
     assert pool.completed == 1  # the dropped job never ran
+    assert pool.pids() == [busy] and alive(busy) and pool.spawned == 1
+
+
+async def test_a_hint_nobody_waits_for_has_its_worker_killed(workers: Factory) -> None:
+    """A hint's search does not read its pipe: the worker running it is killed."""
+    pool = workers()
+    board = Board.deal("spider4", "1")
+    long = await started(
+        pool, pool.hint(board.view_text(), board.text(), LONG, player="p", deadline=BOUND), running=1
+    )
+    [busy] = pool.pids()
+    long.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await long
+    await until(lambda: not alive(busy))
+    assert await pool.prove("spider1", "1", 5000) is True
+    assert busy not in pool.pids() and pool.spawned == 2
 
 
 async def test_one_outstanding_hint_per_player(workers: Factory) -> None:
@@ -355,3 +371,27 @@ async def test_workers_run_niced_and_idle_at_the_highest_niceness(
         19, os.getpriority(os.PRIO_PROCESS, 0) + nice
     )
     assert os.sched_getscheduler(pid) == getattr(os, policy)
+
+
+async def test_a_refill_computes_its_share_of_the_wall_time_and_a_race_proof_all_of_it(
+    workers: Factory,
+) -> None:
+    """At ``refill_share`` 0.5 a refill's worker sleeps at least as long as it computes (up
+    to its last 500 positions); hints and races' proofs are sent to the worker at a share
+    of 1, refills at 0.5."""
+    pool = workers(refill_share=0.5)
+    loop = asyncio.get_running_loop()
+    assert await pool.prove("spider1", "1", 5000) is True  # the worker is up
+    before, began = pool.cpu_seconds, loop.time()
+    # 30,000 positions of a four-suit deal: a second or so of search, settling nothing
+    await pool.prove("spider4", "2", 30_000, priority=Priority.REFILL)
+    wall, cpu = loop.time() - began, pool.cpu_seconds - before
+    assert cpu > 0.1, cpu  # it searched
+    assert wall >= (cpu - 0.05) / 0.5, (wall, cpu)
+    sent: list[tuple[Any, ...]] = []
+    [worker] = pool._workers
+    send = worker.conn.send
+    worker.conn.send = lambda message: (sent.append(message), send(message))[1]  # type: ignore[method-assign]
+    assert await pool.prove("spider1", "1", 5000) is True
+    assert await pool.prove("spider1", "1", 5000, priority=Priority.REFILL) is True
+    assert [m[3] for m in sent] == [1.0, 0.5]

@@ -6,10 +6,13 @@ settings come with it), nothing of the node: no Redis client, no websockets, no 
 (pickled by :class:`multiprocessing.connection.Connection`):
 
 - worker → node, once, when the engine is imported: ``("ready", pid)``;
-- node → worker: ``(job_id, kind, args)``; the worker answers
+- node → worker: ``(job_id, kind, args, share)``; the worker answers
   ``(job_id, ok, value, cpu_seconds)``: ``ok`` True with the job's result, or False with
   the text of the exception the solver raised; ``cpu_seconds`` is the CPU time the job
-  took in the worker.
+  took in the worker. With ``share`` below 1 (the pool's refills and pars: the node's
+  ``refill_share``) the job computes that share of the wall time and sleeps in between:
+  every :data:`PACE_EVERY` positions it sleeps until its CPU time is at most ``share`` of
+  the time since it began (a par, every 10,000).
 
 Kinds: ``hint`` (view text, full text, budget → the move's text or None), ``suggest``
 (view text, full text, budget → a :class:`Suggested`), ``prefetch`` (full text,
@@ -21,9 +24,11 @@ budget → whether the deal is proven winnable), ``solve`` (position text, budge
 A ``prefetch`` is a ``suggest`` that says early what a search of the quick budget would
 answer: once its search has counted more than the quick budget of positions without a
 win, the worker sends ``("passed", job_id, suggested)`` (the players' ranking, verdict
-``unknown``: the search is deterministic and a budget only cuts it short) and goes on. It
-can be stopped without killing the worker: the node sends ``("cancel", job_id, None)``, which
-the search reads every :data:`POLL_EVERY` positions; the worker then answers
+``unknown``: the search is deterministic and a budget only cuts it short) and goes on.
+
+Every job but a ``hint`` can be stopped without killing the worker: the node sends
+``("cancel", job_id, None)``, which the search reads every :data:`POLL_EVERY` positions
+(a resting job's every :data:`PACE_EVERY`, a par's every 10,000); the worker then answers
 ``(job_id, False, "cancelled", cpu_seconds)`` and waits for the next job (a cancel that
 comes after the job ended is ignored).
 
@@ -32,7 +37,7 @@ node decides when it stops) and runs at a higher niceness than the node (the set
 ``solver_nice``); at the highest niceness (19, the default) it also asks for the idle
 scheduling policy where the system has one (Linux's ``SCHED_IDLE``: the worker runs only on
 a core that nothing else wants, and a waking event loop takes the core from it at once
-instead of after a slice). During a long search it checks every 10,000 positions
+instead of after a slice). During a search it checks as often as it reads its pipe
 that the node that started it is still its parent, and exits if not.
 """
 
@@ -48,6 +53,7 @@ from typing import Any
 
 __all__ = [
     "CANCELLED",
+    "PACE_EVERY",
     "POLL_EVERY",
     "SUGGESTIONS",
     "ParSolved",
@@ -60,6 +66,9 @@ __all__ = [
 POLL_EVERY = 250
 """Positions a prefetch searches between two looks at its pipe (a cancel, the quick
 budget passed)."""
+PACE_EVERY = 500
+"""Positions a job that rests (a share below 1) searches between two looks at its clock:
+about 15 ms of a four-suit search, so that it rests in short pieces."""
 SUGGESTIONS = 3
 """Moves a suggestion lists at most."""
 CANCELLED = "cancelled"
@@ -143,18 +152,22 @@ def serve(conn: Connection, nice: int = 0) -> None:
         conn.send(("ready", os.getpid()))
         while True:
             try:
-                job_id, kind, args = conn.recv()
+                job_id, kind, args, *rest = conn.recv()
             except EOFError:
                 return
             if job_id == "cancel":
                 continue  # for a job that ended before the cancel came
+            share = float(rest[0]) if rest and rest[0] else 1.0
             started = time.process_time()
             reply: tuple[Any, bool, Any]
+            look = watch(conn, job_id, check_parent)
             try:
                 if kind == "prefetch":
-                    result = _prefetch(conn, job_id, args, check_parent)
+                    result = _prefetch(conn, job_id, args, look)
+                elif share < 1:
+                    result = run_job(kind, args, paced(share, look), PACE_EVERY)
                 else:
-                    result = run_job(kind, args, check_parent)
+                    result = run_job(kind, args, look, POLL_EVERY)
                 reply = (job_id, True, result)
             except Cancelled:
                 reply = (job_id, False, CANCELLED)
@@ -167,9 +180,37 @@ def serve(conn: Connection, nice: int = 0) -> None:
         conn.close()
 
 
-def run_job(kind: str, args: tuple[Any, ...], progress: Any = None) -> Any:
-    """Run one job in this process (see the module for the kinds); ValueError for an
-    unknown kind."""
+def watch(conn: Connection, job_id: int, check: Any) -> Any:
+    """A progress callback that calls ``check`` and raises :class:`Cancelled` when the node
+    sent a cancel of job ``job_id`` (a cancel of an earlier job is dropped)."""
+
+    def look(count: int) -> None:
+        check(count)
+        while conn.poll():
+            message = conn.recv()
+            if message[0] == "cancel" and message[1] == job_id:
+                raise Cancelled
+
+    return look
+
+
+def paced(share: float, inner: Any) -> Any:
+    """A progress callback that calls ``inner`` and then sleeps until this process's CPU
+    time since now is at most ``share`` of the wall time since now."""
+    cpu, wall = time.process_time(), time.monotonic()
+
+    def progress(count: int) -> None:
+        inner(count)
+        ahead = (time.process_time() - cpu) / share - (time.monotonic() - wall)
+        if ahead > 0:
+            time.sleep(ahead)
+
+    return progress
+
+
+def run_job(kind: str, args: tuple[Any, ...], progress: Any = None, every: int = 10_000) -> Any:
+    """Run one job in this process (see the module for the kinds), ``progress`` called
+    every ``every`` positions (a par's, every 10,000); ValueError for an unknown kind."""
     from spider_engine import Board
     from spider_engine.solver import hint, solve
 
@@ -180,13 +221,15 @@ def run_job(kind: str, args: tuple[Any, ...], progress: Any = None) -> Any:
         return None if move is None else move.text()
     if kind == "suggest":
         view_text, full_text, budget = args
-        return suggested(full_text, budget, progress)
+        return suggested(full_text, budget, progress, every)
     if kind == "prove":
         variant, seed, budget = args
-        return solve(Board.deal(variant, seed), budget=budget, progress=progress).verdict == "won"
+        board = Board.deal(variant, seed)
+        return solve(board, budget=budget, progress=progress, progress_every=every).verdict == "won"
     if kind == "solve":
         text, budget = args
-        solution = solve(Board.from_text(text), budget=budget, progress=progress)
+        board = Board.from_text(text)
+        solution = solve(board, budget=budget, progress=progress, progress_every=every)
         return Solved(solution.verdict, solution.positions, tuple(solution.texts()))
     if kind == "par":
         from spider_engine.par import par
@@ -225,19 +268,15 @@ def ranking(full_text: str, positions: int) -> Suggested:
     return Suggested(UNKNOWN_VERDICT, tuple(ranked[:SUGGESTIONS]), positions)
 
 
-def _prefetch(conn: Connection, job_id: int, args: tuple[Any, ...], check: Any) -> Suggested:
+def _prefetch(conn: Connection, job_id: int, args: tuple[Any, ...], watched: Any) -> Suggested:
     """A ``prefetch`` job (see the module): a suggestion that says when it passed the quick
-    budget and stops when cancelled."""
+    budget (``watched`` stops it when cancelled)."""
     full_text, budget, quick = args
     passed = quick >= budget
 
     def look(count: int) -> None:
         nonlocal passed
-        check(count)
-        while conn.poll():
-            message = conn.recv()
-            if message[0] == "cancel" and message[1] == job_id:
-                raise Cancelled
+        watched(count)
         if not passed and count > quick:
             passed = True
             conn.send(("passed", job_id, ranking(full_text, quick)))

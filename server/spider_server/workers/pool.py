@@ -9,7 +9,9 @@ runs one job at a time; the queue is :class:`.JobPolicy`'s.
 - A job that runs past its deadline fails with :class:`SolverTimeout`; its worker is
   killed (SIGKILL) and a new one started.
 - A caller that stops waiting (its task cancelled) drops its queued job, or has the
-  worker running it killed (replaced only when jobs wait, or below ``solver_warm``).
+  worker running it told to stop (:data:`GENTLE`; killed if it has not within
+  ``solver_stop_grace``), or, for a hint, killed (replaced only when jobs wait, or below
+  ``solver_warm``). A refill stopped for a hint or a race's proof is stopped the same way.
 - A worker that dies fails its job with :class:`WorkerCrashed` and is replaced (after a
   growing pause, up to 10 s, while new workers die before they are ready; after three
   such deaths with no worker ready, the queued jobs fail too).
@@ -33,7 +35,7 @@ from typing import Any
 from .child import ParSolved, Solved, serve
 from .errors import JobRefused, SolverTimeout, WorkerCrashed, WorkersClosed
 from .jobs import JobsApi
-from .policy import Job, JobPolicy, JobState
+from .policy import Job, JobPolicy, JobState, Priority
 from .settings import WorkerSettings
 from .worker import PoolState, Worker, WorkerState
 
@@ -41,6 +43,9 @@ __all__ = ["ParSolved", "PoolState", "Solved", "SolverWorkers"]  # PoolState, So
 
 log = logging.getLogger(__name__)
 
+GENTLE = frozenset({"prefetch", "suggest", "prove", "solve", "par"})
+"""The kinds of job a worker stops when told to (:mod:`.child`): it goes on with the next.
+A ``hint`` is stopped by killing its worker."""
 KILL_WAIT = 2.0
 """On stop, how long killed workers get to be gone before the node stops waiting."""
 MAX_RESTART_PAUSE = 10.0
@@ -283,14 +288,16 @@ class SolverWorkers(JobsApi):
             job = self.policy.take()
             if job is None:
                 return
+            share = self.settings.refill_share if job.priority is Priority.REFILL else 1.0
             try:
-                worker.conn.send((job.id, job.kind, job.args))
+                worker.conn.send((job.id, job.kind, job.args, share))
             except OSError:
                 self.policy.requeue(job)
                 self._lost(worker)
                 continue
             worker.state, worker.job = WorkerState.BUSY, job
-            worker.timer = self._require_loop().call_later(job.deadline, self._expire, worker, job)
+            deadline = job.deadline / share  # a job that rests has its rests' time too
+            worker.timer = self._require_loop().call_later(deadline, self._expire, worker, job)
         soon = (WorkerState.STARTING, WorkerState.CANCELLING)
         coming = sum(w.state in soon for w in self._workers)
         if not self._failures:  # more workers for what waits (none while workers fail)
@@ -309,7 +316,7 @@ class SolverWorkers(JobsApi):
             for worker in list(self._workers):
                 if worker.job is victim:
                     worker.job = None
-                    if victim.kind == "prefetch":
+                    if victim.kind in GENTLE:
                         self._stop_gently(worker, victim)
                     else:
                         self._recycle(worker)
@@ -336,15 +343,15 @@ class SolverWorkers(JobsApi):
         for worker in list(self._workers):
             if worker.job is job:
                 worker.job = None
-                if job.kind == "prefetch":
+                if job.kind in GENTLE:
                     self._stop_gently(worker, job)
                 else:
                     self._recycle(worker, replace=False)
         self._dispatch()
 
     def _stop_gently(self, worker: Worker, job: Job) -> None:
-        """Tell a worker to stop its prefetch; it is free again when it answers, killed if
-        it has not within ``solver_stop_grace``."""
+        """Tell a worker to stop its job; it is free again when it answers, killed if it
+        has not within ``solver_stop_grace``."""
         if worker.timer is not None:
             worker.timer.cancel()
         worker.state, worker.cancelled = WorkerState.CANCELLING, job.id

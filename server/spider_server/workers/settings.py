@@ -56,6 +56,10 @@ class WorkerSettings:
     """Niceness added to each worker process: the node's event loop wins a contended core."""
     solver_stop_grace: float = 1.0
     """On stop, how long workers get to exit before they are killed."""
+    refill_share: float = 0.25
+    """The share of wall time a worker computes for a job of the lowest priority (the
+    pool's refills, pars), resting in between (1: no rest); such a job's deadline is
+    divided by it."""
 
     def __post_init__(self) -> None:
         for name in ("solver_workers", "solver_queue", "solver_jobs_per_worker"):
@@ -79,6 +83,8 @@ class WorkerSettings:
         ):
             if not getattr(self, name) > 0:
                 raise ConfigError(f"SPIDER_RACE_{name.upper()} must be positive")
+        if not 0 < self.refill_share <= 1:
+            raise ConfigError("SPIDER_RACE_REFILL_SHARE must be above 0 and at most 1")
 
     @classmethod
     def from_settings(cls, settings: object) -> WorkerSettings:

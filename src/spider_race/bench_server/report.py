@@ -138,6 +138,8 @@ def solver_figures(tally: Tally) -> Figures:
         ("hints_refused", load.refused),
         ("solver_jobs_completed_loaded", or_na(load.completed, ".0f")),
         ("solver_jobs_running_at_end", or_na(load.running_at_end, ".0f")),
+        ("solver_jobs_preempted_loaded", or_na(load.preempted, ".0f")),
+        ("solver_workers_started_loaded", or_na(load.started, ".0f")),
         ("solver_load_errors", errors),
     ]
 

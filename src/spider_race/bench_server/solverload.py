@@ -64,6 +64,10 @@ class SolverLoad:
     completed: float | None = None
     """Solver jobs the server completed in the loaded half."""
     running_at_end: float | None = None
+    preempted: float | None = None
+    """Refills the server stopped for a hint in the loaded half."""
+    started: float | None = None
+    """Solver worker processes the server started in the loaded half."""
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
     async def setup(self) -> None:
@@ -124,6 +128,11 @@ class SolverLoad:
         if before is not None and after is not None:
             key = "spider_solver_jobs_completed_total"
             self.completed = after.get(key, 0) - before.get(key, 0)
+            for name, key in (
+                ("preempted", "spider_solver_jobs_preempted_total"),
+                ("started", "spider_solver_workers_started_total"),
+            ):
+                setattr(self, name, after.get(key, 0) - before.get(key, 0))
             self.running_at_end = after.get("spider_solver_jobs_running")
 
     async def stop(self) -> None:
