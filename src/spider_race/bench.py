@@ -138,7 +138,10 @@ def run(args: argparse.Namespace) -> int:
         from .bench_server import run as bench_server
 
         if args.seconds is None:
-            args.seconds = 10.0
+            # a p99 over halves of a few seconds is one stray pause: the solver load's
+            # halves are 30 seconds each unless told
+            loaded = getattr(args, "hint_spam", 0) or getattr(args, "pool_refill", False)
+            args.seconds = 60.0 if loaded else 10.0
         return bench_server(args)
     if args.what in ("affinity", "capacity"):
         from .bench_server.modes import run_nodes
