@@ -61,13 +61,17 @@ BEAMS: tuple[tuple[int | None, str], ...] = NARROW + RETRIES + WIDE
 of its evaluation."""
 
 
-def schedule(weights: Weights) -> list[tuple[int | None, Weights]]:
+def schedule(weights: Weights, hidden: bool = True) -> list[tuple[int | None, Weights]]:
     """The beams of :data:`BEAMS` with their evaluations made from ``weights``, less any
-    beam that would repeat an earlier one (an evaluation that leaves these weights as they
-    are)."""
+    beam that would repeat an earlier one: an evaluation that leaves these weights as they
+    are, or, for a position with no face-down card (``hidden`` False: none can come, since
+    deals are face up), one that changes only the weight of face-down cards."""
     beams: list[tuple[int | None, Weights]] = []
+    seen: list[tuple[int | None, Weights]] = []
     for width, name in BEAMS:
-        beam = (width, EVALUATIONS[name](weights))
-        if beam not in beams:
-            beams.append(beam)
+        evaluation = EVALUATIONS[name](weights)
+        same = evaluation if hidden else replace(evaluation, face_down=weights.face_down)
+        if (width, same) not in seen:
+            seen.append((width, same))
+            beams.append((width, evaluation))
     return beams

@@ -90,7 +90,7 @@ def solve(
         return Solution(WON, 0)
     w = weights or Weights(**board.variant.solver_weights)
     used = 0
-    for width, evaluation in schedule(w):
+    for width, evaluation in schedule(w, hidden=any(board.down)):
         search = BeamSearch(
             board,
             evaluation,

@@ -23,3 +23,14 @@ def test_no_beam_repeats_an_earlier_one() -> None:
     beams = schedule(weights)
     assert len(beams) == len(set(beams))
     assert len(beams) < len(schedule(Weights()))
+
+
+def test_a_position_with_no_face_down_card_skips_the_face_down_evaluation() -> None:
+    """Deals are face up: with no face-down card on the board, a beam that weighs them
+    differently searches exactly as the variant's own evaluation at its width."""
+    weights = Weights()
+    hidden, open_ = schedule(weights), schedule(weights, hidden=False)
+    changed = [(width, w) for width, w in hidden if w.face_down != weights.face_down]
+    assert changed and not [b for b in changed if b in open_]
+    assert [b for b in hidden if b not in changed] == open_
+
