@@ -217,7 +217,10 @@ def build_parser() -> argparse.ArgumentParser:
         "hints (a prefetch from each position, then the answer) in one solver worker",
     )
     p.add_argument(
-        "--seconds", type=float, default=None, help="time measured (engine 2, server 10, server with --hint-spam or --pool-refill 60)"
+        "--seconds",
+        type=float,
+        default=None,
+        help="time measured (engine 2, server 10, server with --hint-spam or --pool-refill 60)",
     )
     p.add_argument("--url", default=None, help="server: the server to measure (default: its own)")
     p.add_argument("--redis", default=None, metavar="URL", help="server: its Redis, to count moves")

@@ -33,4 +33,3 @@ def test_a_position_with_no_face_down_card_skips_the_face_down_evaluation() -> N
     changed = [(width, w) for width, w in hidden if w.face_down != weights.face_down]
     assert changed and not [b for b in changed if b in open_]
     assert [b for b in hidden if b not in changed] == open_
-

@@ -152,12 +152,12 @@ def serve(conn: Connection, nice: int = 0) -> None:
         conn.send(("ready", os.getpid()))
         while True:
             try:
-                job_id, kind, args, *rest = conn.recv()
+                message = conn.recv()
             except EOFError:
                 return
-            if job_id == "cancel":
+            if message[0] == "cancel":
                 continue  # for a job that ended before the cancel came
-            share = float(rest[0]) if rest and rest[0] else 1.0
+            job_id, kind, args, share = message
             started = time.process_time()
             reply: tuple[Any, bool, Any]
             look = watch(conn, job_id, check_parent)
@@ -165,7 +165,7 @@ def serve(conn: Connection, nice: int = 0) -> None:
                 if kind == "prefetch":
                     result = _prefetch(conn, job_id, args, look)
                 elif share < 1:
-                    result = run_job(kind, args, paced(share, look), PACE_EVERY)
+                    result = run_job(kind, args, paced(share, look, conn.poll), PACE_EVERY)
                 else:
                     result = run_job(kind, args, look, POLL_EVERY)
                 reply = (job_id, True, result)
@@ -194,8 +194,9 @@ def watch(conn: Connection, job_id: int, check: Any) -> Any:
     return look
 
 
-def paced(share: float, inner: Any) -> Any:
-    """A progress callback that calls ``inner`` and then sleeps until this process's CPU
+def paced(share: float, inner: Any, rest: Any = time.sleep) -> Any:
+    """A progress callback that calls ``inner`` and then rests (``rest(seconds)``: the
+    worker waits on its pipe, so that a cancel ends the rest) until this process's CPU
     time since now is at most ``share`` of the wall time since now."""
     cpu, wall = time.process_time(), time.monotonic()
 
@@ -203,7 +204,7 @@ def paced(share: float, inner: Any) -> Any:
         inner(count)
         ahead = (time.process_time() - cpu) / share - (time.monotonic() - wall)
         if ahead > 0:
-            time.sleep(ahead)
+            rest(ahead)
 
     return progress
 
