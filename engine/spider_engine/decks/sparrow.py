@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import combinations, product
+from types import MappingProxyType
 
 from ..cards import CardSet
 from ..moves import Move, column_letter
@@ -34,7 +35,9 @@ MOST_TOGETHER = 3
 AT_END_VALUE = 15
 """The solver's value of each different Wind, and each Flower or Season (up to four), at a
 column's end, in its evaluation's units: sets leave from the ends of four columns."""
-BURIED_COST = 10
+BURIED_COST = 5
+"""What each Wind or Flower buried under other tiles costs the solver's evaluation: it must
+come to a column's end to leave."""
 WIND_SET = "w"
 FLOWER_SET = "f"
 
@@ -65,6 +68,10 @@ class Sparrow(AltDeckVariant):
     the next deal would move tiles about at the same best score without end. After 12
     layers without a better position the beam deals (10 fresh deals settled at 167,000
     positions: 3 without it, 8 with it)."""
+    solver_weights = MappingProxyType({"suited": 13})
+    """Tiles in suit weigh more than in Spider (13 against 10): a run moves as a unit only in
+    suit, and a tile in suit is one a Dragon's run will not have to wait for. On 60 fresh
+    deals (``solver-0`` to ``-59``) within 167,000 positions, 45 won with it, 34 without."""
 
     def __init__(self, options: frozenset[str] = frozenset()) -> None:
         suits = self.cards.suits
