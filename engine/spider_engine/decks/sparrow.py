@@ -67,11 +67,12 @@ class Sparrow(AltDeckVariant):
     after it rank far below those before, and a beam that has got every set it can before
     the next deal would move tiles about at the same best score without end. After 12
     layers without a better position the beam deals (10 fresh deals settled at 167,000
-    positions: 3 without it, 8 with it)."""
+    positions: 3 without it, 8 with it, measured with Spider's weights)."""
     solver_weights = MappingProxyType({"suited": 13})
     """Tiles in suit weigh more than in Spider (13 against 10): a run moves as a unit only in
-    suit, and a tile in suit is one a Dragon's run will not have to wait for. On 60 fresh
-    deals (``solver-0`` to ``-59``) within 167,000 positions, 45 won with it, 34 without."""
+    suit. On 60 fresh deals (``solver-0`` to ``-59``) within 167,000 positions: 34 won with
+    Spider's weights and a :data:`BURIED_COST` of 10, 46 with these weights, 45 with these
+    and a :data:`BURIED_COST` of 5 (9 of the first ten, against 8)."""
 
     def __init__(self, options: frozenset[str] = frozenset()) -> None:
         suits = self.cards.suits
