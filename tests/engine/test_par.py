@@ -13,6 +13,9 @@ from spider_engine import Board, Move, PositionError
 from spider_engine.par import ParResult, par
 from spider_engine.solver import solve
 
+# the pars are searched once, by a module fixture: the module's tests stay on one worker
+pytestmark = pytest.mark.xdist_group("pars")
+
 BUDGET = 12_000
 """Enough for the solver's first line on the deals below and some shortening."""
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 
 def _figures(*args: str) -> dict[str, str]:
     done = subprocess.run(
@@ -35,13 +37,29 @@ def test_bench_server_players() -> None:
     assert float(figures["baseline_per_s"]) > 0
     # the spectators (in a worker process) got progress of moves of the measured time
     assert int(figures["events_measured"]) > 0
-    # the stalled spectator was backlogged on the server when the measured time began and
-    # while it watched, the server's subscriptions followed the plan in every slice, and
-    # the others' deliveries in its race were timed on both sides
+    # what a one-second run can promise: the stalled spectator was backlogged on the server
+    # when the measured time began, frames queued for it, and the others' deliveries in its
+    # race went on meanwhile. Whether each slice followed the plan (the slowdown trusted)
+    # is judged by the long run below, in `make acceptance`: slices of a few hundredths of
+    # a second on a busy machine are not.
+    assert figures["stalled_backlogged_at_start"] == "1"
+    assert int(figures["stalled_backlog_frames"]) > 0
+    seen = int(figures["events_stalled_away"]) + int(figures["events_stalled_watching"])
+    assert seen > 0, figures
+    assert "/" in figures["stalled_slices_as_planned"]  # printed, judged in the long run
+
+
+@pytest.mark.slow
+def test_bench_server_stalled_spectator_follows_its_plan() -> None:
+    """The long run: slices of about two seconds, each as planned, the slowdown trusted."""
+    figures = _figures(
+        "--players", "8", "--races", "2", "--spectators", "2", "--stalled", "1",
+        "--rate", "20", "--seconds", "16", "--warmup", "1",
+    )  # fmt: skip
+    assert figures["errors"] == "0", figures
     assert figures["stalled_backlogged_at_start"] == "1"
     assert figures["stalled_backlogged_watching"] == "1"
-    assert int(figures["stalled_backlog_frames"]) > 0
-    assert figures["stalled_slices_as_planned"] == "8/8"
+    assert figures["stalled_slices_as_planned"] == "8/8", figures
     for key in ("event_p99_ms_stalled_away", "event_p99_ms_stalled_watching"):
         assert float(figures[key]) > 0, (key, figures)
     for key in ("events_stalled_away", "events_stalled_watching"):

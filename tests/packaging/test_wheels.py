@@ -34,6 +34,9 @@ from pathlib import Path
 
 import pytest
 
+# the wheels are built once, by a module fixture: the module's tests stay on one worker
+pytestmark = pytest.mark.xdist_group("wheels")
+
 ROOT = Path(__file__).resolve().parents[2]
 VERSION = (ROOT / "VERSION").read_text().strip()
 DISTRIBUTIONS = {  # distribution name: (source folder in the copy, import name)

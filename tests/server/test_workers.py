@@ -34,6 +34,7 @@ from spider_server.workers import (
     WorkersClosed,
     WorkerSettings,
 )
+from tests.conftest import TEST_SOLVER_NICE
 
 LONG = 10**8
 """A budget no test waits for (a spider4 search of it takes hours)."""
@@ -49,6 +50,7 @@ async def workers() -> AsyncIterator[Factory]:
 
     def make(**settings: Any) -> SolverWorkers:
         settings.setdefault("solver_workers", 1)
+        settings.setdefault("solver_nice", TEST_SOLVER_NICE)
         pool = SolverWorkers(WorkerSettings(**settings))
         pool.start()
         made.append(pool)
