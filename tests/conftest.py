@@ -67,7 +67,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     seed = getattr(config.option, "randomly_seed", None)
     if config.pluginmanager.has_plugin("randomly") and isinstance(seed, int):
         terminalreporter.write_line(
-            f"random order: seed {seed} (replay it: pytest -p randomly --randomly-seed={seed})"
+            f"random order: seed {seed} (replay it: pytest --randomly-seed={seed})"
         )
 
 
