@@ -38,12 +38,12 @@ run: $(STAMP)  ## the server with its embedded Valkey
 demo: $(STAMP)  ## a bot race shown live
 	$(BIN)/spider-race demo
 
-# pytest runs a worker per core (pytest-xdist; tests of one xdist_group stay on one worker)
-# in a random order (pytest-randomly: the seed is printed at the end;
+# pytest runs a worker per core (pytest-xdist; a worker with nothing left takes tests queued
+# for another) in a random order (pytest-randomly: the seed is printed at the end;
 # `PYTEST_ARGS=--randomly-seed=N` replays an order, `-p no:randomly` keeps the files'),
 # and prints the twenty slowest steps. PYTEST_ARGS adds options (`PYTEST_ARGS=-n0`: one
 # process).
-PYTEST := $(BIN)/pytest -q -n auto --dist loadgroup --durations=20 $(PYTEST_ARGS)
+PYTEST := $(BIN)/pytest -q -n auto --dist worksteal --durations=20 $(PYTEST_ARGS)
 
 test: $(STAMP)  ## the whole test suite, lint and type checks included
 	$(BIN)/ruff check engine client server src tests

@@ -5,21 +5,45 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Sequence
 from typing import Any
 
-__all__ = ["bounded"]
+__all__ = ["CLOSE_STEP", "bounded", "ended"]
 
 log = logging.getLogger(__name__)
 
 
-async def bounded(step: Awaitable[Any], seconds: float = 10.0) -> None:
+CLOSE_STEP = 10.0
+"""Seconds each step of closing may take."""
+
+
+async def bounded(step: Awaitable[Any], seconds: float = CLOSE_STEP) -> None:
     """Await one step of closing for at most ``seconds``: past it the step is cancelled
     and left behind with a warning; its errors are logged, never raised."""
     try:
         async with asyncio.timeout(seconds):
             await step
     except TimeoutError:
-        log.warning("closing: a step did not end within %.0f s; left behind", seconds)
+        log.warning("closing: %s did not end within %.0f s; left behind", _name(step), seconds)
     except Exception:
-        log.exception("closing: a step failed")
+        log.exception("closing: %s failed", _name(step))
+
+
+def _name(step: Awaitable[Any]) -> str:
+    """The step as a log names it: its coroutine's name (``SolverWorkers.stop``)."""
+    code = getattr(step, "cr_code", None)
+    return getattr(code, "co_qualname", None) or type(step).__name__
+
+
+async def ended(tasks: Sequence[asyncio.Task[Any]], seconds: float = CLOSE_STEP) -> None:
+    """Wait at most ``seconds`` for cancelled ``tasks`` to end; each one still running then
+    is left behind with a warning that names it. Their errors are read, never raised."""
+    if not tasks:
+        return
+    done, pending = await asyncio.wait(tasks, timeout=seconds)
+    for task in done:
+        if not task.cancelled():
+            task.exception()
+    for task in pending:
+        name = getattr(task.get_coro(), "__qualname__", None) or task.get_name()
+        log.warning("closing: %s did not end within %.0f s; left behind", name, seconds)

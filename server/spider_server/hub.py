@@ -36,7 +36,7 @@ from redis.exceptions import RedisError
 
 from . import keys
 from .errors import Unavailable
-from .redisconn import take_buffered
+from .redisconn import read_message, take_buffered
 from .shards import ShardFeed
 from .store import Store
 from .transport import EventFrame
@@ -130,7 +130,7 @@ class Hub:
                     await self.sweep()  # what was published while disconnected
                 continue
             try:
-                message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
+                message = await read_message(pubsub, ignore_subscribe_messages=True, timeout=1.0)
                 if message is not None and message.get("type") == "message":
                     self._take_message(message["channel"], message["data"])
                 await take_buffered(pubsub, self._take_message)

@@ -41,6 +41,7 @@ from . import race as rules
 from .errors import Conflict, Unavailable
 from .keys import LOBBY_CHANNEL, MATCH_CHANNEL
 from .race import TERMINAL, RaceOptions
+from .redisconn import raise_if_cancelled
 from .settings import Settings
 from .store import Store
 from .store.lobby import MATCHED, Group, open_race_from
@@ -266,8 +267,9 @@ class Lobby:
                 try:
                     await self.turn()
                 except Unavailable:
-                    pass
+                    raise_if_cancelled()
                 except Exception:
+                    raise_if_cancelled()
                     log.exception("a quick-match turn failed")
         finally:
             feed.cancel()
@@ -287,8 +289,10 @@ class Lobby:
                             tasks.add(task)
                             task.add_done_callback(tasks.discard)
             except Unavailable:
+                raise_if_cancelled()
                 await asyncio.sleep(0.5)
             except Exception:
+                raise_if_cancelled()
                 log.exception("the lobby's feed failed")
                 await asyncio.sleep(0.5)
 

@@ -31,7 +31,7 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 
 from . import race as rules
 from . import redisconn
-from .closing import bounded
+from .closing import bounded, ended
 from .errors import Conflict, Unavailable
 from .ghosts import GhostRunner
 from .hints import Hints
@@ -273,7 +273,7 @@ class Node:
             task.cancel()
         # every step below has a deadline: a task that will not end, or a link that will
         # not close, is left behind with a warning rather than holding the node open
-        await bounded(asyncio.gather(*self._loops, *self._tasks, return_exceptions=True))
+        await ended([*self._loops, *self._tasks])
         self._loops = []
         await bounded(self.seeds.stopped())
         await bounded(self.workers.stop())  # after the pool: no proof is awaited now

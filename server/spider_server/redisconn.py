@@ -59,6 +59,8 @@ __all__ = [
     "connect",
     "is_cluster",
     "not_answering",
+    "raise_if_cancelled",
+    "read_message",
     "reply_reader",
     "take_buffered",
 ]
@@ -305,6 +307,31 @@ def reply_reader(conn: Any) -> Any:
     when the client reads otherwise."""
     reader = getattr(getattr(conn, "_parser", None), "_reader", None)
     return reader if callable(getattr(reader, "gets", None)) else None
+
+
+async def read_message(
+    pubsub: PubSub, *, timeout: float, ignore_subscribe_messages: bool = False
+) -> Any:
+    """``pubsub.get_message(...)`` for a loop that reads a subscription until its task is
+    cancelled: CancelledError when the task was cancelled during the read. The client's read
+    has been seen to swallow the cancel (about one node close in six), and such a loop then
+    ran on, holding the node's shutdown until its deadline."""
+    message = await pubsub.get_message(
+        ignore_subscribe_messages=ignore_subscribe_messages, timeout=timeout
+    )
+    raise_if_cancelled()
+    return message
+
+
+def raise_if_cancelled() -> None:
+    """CancelledError when the running task has been asked to cancel. A loop that goes on
+    after an error of a Redis call checks it: a cancel that reaches a call as its own read
+    timeout fires comes out as the client's timeout error (seen as about one node close in
+    six), and the loop, taking it for a passing outage, would run on until the node's
+    shutdown deadline."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
 
 
 async def take_buffered(pubsub: PubSub, take: Callable[[bytes, bytes], None]) -> None:

@@ -29,6 +29,7 @@ from redis.asyncio.client import PubSub
 from redis.exceptions import RedisError
 
 from . import keys
+from .redisconn import read_message
 
 __all__ = ["RETRY", "ShardFeed"]
 
@@ -54,7 +55,7 @@ class _Shard:
                 if not self.pubsub.subscribed:
                     await asyncio.sleep(0.05)
                     continue
-                message = await self.pubsub.get_message(timeout=1.0)
+                message = await read_message(self.pubsub, timeout=1.0)
                 if message is None:
                     continue
                 kind, channel = message.get("type"), message.get("channel")

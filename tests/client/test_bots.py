@@ -79,9 +79,11 @@ def test_make_bot() -> None:
     assert isinstance(make_bot("random", seed=1), RandomBot)
 
 
-def test_greedy_beats_random_over_fifty_spider1_seeds() -> None:
+@pytest.mark.parametrize("seeds", [12, pytest.param(50, marks=pytest.mark.slow)])
+def test_greedy_beats_random_over_many_spider1_seeds(seeds: int) -> None:
+    """Over the first dozen seeds in `make test`, fifty in `make acceptance`."""
     greedy, random_ = [], []
-    for seed in range(50):
+    for seed in range(seeds):
         board = play_game(Board.deal("spider1", str(seed)), GreedyBot(), max_actions=1000)
         greedy.append(len(board.foundation))
         board = play_game(Board.deal("spider1", str(seed)), RandomBot(seed), max_actions=1000)

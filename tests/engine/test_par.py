@@ -6,15 +6,15 @@ per variant."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from spider_engine import Board, Move, PositionError
 from spider_engine.par import ParResult, par
 from spider_engine.solver import solve
-
-# the pars are searched once, by a module fixture: the module's tests stay on one worker
-pytestmark = pytest.mark.xdist_group("pars")
+from tests.once import run_once
 
 BUDGET = 12_000
 """Enough for the solver's first line on the deals below and some shortening."""
@@ -46,32 +46,44 @@ def replays_to_a_win(deal: Board, found: ParResult) -> bool:
     return board.is_won()
 
 
-@pytest.fixture(scope="module")
-def pars() -> dict[tuple[str, str], tuple[ParResult, int]]:
-    """Each deal's par, with the length of the solver's own line (solved apart)."""
-    out = {}
-    for variant, seed in DEALS:
+def _par_of(tmp_path_factory: pytest.TempPathFactory, variant: str, seed: str) -> dict[str, Any]:
+    """A deal's par (its line as text, verdict, lengths, positions) and the length of the
+    solver's own line (solved apart), searched once per test run whichever test and worker
+    asks first (each deal apart, so that the workers share the searches)."""
+
+    def search(folder: Path) -> dict[str, Any]:
         deal = Board.deal(variant, seed)
-        out[variant, seed] = (par(deal, budget=BUDGET), len(solve(deal, budget=BUDGET).line))
-    return out
+        found = par(deal, budget=BUDGET)
+        return {
+            "verdict": found.verdict,
+            "line": [move.text() for move in found.line],
+            "length": found.length,
+            "first_length": found.first_length,
+            "positions": found.positions,
+            "first": len(solve(deal, budget=BUDGET).line),
+        }
+
+    return dict(run_once(tmp_path_factory, f"par-{variant}-{seed}", search))
 
 
 @pytest.mark.parametrize(("variant", "seed"), DEALS)
 def test_the_par_line_wins_and_is_never_longer(
-    variant: str, seed: str, pars: dict[tuple[str, str], tuple[ParResult, int]]
+    variant: str, seed: str, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    found, first = pars[variant, seed]
-    assert found.verdict == "won", (variant, seed, found.positions)
-    assert found.first_length == first
-    assert replays_to_a_win(Board.deal(variant, seed), found)
-    assert found.length == len(found.line) <= first
-    assert 0 < found.positions <= BUDGET
+    found = _par_of(tmp_path_factory, variant, seed)
+    assert found["verdict"] == "won", (variant, seed, found["positions"])
+    assert found["first_length"] == found["first"]
+    deal = Board.deal(variant, seed)
+    for move in found["line"]:
+        deal.push_text(move)  # raises on an illegal move
+    assert deal.is_won()
+    assert found["length"] == len(found["line"]) <= found["first"]
+    assert 0 < found["positions"] <= BUDGET
 
 
-def test_the_par_line_is_shorter_on_most_deals(
-    pars: dict[tuple[str, str], tuple[ParResult, int]],
-) -> None:
-    shorter = [key for key, (found, first) in pars.items() if len(found.line) < first]
+def test_the_par_line_is_shorter_on_most_deals(tmp_path_factory: pytest.TempPathFactory) -> None:
+    pars = {deal: _par_of(tmp_path_factory, *deal) for deal in DEALS}
+    shorter = [key for key, found in pars.items() if len(found["line"]) < found["first"]]
     assert len(shorter) > len(pars) / 2, shorter
 
 

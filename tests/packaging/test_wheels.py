@@ -29,13 +29,11 @@ import subprocess
 import sys
 import time
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-# the wheels are built once, by a module fixture: the module's tests stay on one worker
-pytestmark = pytest.mark.xdist_group("wheels")
+from tests.once import run_once
 
 ROOT = Path(__file__).resolve().parents[2]
 VERSION = (ROOT / "VERSION").read_text().strip()
@@ -82,11 +80,10 @@ def _venv(path: Path) -> Path:
     return path
 
 
-@pytest.fixture(scope="module")
-def wheels(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
-    """The four wheels, built from a clean copy of the sources (no stale ``build/``)."""
+def _build_wheels(base: Path) -> dict[str, str]:
+    """The four wheels and a pure engine's, built in ``base`` from a clean copy of the
+    sources (no stale ``build/``): each distribution's name and its wheel's path."""
     started = time.monotonic()
-    base = tmp_path_factory.mktemp("wheels")
     tree = base / "src"
     tree.mkdir()
     for name in SOURCES:
@@ -102,14 +99,21 @@ def wheels(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]
     for wheel in out.glob("*.whl"):
         with zipfile.ZipFile(wheel) as z:
             meta_name = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
-            built[email.message_from_bytes(z.read(meta_name))["Name"]] = wheel
+            built[email.message_from_bytes(z.read(meta_name))["Name"]] = str(wheel)
     assert sorted(built) == sorted(DISTRIBUTIONS)
     print(f"wheels built in {time.monotonic() - started:.1f} s")
     pure = base / "pure"
     _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", pure, "./engine"],
          cwd=tree, env={"SPIDER_ENGINE_PURE": "1"})  # fmt: skip
-    (built["pure engine"],) = pure.glob("*.whl")
-    yield built
+    (built["pure engine"],) = map(str, pure.glob("*.whl"))
+    return built
+
+
+@pytest.fixture(scope="module")
+def wheels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The wheels, built once per test run (whichever worker asks first builds them)."""
+    built = run_once(tmp_path_factory, "wheels", _build_wheels)
+    return {name: Path(path) for name, path in built.items()}
 
 
 def test_each_wheel_has_its_metadata_and_every_package(wheels: dict[str, Path]) -> None:

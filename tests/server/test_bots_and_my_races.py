@@ -74,7 +74,7 @@ async def play_daily(client: Client, r: Any) -> None:
 
 
 async def test_every_result_and_leaderboard_of_a_race_with_a_bot_marks_it(
-    redis_server: Any, server_node: Any
+    redis_server: Any, server_node: Any, daily_seeds: Any
 ) -> None:
     node = await server_node(redis_server.url, pool_size=0, **FAST)
     bot = await connect(node.url, "Robo", bot=True)

@@ -125,7 +125,9 @@ async def test_a_ghost_replays_its_run_on_the_race_clock(redis_server, server_no
     arrivals: list[tuple[int, str, float]] = []
     while len(arrivals) < len(actions):  # a spectator gets every event at once
         event = await w.expect("progress", lambda m: m.player.player == "ghost1")
-        arrivals.append((event.player.moves, event.player.status, time.time()))
+        # on the node's clock, the deployment's (this machine's corrected to Redis's, as
+        # the race's start is): this machine's own may stand tens of ms apart on a busy day
+        arrivals.append((event.player.moves, event.player.status, node.node.now()))
     # every recorded action once, in order: moves count up by one, the resign last
     assert [m for m, _, _ in arrivals] == [*range(1, len(actions)), len(actions) - 1]
     assert [s for _, s, _ in arrivals][-1] == "resigned"
@@ -222,7 +224,9 @@ def test_a_ghost_race_replays_board_by_board() -> None:
     assert game.position == board.text()
 
 
-async def test_the_days_leader_raced_as_a_ghost_during_the_day(redis_server, server_node) -> None:
+async def test_the_days_leader_raced_as_a_ghost_during_the_day(
+    redis_server, server_node, daily_seeds
+) -> None:
     """Progress only: the ghost's counts and times, never a card of the day's deal."""
     from spider_engine.solver import solve
 

@@ -143,7 +143,7 @@ async def test_a_node_killed_before_its_par_lands_leaves_it_to_another(
 
 
 async def test_a_daily_races_par_is_kept_for_the_day_and_hidden_during_it(
-    redis_server: Any, server_node: Any
+    redis_server: Any, server_node: Any, daily_seeds: Any
 ) -> None:
     node = await server_node(redis_server.url, pool_size=0, par_budget=BUDGET, **FAST)
     r = aioredis.from_url(redis_server.url)

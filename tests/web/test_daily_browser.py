@@ -33,7 +33,9 @@ PLAY_REST = """async (moves) => {
 """The rest of the line through the page's session, each move once the last is acked."""
 
 
-async def test_daily_deal_and_its_leaderboard(browser, redis_server, server_node) -> None:
+async def test_daily_deal_and_its_leaderboard(
+    browser, redis_server, server_node, daily_seeds
+) -> None:
     node = await server_node(redis_server.url, pool_size=0, rate=1000.0, burst=1000)
     player = await open_page(browser, "daily", "player", node.http_url, width=1280, height=720)
     page = player.page

@@ -202,7 +202,9 @@ async def test_a_race_seen_by_players_and_spectators(
 
 
 @pytest.mark.parametrize(("width", "height"), SIZES)
-async def test_the_daily_deal_on_a_phone(browser, redis_server, server_node, width, height) -> None:
+async def test_the_daily_deal_on_a_phone(
+    browser, redis_server, server_node, daily_seeds, width, height
+) -> None:
     node = await server_node(redis_server.url, pool_size=0, rate=1000.0, burst=1000)
     player = await open_page(browser, "daily", "player", node.http_url, width=width, height=height)
     page = player.page

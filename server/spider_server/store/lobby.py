@@ -25,6 +25,7 @@ from spider_client.protocol import OpenRace, pack
 
 from .. import keys
 from ..race import Race, RaceChange, listing
+from ..redisconn import read_message
 from ..scripts import CANCEL_MATCH, LIST_RACE, MATCH_DELIVERED, POP_MATCHES, QUEUE_MATCH
 from .codec import text
 from .commits import StoreBase
@@ -154,7 +155,7 @@ class LobbyCommands(StoreBase):
                 await pubsub.subscribe(keys.LOBBY_CHANNEL, keys.MATCH_CHANNEL)
             while True:
                 with as_unavailable:
-                    message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1)
+                    message = await read_message(pubsub, ignore_subscribe_messages=True, timeout=1)
                 if message is not None and message.get("type") == "message":
                     yield text(message["channel"]), message["data"]
         finally:
