@@ -325,3 +325,21 @@ async def server_process(tmp_path: Path) -> AsyncIterator[Callable[..., Awaitabl
     yield start
     for handle in handles:
         handle.kill()
+
+
+
+@pytest.fixture(autouse=True)
+async def no_task_left_running(request: pytest.FixtureRequest) -> AsyncIterator[None]:
+    """After each test, no task it started is still running: any left is cancelled, and one
+    that has not ended within a few seconds fails the test, named (the loop's close would
+    wait for it for ever)."""
+    yield
+    current = asyncio.current_task()
+    left = [t for t in asyncio.all_tasks() if t is not current and not t.done()]
+    for task in left:
+        task.cancel()
+    if left:
+        _, pending = await asyncio.wait(left, timeout=10)
+        if pending:
+            names = ", ".join(str(t.get_coro()) for t in pending)
+            pytest.fail(f"tasks still running after the test, cancelled in vain: {names}")

@@ -117,7 +117,7 @@ def _agree(tmp_path: Path, deals_per_variant: int, budget: int) -> None:
 
 @pure_on_purpose
 def test_compiled_and_pure_agree_on_fresh_deals(tmp_path: Path) -> None:
-    _agree(tmp_path, 2, 2_000)
+    _agree(tmp_path, 1, 2_000)
 
 
 @pytest.mark.slow

@@ -51,7 +51,10 @@ def need_browser() -> None:
 
 
 @pytest.fixture
-async def browser() -> AsyncIterator[Any]:
+async def browser(server_node: Any) -> AsyncIterator[Any]:
+    """Chromium, closed before the test's nodes (it asks for ``server_node`` so that the
+    nodes outlive it): a page still connected when its node closed has held the node's
+    close for the websocket closing handshake's whole 10 s, one close in a few."""
     need_browser()
     from playwright.async_api import async_playwright
 
