@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from spider_client import Client
 from tests.web.layout import check_screen
-from tests.web.web_helpers import Player, open_page
+from tests.web.web_helpers import PAGE_WAIT_MS, Player, open_page
 
 
 async def _resign(player: Player) -> None:
@@ -44,7 +44,7 @@ async def test_a_rated_race_then_a_rematch_with_two_players(
     await _resign(ann)
     for page in (a, b):
         await page.wait_for_selector("#results")
-        await page.wait_for_selector("#rating-changes li", timeout=15_000)
+        await page.wait_for_selector("#rating-changes li", timeout=PAGE_WAIT_MS)
         assert await page.locator("#rating-changes li").count() == 2
         text = await page.inner_text("#rating-changes")
         assert "1500 →" in text and "#" in text  # the shared name with its tag
@@ -59,7 +59,7 @@ async def test_a_rated_race_then_a_rematch_with_two_players(
     for player in (ann, bob):
         await player.page.wait_for_function(
             f"window.spiderRace.app.code && window.spiderRace.app.code !== '{code}'",
-            timeout=15_000,
+            timeout=PAGE_WAIT_MS,
         )
     new = await a.evaluate("window.spiderRace.app.code")
     assert new == await b.evaluate("window.spiderRace.app.code")
@@ -89,7 +89,7 @@ async def test_the_profile_shows_three_races(browser, redis_server, server_node)
                 await page.click("#rematch")
                 codes.append(await eve.rematch(timeout=20))
                 await page.wait_for_function(
-                    f"window.spiderRace.app.code === '{codes[-1]}'", timeout=15_000
+                    f"window.spiderRace.app.code === '{codes[-1]}'", timeout=PAGE_WAIT_MS
                 )
         await page.click("#new-race")
         await page.click("#my-profile")

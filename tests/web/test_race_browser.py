@@ -22,7 +22,7 @@ import msgpack
 from spider_client import Client
 from spider_engine import Board, Move
 from tests.leakscan import messages
-from tests.web.web_helpers import Player, assert_no_leaks, best_destination, open_page
+from tests.web.web_helpers import PAGE_WAIT_MS, Player, assert_no_leaks, best_destination, open_page
 
 VARIANT = "spiderette+open"
 SEED = "browser-race-146"
@@ -226,7 +226,7 @@ async def test_two_pages_race_while_a_third_watches(browser, redis_server, serve
 
     # -- the end: the ranking, by the server's results; the replay --------------------------------
     for player in (alice, bob, watcher):
-        await player.page.wait_for_selector("#results", timeout=15_000)
+        await player.page.wait_for_selector("#results", timeout=PAGE_WAIT_MS)
     await alice.shot("end")
     spectator = await Client.connect(node.url, name="checker")
     try:

@@ -27,6 +27,9 @@ __all__ = [
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts" / "web"
 STATIC = ROOT / "server" / "spider_server" / "static"
+PAGE_WAIT_MS = 60_000
+"""How long a page's wait for a state may take (Playwright's own default is 30 s): the
+bound for a busy machine, where a reconnect and its catching up have taken over 15 s."""
 
 DOM_TABLEAU = """() => [...document.querySelectorAll('#board .column')].map((c) => {
   const cards = [...c.querySelectorAll('.card:not(.slot-empty)')];
@@ -98,7 +101,7 @@ class Player:
     async def dom_tableau(self) -> str:
         return str(await self.page.evaluate(DOM_TABLEAU))
 
-    async def wait_moves(self, n: int, timeout: float = 15_000) -> None:
+    async def wait_moves(self, n: int, timeout: float = PAGE_WAIT_MS) -> None:
         await self.page.wait_for_function(
             "(n) => { const b = document.querySelector('#board'); return b && +b.dataset.moves >= n; }",
             arg=n,
@@ -179,6 +182,7 @@ async def open_page(
 ) -> Player:
     """A new context and page at ``url`` whose received websocket frames are recorded."""
     context = await browser.new_context(viewport={"width": width, "height": height})
+    context.set_default_timeout(PAGE_WAIT_MS)
     page = await context.new_page()
     player = Player(name, role, page)
 
