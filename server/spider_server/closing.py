@@ -29,7 +29,7 @@ async def bounded(step: Awaitable[Any], seconds: float = CLOSE_STEP) -> None:
         log.exception("closing: %s failed", _name(step))
 
 
-def _name(step: Awaitable[Any]) -> str:
+def _name(step: object) -> str:
     """The step as a log names it: its coroutine's name (``SolverWorkers.stop``)."""
     code = getattr(step, "cr_code", None)
     return getattr(code, "co_qualname", None) or type(step).__name__
@@ -45,5 +45,6 @@ async def ended(tasks: Sequence[asyncio.Task[Any]], seconds: float = CLOSE_STEP)
         if not task.cancelled():
             task.exception()
     for task in pending:
-        name = getattr(task.get_coro(), "__qualname__", None) or task.get_name()
-        log.warning("closing: %s did not end within %.0f s; left behind", name, seconds)
+        log.warning(
+            "closing: %s did not end within %.0f s; left behind", _name(task.get_coro()), seconds
+        )
