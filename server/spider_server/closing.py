@@ -8,7 +8,7 @@ import logging
 from collections.abc import Awaitable, Sequence
 from typing import Any
 
-__all__ = ["CLOSE_STEP", "bounded", "ended"]
+__all__ = ["CLOSE_STEP", "bounded", "ended", "stop"]
 
 log = logging.getLogger(__name__)
 
@@ -48,3 +48,13 @@ async def ended(tasks: Sequence[asyncio.Task[Any]], seconds: float = CLOSE_STEP)
         log.warning(
             "closing: %s did not end within %.0f s; left behind", _name(task.get_coro()), seconds
         )
+
+
+async def stop(task: asyncio.Task[Any]) -> None:
+    """Cancel ``task`` and wait for its end; its errors are read, never raised. A cancel of
+    the caller while it waits goes on up (``await task`` in ``suppress(CancelledError)``
+    would swallow it: the caller would end as if done while asked to cancel)."""
+    task.cancel()
+    await asyncio.wait([task])
+    if not task.cancelled():
+        task.exception()

@@ -35,6 +35,7 @@ from redis.asyncio.client import PubSub
 from redis.exceptions import RedisError
 
 from . import keys
+from .closing import stop
 from .errors import Unavailable
 from .redisconn import read_message, take_buffered
 from .shards import ShardFeed
@@ -93,9 +94,7 @@ class Hub:
 
     async def close(self) -> None:
         if self._listener is not None:
-            self._listener.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._listener
+            await stop(self._listener)
         for task in list(self._refreshing.values()):
             task.cancel()
         for watch in self.watches.values():

@@ -38,6 +38,7 @@ from typing import Any, Protocol
 from spider_client.protocol import Matched, OpenRaceChanged, Queued, encode
 
 from . import race as rules
+from .closing import stop
 from .errors import Conflict, Unavailable
 from .keys import LOBBY_CHANNEL, MATCH_CHANNEL
 from .race import TERMINAL, RaceOptions
@@ -272,9 +273,7 @@ class Lobby:
                     raise_if_cancelled()
                     log.exception("a quick-match turn failed")
         finally:
-            feed.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await feed
+            await stop(feed)
 
     async def _feed(self) -> None:
         tasks: set[asyncio.Task[bool]] = set()

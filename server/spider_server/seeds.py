@@ -165,9 +165,11 @@ class Seeds:
     async def stopped(self) -> None:
         """Wait for the demands' tasks to end (after :meth:`close`)."""
         tasks = [d.task for d in self.demands.values() if d.task is not None]
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        if tasks:
+            await asyncio.wait(tasks)
+            for task in tasks:
+                if not task.cancelled():
+                    task.exception()
 
     # -- demands (a race or a day's deal someone on this node waits for) --------------------
 
