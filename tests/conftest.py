@@ -37,6 +37,8 @@ from typing import Any
 
 import pytest
 
+from tests.once import take_spent
+
 RULE_SECONDS = 20.0
 """The suite's rule (README, Tests): a test that takes longer on a quiet machine is a
 demonstration; it goes to ``make acceptance`` (``@pytest.mark.slow``) with a short version
@@ -45,16 +47,39 @@ machine runs longer: a name there is a prompt to look, not a failure)."""
 
 _over_rule: list[tuple[float, str]] = []
 _phases: dict[str, list[float]] = {}
+_built_once: list[tuple[float, str]] = []
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """Each phase's report carries the time spent in work done once per run
+    (``tests/once.py``), which the rule leaves out, and what was built then."""
+    outcome = yield
+    report = outcome.get_result()
+    spent, built = take_spent()
+    if spent:
+        report.user_properties.append(("once_s", spent))
+    for name, seconds in built:
+        report.user_properties.append(("built_once", [name, seconds]))
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    """Adds up each test's setup, call and teardown (in xdist's controller too)."""
+    """Adds up each test's setup, call and teardown (in xdist's controller too), less the
+    time spent in work done once per run."""
+    once = 0.0
+    for key, value in report.user_properties:
+        if key == "once_s":
+            once += float(value)  # type: ignore[arg-type]
+        elif key == "built_once":
+            name, seconds = value  # type: ignore[misc]
+            _built_once.append((float(seconds), f"{name} (asked by {report.nodeid})"))
+    duration = report.duration - once
     if report.when == "teardown":
-        total = sum(_phases.pop(report.nodeid, [])) + report.duration
+        total = sum(_phases.pop(report.nodeid, [])) + duration
         if total > RULE_SECONDS and "slow" not in report.keywords:
             _over_rule.append((total, report.nodeid))
     else:
-        _phases.setdefault(report.nodeid, []).append(report.duration)
+        _phases.setdefault(report.nodeid, []).append(duration)
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
@@ -65,6 +90,10 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         terminalreporter.section(f"tests over the {RULE_SECONDS:.0f} s rule")
         for seconds, nodeid in sorted(_over_rule, reverse=True):
             terminalreporter.write_line(f"{seconds:6.1f} s  {nodeid}")
+    if _built_once:
+        terminalreporter.section("built once per run (left out of the tests' times above)")
+        for seconds, what in sorted(_built_once, reverse=True):
+            terminalreporter.write_line(f"{seconds:6.1f} s  {what}")
     seed = getattr(config.option, "randomly_seed", None)
     if config.pluginmanager.has_plugin("randomly") and isinstance(seed, int):
         terminalreporter.write_line(

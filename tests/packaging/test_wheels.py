@@ -153,23 +153,36 @@ def _lock_with_wheels(wheels: dict[str, Path], names: list[str], folder: Path) -
     return path
 
 
-def test_the_installed_wheels_deal_and_race(wheels: dict[str, Path], tmp_path: Path) -> None:
-    venv = _venv(tmp_path / "venv")
-    ours = _lock_with_wheels(wheels, list(DISTRIBUTIONS), tmp_path)
-    _pip(venv, "install", "-q", "--require-hashes", "-r", ROOT / "requirements.lock",
-         "-r", ours, cwd=tmp_path)  # fmt: skip
-    frozen = _pip(venv, "freeze", cwd=tmp_path)
+@pytest.fixture(scope="module")
+def installed(wheels: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh virtual environment holding the four wheels and ``requirements.lock``,
+    installed together with ``--require-hashes``, once per test run."""
+
+    def install(folder: Path) -> str:
+        venv = _venv(folder / "venv")
+        ours = _lock_with_wheels(wheels, list(DISTRIBUTIONS), folder)
+        _pip(venv, "install", "-q", "--require-hashes", "-r", ROOT / "requirements.lock",
+             "-r", ours, cwd=folder)  # fmt: skip
+        return str(venv)
+
+    return Path(run_once(tmp_path_factory, "installed", install))
+
+
+def test_the_installed_wheels_deal(installed: Path, tmp_path: Path) -> None:
+    frozen = _pip(installed, "freeze", cwd=tmp_path)
     assert "-e " not in frozen and str(ROOT) not in frozen  # nothing editable, nothing from here
-    py = venv / "bin" / "python"
+    py = installed / "bin" / "python"
     where = _run([py, "-c", "import spider_engine.decks as d; print(d.__file__)"], cwd=tmp_path)
-    assert Path(where.strip()).is_relative_to(venv)
-    bin_ = venv / "bin" / "spider-race"
-    deal = _run([bin_, "deal", "myrmex", "1"], cwd=tmp_path)
+    assert Path(where.strip()).is_relative_to(installed)
+    deal = _run([installed / "bin" / "spider-race", "deal", "myrmex", "1"], cwd=tmp_path)
     from_source = _run([sys.executable, "-m", "spider_race.cli", "deal", "myrmex", "1"], cwd=ROOT)
     assert deal == from_source and deal.startswith("myrmex ")
+
+
+def test_the_installed_wheels_race(installed: Path, tmp_path: Path) -> None:
     started = time.monotonic()
-    demo = _run([bin_, "demo", "--headless", "--bots", "2", "--seed", "1"], cwd=tmp_path,
-                timeout=240)  # fmt: skip
+    demo = _run([installed / "bin" / "spider-race", "demo", "--headless", "--bots", "2",
+                 "--seed", "1"], cwd=tmp_path, timeout=240)  # fmt: skip
     print(f"headless demo in {time.monotonic() - started:.1f} s")
     assert "server at ws://127.0.0.1:" in demo  # its own server, with the embedded Valkey
     assert "finished — seed '1' revealed" in demo
