@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import io
 
+import pytest
+
 from spider_client import make_bot
 from spider_engine import Board
 from spider_race import cli, client_commands
@@ -43,14 +45,17 @@ def check_race(variant: str, status: int, out: str) -> None:
     assert all(m > 0 for m in moves), ranking
 
 
-async def test_headless_demo_on_every_alternative_deck(redis_server, server_node, capsys) -> None:
+@pytest.mark.parametrize("variant", VARIANTS)
+async def test_headless_demo_on_an_alternative_deck(redis_server, server_node, variant) -> None:
     node = await server_node(redis_server.url, **FAST)
-    runs = await asyncio.wait_for(
-        asyncio.gather(*(asyncio.to_thread(headless_demo, node.url, v) for v in VARIANTS)), 240
-    )
-    for variant, (status, out) in zip(VARIANTS, runs, strict=True):
-        check_race(variant, status, out)
-    # the command line, with an option in the variant id
+    status, out = await asyncio.wait_for(asyncio.to_thread(headless_demo, node.url, variant), 240)
+    check_race(variant, status, out)
+
+
+async def test_the_demo_command_with_an_option_in_the_variant(
+    redis_server, server_node, capsys
+) -> None:
+    node = await server_node(redis_server.url, **FAST)
     argv = ["demo", "--headless", "--bots", str(BOTS), "--url", node.url]
     argv += ["--variant", "spider2+keep", "--seed", seed("spider2+keep")]
     status = await asyncio.wait_for(asyncio.to_thread(cli.main, argv), 120)

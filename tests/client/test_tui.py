@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from textual import events
 from textual.widgets import Input, Select, Static
 
@@ -40,10 +41,22 @@ def text_of(app: RaceApp, selector: str) -> str:
     return str(app.screen.query_one(selector, Static).render())
 
 
-async def test_a_spider1_race_is_won_by_keystrokes_alone(redis_server, server_node) -> None:
+SHORT = 30
+"""Moves of the winning line played in ``make test``; ``make acceptance`` plays all of them
+to the win."""
+
+
+@pytest.mark.parametrize(
+    "moves", [pytest.param(SHORT, id="short"), pytest.param(None, id="won", marks=pytest.mark.slow)]
+)
+async def test_a_spider1_race_by_keystrokes_alone(redis_server, server_node, moves) -> None:
+    """Keys alone: the lobby, ready, a typed move and its undo, then the winning line (typed
+    one move in ten, picked with column keys otherwise), each view checked; the whole line
+    wins, the short run resigns after its moves."""
     node = await server_node(redis_server.url, **FAST)
     line = winning_line(Board.deal("spider1", SEED))
-    assert line is not None
+    assert line is not None and len(line) > SHORT
+    line = line[:moves]
     full = Board.deal("spider1", SEED)
 
     app = RaceApp(url=node.url, name="ada")
@@ -102,19 +115,25 @@ async def test_a_spider1_race_is_won_by_keystrokes_alone(redis_server, server_no
             await play(keys, seq, pilot_keys=typed)
             full.push(move)
             assert client.view.text() == full.view_text(), text
-        assert full.is_won()
+        status = "won" if moves is None else "resigned"
+        if moves is None:
+            assert full.is_won()
+        else:
+            assert not full.is_won()
+            await play([":", *"resign", "enter"], seq + 1, pilot_keys=True)
 
-        await until(pilot, lambda: client.status == "won")
+        await until(pilot, lambda: client.status == status)
         await until(pilot, lambda: client.finished)
         await watcher.wait_until(lambda c: c.finished, timeout=30)
-        # the server's results confirm the win
+        # the server's results confirm the end
         results = watcher.race.results
         assert results is not None and len(results) == 1
         assert results[0].player == client.player
-        assert results[0].status == "won" and results[0].runs == 8
+        assert results[0].status == status
+        assert (results[0].runs == 8) == (moves is None)
         await pilot.pause(0.1)
         assert "Results" in text_of(app, "#results")
-        assert "won" in text_of(app, "#results")
+        assert status in text_of(app, "#results")
         await watcher.close()
         await pilot.press("q")
 

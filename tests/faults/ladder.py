@@ -2,8 +2,9 @@
 strengths queue for quick matches against server nodes; afterwards the checks read Redis.
 
 ``run_ladder`` starts the bots (each given every node's URL, its own first: a bot whose
-node dies moves to the next) and stops them after some seconds, or after a callback
-(``during``: a node killed midway, say). ``check_ladder`` waits until every race made has
+node dies moves to the next) and stops them after some seconds, or once what they wrote
+shows enough games (the short runs); with a callback midway (``during``: a node killed,
+say) they run as long again after it. ``check_ladder`` waits until every race made has
 finished and its results are written, then asserts what must hold whatever happened:
 every group taken from a queue made exactly one race (a count in Redis equals the races;
 with ``killed``, a node may have died between taking a group and remembering it), no
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import math
 import os
 import signal
@@ -36,7 +38,15 @@ import redis.asyncio as aioredis
 
 from spider_server.ratings import display
 
-__all__ = ["LadderReport", "check_ladder", "percentile", "run_ladder", "separated"]
+__all__ = [
+    "Condition",
+    "LadderReport",
+    "Lines",
+    "check_ladder",
+    "percentile",
+    "run_ladder",
+    "separated",
+]
 
 ROOT = Path(__file__).resolve().parents[2]
 VARIANT = "spider1"
@@ -93,21 +103,54 @@ def separated(
     return bad
 
 
+Lines = dict[str, list[tuple[float, str]]]
+"""Each bot's output lines by its name (a line a game finished), with when each was read."""
+Condition = Callable[[Lines], bool | Awaitable[bool]]
+"""When a short run may stop, judged on what the bots wrote (an async one may read Redis)."""
+
+
 async def run_ladder(
     urls: list[str],
     strengths: dict[str, int],
     *,
     variant: str = VARIANT,
-    seconds: float,
+    seconds: float | None = None,
+    until: Condition | None = None,
     during: Callable[[], Awaitable[None]] | None = None,
+    then: Condition | None = None,
+    timeout: float = 120.0,
 ) -> dict[str, list[str]]:
-    """Run ``strengths`` (strategy -> bot processes) for ``seconds`` (then ``during`` is
-    awaited, and the bots run ``seconds`` more), spread over ``urls``: the n-th bot is
-    given every URL, starting from ``urls[n % len(urls)]``. Each bot's output lines by
-    its name (the games it finished); a bot that exited before it was stopped fails the
-    run, and the message shows the end of what it wrote on standard error."""
+    """Run ``strengths`` (strategy -> bot processes) spread over ``urls``: the n-th bot is
+    given every URL, starting from ``urls[n % len(urls)]``. The bots run for ``seconds``,
+    or (the short runs) until ``until`` holds of the lines they wrote (within ``timeout``,
+    or the run fails); then ``during`` is awaited, and they run as long again (``then``:
+    until it holds). Each bot's output lines by its name (the games it finished); a bot
+    that exited before it was stopped fails the run, and the message shows the end of
+    what it wrote on standard error."""
     procs: list[tuple[str, asyncio.subprocess.Process]] = []
+    lines: Lines = {}
+    readers: list[asyncio.Task[None]] = []
     logs = tempfile.TemporaryDirectory(prefix="ladder-")
+
+    async def read(name: str, stream: asyncio.StreamReader) -> None:
+        while line := await stream.readline():
+            lines[name].append((time.monotonic(), line.decode().rstrip("\n")))
+
+    async def holds(condition: Condition) -> bool:
+        result = condition(lines)
+        return await result if inspect.isawaitable(result) else result
+
+    async def wait(condition: Condition | None) -> None:
+        if condition is None:
+            assert seconds is not None
+            await asyncio.sleep(seconds)
+            return
+        deadline = time.monotonic() + timeout
+        while not await holds(condition):
+            died = [name for name, proc in procs if proc.returncode is not None]
+            assert not died and time.monotonic() < deadline, (died, lines)
+            await asyncio.sleep(0.1)
+
     n = 0
     for strategy, count in strengths.items():
         for i in range(count):
@@ -126,29 +169,33 @@ async def run_ladder(
                     env={**os.environ, "PYTHONUNBUFFERED": "1"},
                 )
             procs.append((name, proc))
-    await asyncio.sleep(seconds)
-    if during is not None:
-        await during()
-        await asyncio.sleep(seconds)
-    out: dict[str, list[str]] = {}
-    died = [name for name, proc in procs if proc.returncode is not None]
-    for _, proc in procs:
-        if proc.returncode is None:
-            proc.send_signal(signal.SIGTERM)
-    for name, proc in procs:
-        try:
-            data, _ = await asyncio.wait_for(proc.communicate(), 20)
-        except TimeoutError:
-            proc.kill()
-            data, _ = await proc.communicate()
-        out[name] = data.decode().splitlines()
+            lines[name] = []
+            assert proc.stdout is not None
+            readers.append(asyncio.create_task(read(name, proc.stdout)))
+    try:
+        await wait(until)
+        if during is not None:
+            await during()
+            await wait(then)
+    finally:
+        died = [name for name, proc in procs if proc.returncode is not None]
+        for _, proc in procs:
+            if proc.returncode is None:
+                proc.send_signal(signal.SIGTERM)
+        for _, proc in procs:
+            try:
+                await asyncio.wait_for(proc.wait(), 20)
+            except TimeoutError:
+                proc.kill()
+                await proc.wait()
+        await asyncio.gather(*readers)
     with logs:
         said = {
             name: (Path(logs.name) / f"{name}.err").read_text(errors="replace")[-2000:]
             for name in died
         }
     assert not died, f"bots that exited on their own: {died}; their standard error: {said}"
-    return out
+    return {name: [text for _, text in got] for name, got in lines.items()}
 
 
 def _s(value: Any) -> str:

@@ -1,18 +1,21 @@
 """The quick-match ladder: bot processes of three strengths queue against two nodes; no
 player is ever in two races at once, every group taken makes exactly one race, and every
 finished race (all rated) changes ratings exactly once; also with one node SIGKILLed
-midway (the bots move to the other node). The slow runs (``-m slow``) last minutes, with
-60 bots, and check that the strengths separate: each group's 10th-percentile rating is
-above the next weaker group's 90th."""
+midway (the bots move to the other node). The short runs stop once the bots' games show
+enough (not after a fixed time, which a busy machine fills with fewer games). The slow
+runs (``-m slow``) last minutes, with 60 bots, and check that the strengths separate:
+each group's 10th-percentile rating is above the next weaker group's 90th."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import pytest
+import redis.asyncio as aioredis
 
 from tests.faults.fault_helpers import FAST_ENV
-from tests.faults.ladder import check_ladder, run_ladder, separated
+from tests.faults.ladder import Lines, check_ladder, run_ladder, separated
 
 LADDER = {
     "match_wait": 4.0,
@@ -26,6 +29,26 @@ LADDER = {
 WEAKEST_FIRST = ["random", "careless", "greedy"]
 
 
+def games(count: int, *, races: int) -> Callable[[Lines], bool]:
+    """The short runs' end: ``count`` games finished, of ``races`` races at least."""
+
+    def enough(lines: Lines) -> bool:
+        played = [line.split()[0] for got in lines.values() for _, line in got]
+        return len(played) >= count and len(set(played)) >= races
+
+    return enough
+
+
+async def made_at(redis_url: str) -> dict[str, float]:
+    """The quick-match races made so far: code -> when (the server's clock)."""
+    r = aioredis.from_url(redis_url)
+    try:
+        recent = [x.decode().split("|") for x in await r.lrange("{match}:recent", 0, -1)]
+    finally:
+        await r.aclose()
+    return {line[0]: float(line[2]) for line in recent}
+
+
 def _env(settings: dict[str, float | int]) -> dict[str, str]:
     """The settings as a server process's environment."""
     return {**FAST_ENV, **{f"SPIDER_RACE_{k.upper()}": str(v) for k, v in settings.items()}}
@@ -33,7 +56,9 @@ def _env(settings: dict[str, float | int]) -> dict[str, str]:
 
 async def test_a_short_ladder_on_two_nodes(redis_server, server_node) -> None:
     nodes = [await server_node(redis_server.url, **LADDER) for _ in range(2)]
-    lines = await run_ladder([n.url for n in nodes], {s: 2 for s in WEAKEST_FIRST}, seconds=18)
+    lines = await run_ladder(
+        [n.url for n in nodes], {s: 2 for s in WEAKEST_FIRST}, until=games(6, races=3)
+    )
     report = await check_ladder(redis_server.url, nodes[0].url)
     assert len(report.races) >= 3, report.races
     assert sum(n.node.lobby.matches_made for n in nodes) == len(report.races)
@@ -52,13 +77,27 @@ async def test_a_short_ladder_with_a_node_sigkilled(redis_server, server_process
     nodes = [await server_process(redis_server.url, **_env(settings)) for _ in range(2)]
 
     killed_at: list[float] = []
+    started_on_killed = {f"{s}-0" for s in WEAKEST_FIRST}
 
     async def kill() -> None:
         nodes[0].kill()
         killed_at.append(time.time())
 
+    async def moved(lines: Lines) -> bool:
+        """Every bot finished a game, and one that started on the killed node finished a
+        race made after the kill."""
+        if not all(lines.values()):
+            return False
+        codes = {line.split()[0] for name in started_on_killed for _, line in lines[name]}
+        return any(made > killed_at[0] for code, made in (await made_at(redis_server.url)).items()
+                   if code in codes)  # fmt: skip
+
     lines = await run_ladder(
-        [n.url for n in nodes], {s: 2 for s in WEAKEST_FIRST}, seconds=11, during=kill
+        [n.url for n in nodes],
+        {s: 2 for s in WEAKEST_FIRST},
+        until=games(4, races=2),
+        during=kill,
+        then=moved,
     )
     report = await check_ladder(redis_server.url, nodes[1].url, killed=True)
     assert len(report.races) >= 3, report.races
@@ -71,7 +110,7 @@ async def test_a_short_ladder_with_a_node_sigkilled(redis_server, server_process
         if t > killed_at[0]
         for p in report.races[c]
     }
-    assert after & {f"{s}-0" for s in WEAKEST_FIRST}, (after, report.made, killed_at)
+    assert after & started_on_killed, (after, report.made, killed_at)
 
 
 @pytest.mark.slow
