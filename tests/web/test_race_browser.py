@@ -6,7 +6,7 @@ below, and checked to win by the engine first). Alice plays it with the mouse: a
 where the page's click-to-move picks the line's column, a drag where not, the stock and the
 Deal button for deals, an undo, an illegal drop that snaps back with the server's reason, a
 reload mid-race, a reload right after a click (before its ack), a dropped connection.
-Bob plays at 375×667 with the keyboard alone. A spectator watches the progress live and
+Bob plays at 375×667 with the keyboard alone, and resigns after Alice has won. A spectator watches the progress live and
 steps through the replay at the end. Every websocket frame each page received is scanned
 for cards that page had not seen (tests/leakscan.py), and the server's own results say who
 won.
@@ -36,6 +36,9 @@ LINE = WINNING_LINE.split()
 
 BOB_FIRST = 5
 """Bob's keyboard moves before Alice plays."""
+BOB_LAST = 15
+"""Bob's keyboard moves when he resigns, after Alice's win (the whole line, a second time,
+would show the page nothing new)."""
 
 
 def expected_boards() -> list[Board]:
@@ -218,11 +221,12 @@ async def test_two_pages_race_while_a_third_watches(browser, redis_server, serve
     # Bob's page has Alice's progress too, her last included
     await bob.page.wait_for_selector("#players .player[data-status=won]:not(.me)", timeout=10_000)
 
-    # -- Bob finishes by keyboard -----------------------------------------------------------------
-    for i in range(BOB_FIRST, len(LINE)):
+    # -- Bob plays on by keyboard, then resigns (twice: the button asks first) -------------------
+    for i in range(BOB_FIRST, BOB_LAST):
         await bob.keys(LINE[i])
-        if i + 1 < len(LINE):
-            await check_board(bob, boards[i + 1], i + 1)
+        await check_board(bob, boards[i + 1], i + 1)
+    await bob.page.click("#resign")
+    await bob.page.click("#resign")
 
     # -- the end: the ranking, by the server's results; the replay --------------------------------
     for player in (alice, bob, watcher):
@@ -235,7 +239,7 @@ async def test_two_pages_race_while_a_third_watches(browser, redis_server, serve
         await spectator.close()
     assert race.state == "finished" and race.results is not None
     ranking = {r.name: (r.rank, r.status) for r in race.results}
-    assert ranking == {"Alice": (1, "won"), "Bob": (2, "won")}
+    assert ranking == {"Alice": (1, "won"), "Bob": (2, "resigned")}
     assert "You won the race" in await page.inner_text("#headline")
     assert "#2" in await bob.page.inner_text("#headline")
     wpage = watcher.page

@@ -44,15 +44,13 @@ async def no_singular_plurals(player: Player) -> None:
 
 
 @pytest.mark.parametrize(("width", "height"), SIZES)
-async def test_a_race_seen_by_players_and_spectators(
+async def test_the_lobby_names_a_missing_race_and_shows_how_to_play(
     browser, redis_server, server_node, width, height
 ) -> None:
-    node = await server_node(redis_server.url, rate=1000.0, burst=1000)  # Ravi plays at once
+    node = await server_node(redis_server.url)
     pia = await open_page(browser, "pia", "player", node.http_url, width=width, height=height)
     page = pia.page
     await page.fill("#name", "Pia")
-
-    # -- the lobby: a race that is not there is named once; how to play ---------------------------
     await page.fill("#join-code", "ZZZZZ")
     await page.click("#join")
     await page.wait_for_selector("#lobby-error")
@@ -64,6 +62,47 @@ async def test_a_race_seen_by_players_and_spectators(
     assert "next" in await page.inner_text("#howto-variant")
     await check_screen(pia, "howto")
     await page.keyboard.press("Escape")
+    await page.wait_for_selector("#howto", state="detached")
+    assert pia.errors == []
+
+
+@pytest.mark.parametrize(("width", "height"), SIZES)
+async def test_watching_a_race_whose_boards_stay_hidden(
+    browser, redis_server, server_node, width, height
+) -> None:
+    node = await server_node(redis_server.url)
+    rita = await Client.connect(node.url, name="Rita")
+    ravi = await Client.connect(node.url, name="Ravi")
+    try:
+        hidden = await rita.create_race(variant="spider2", live_boards=False, countdown=0)
+        await ravi.join(hidden)
+        wanda = await open_page(
+            browser, "wanda", "spectator", node.http_url, width=width, height=height
+        )
+        wpage = wanda.page
+        await wpage.fill("#name", "Wanda")
+        await wpage.fill("#join-code", hidden)
+        await wpage.click("#watch")
+        await wpage.wait_for_selector("#room-players li:nth-child(2)")
+        await rita.ready()
+        await ravi.ready()
+        await wpage.wait_for_selector("#watch-grid .player")
+        assert await wpage.locator("#watch-grid .board").count() == 0
+        await check_screen(wanda, "watch-hidden")
+        assert wanda.errors == []
+    finally:
+        await rita.close()
+        await ravi.close()
+
+
+@pytest.mark.parametrize(("width", "height"), SIZES)
+async def test_a_race_seen_by_players_and_spectators(
+    browser, redis_server, server_node, width, height
+) -> None:
+    node = await server_node(redis_server.url, rate=1000.0, burst=1000)  # Ravi plays at once
+    pia = await open_page(browser, "pia", "player", node.http_url, width=width, height=height)
+    page = pia.page
+    await page.fill("#name", "Pia")
 
     # -- the room: the link copied -------------------------------------------------------------
     await page.select_option("#variant", "spider1")
@@ -181,19 +220,6 @@ async def test_a_race_seen_by_players_and_spectators(
             await p.page.wait_for_selector("#replay-moves li")
             await check_screen(p, f"end-{p.name}")
         assert "from" in await wpage.inner_text("#replay-moves")
-
-        # -- watching a race whose boards stay hidden ----------------------------------------------------
-        await wpage.click("#new-race")
-        hidden = await rita.create_race(variant="spider2", live_boards=False, countdown=0)
-        await ravi.join(hidden)
-        await wpage.fill("#join-code", hidden)
-        await wpage.click("#watch")
-        await wpage.wait_for_selector("#room-players li:nth-child(2)")
-        await rita.ready()
-        await ravi.ready()
-        await wpage.wait_for_selector("#watch-grid .player")
-        assert await wpage.locator("#watch-grid .board").count() == 0
-        await check_screen(wanda, "watch-hidden")
         assert pia.errors == [] and wanda.errors == []
     finally:
         await rita.close()

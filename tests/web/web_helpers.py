@@ -37,6 +37,11 @@ DOM_TABLEAU = """() => [...document.querySelectorAll('#board .column')].map((c) 
   return (down ? '*' + down : '') + '|' + cards.filter((x) => x.classList.contains('up')).map((x) => x.dataset.card).join('');
 }).join('/')"""
 """The tableau field of the position the page shows, read from its cards."""
+SHOWN = f"""() => {{
+  const board = document.querySelector('#board');
+  return {{ moves: board?.dataset.moves, view: board?.dataset.view, tableau: ({DOM_TABLEAU})() }};
+}}"""
+"""The board's move count and view, and its tableau read from its cards, in one look."""
 
 
 BLANK = "<!doctype html><meta charset=utf-8><title>modules</title>"
@@ -147,10 +152,11 @@ class Player:
         """The page shows exactly the server's view of ``board`` after ``moves`` actions:
         the view the server acked, and the cards drawn."""
         await self.wait_moves(moves)
-        assert await self.moves() == moves
+        shown = await self.page.evaluate(SHOWN)  # one look: the same frame for all three
         view = board.view_text()
-        assert await self.view() == view
-        assert await self.dom_tableau() == view.split(" ")[1]
+        assert int(shown["moves"] or 0) == moves
+        assert shown["view"] == view
+        assert shown["tableau"] == view.split(" ")[1]
 
     async def keys(self, move: str) -> None:
         """A move typed: ``+``, or the source column's letter, the count, the destination's
