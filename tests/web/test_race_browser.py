@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 
 import msgpack
+import pytest
 
 from spider_client import Client
 from spider_engine import Board, Move
@@ -69,8 +70,9 @@ def clickable(boards: list[Board]) -> list[bool]:
     return out
 
 
-async def alice_moves(alice: Player, boards: list[Board]) -> None:
-    """Alice plays the whole line by mouse, with every kind of interruption on the way."""
+async def alice_moves(alice: Player, boards: list[Board], upto: int = len(LINE)) -> None:
+    """Alice plays the line by mouse (its first ``upto`` moves), with every kind of
+    interruption on the way (all of them within the first 22 moves)."""
     from playwright.async_api import Error as PlaywrightError
 
     page = alice.page
@@ -81,7 +83,7 @@ async def alice_moves(alice: Player, boards: list[Board]) -> None:
     illegal_at = next(i for i in range(4, len(LINE)) if LINE[i] != "+")
     actions = 0
     deals = 0
-    for i, text in enumerate(LINE):
+    for i, text in enumerate(LINE[:upto]):
         board = boards[i]
         if text == "+":
             deals += 1
@@ -145,7 +147,17 @@ CLICK_THEN_RELOAD = """(el) => {
 """A click on a card and a reload in one task: the page cannot take the ack in between."""
 
 
-async def test_two_pages_race_while_a_third_watches(browser, redis_server, server_node) -> None:
+SHORT = 22
+"""Alice's moves in ``make test``, every interruption among them: then both resign. The
+whole race, won, is in ``make acceptance``."""
+
+
+@pytest.mark.parametrize(
+    "won", [pytest.param(False, id="short"), pytest.param(True, id="won", marks=pytest.mark.slow)]
+)
+async def test_two_pages_race_while_a_third_watches(
+    browser, redis_server, server_node, won
+) -> None:
     boards = expected_boards()
     # A player's page gets progress that comes within `progress_interval` of the last one
     # held, and sent together (several events in one frame) when the interval is over or
@@ -214,12 +226,20 @@ async def test_two_pages_race_while_a_third_watches(browser, redis_server, serve
     await bob.shot("board-phone")
 
     # -- Alice plays the whole line; the spectator sees her progress live -------------------------
-    await alice_moves(alice, boards)
-    await page.wait_for_selector("#game-over")
-    await watcher.page.wait_for_selector("#watch-grid .player[data-status=won]", timeout=10_000)
-    await watcher.shot("watching")
-    # Bob's page has Alice's progress too, her last included
-    await bob.page.wait_for_selector("#players .player[data-status=won]:not(.me)", timeout=10_000)
+    if won:
+        await alice_moves(alice, boards)
+        await page.wait_for_selector("#game-over")
+        await watcher.page.wait_for_selector("#watch-grid .player[data-status=won]")
+        await watcher.shot("watching")
+        # Bob's page has Alice's progress too, her last included
+        await bob.page.wait_for_selector("#players .player[data-status=won]:not(.me)")
+    else:
+        await alice_moves(alice, boards, SHORT)
+        # Bob's page has Alice's progress live (his node holds it for half a second at most)
+        await bob.page.wait_for_function(
+            "(n) => +document.querySelector('#players .player:not(.me)')?.dataset.moves >= n",
+            arg=SHORT,
+        )
 
     # -- Bob plays on by keyboard, then resigns (twice: the button asks first) -------------------
     for i in range(BOB_FIRST, BOB_LAST):
@@ -227,6 +247,10 @@ async def test_two_pages_race_while_a_third_watches(browser, redis_server, serve
         await check_board(bob, boards[i + 1], i + 1)
     await bob.page.click("#resign")
     await bob.page.click("#resign")
+    if not won:
+        await bob.page.wait_for_selector("#game-over")
+        await page.click("#resign")
+        await page.click("#resign")
 
     # -- the end: the ranking, by the server's results; the replay --------------------------------
     for player in (alice, bob, watcher):
@@ -239,11 +263,18 @@ async def test_two_pages_race_while_a_third_watches(browser, redis_server, serve
         await spectator.close()
     assert race.state == "finished" and race.results is not None
     ranking = {r.name: (r.rank, r.status) for r in race.results}
-    assert ranking == {"Alice": (1, "won"), "Bob": (2, "resigned")}
-    assert "You won the race" in await page.inner_text("#headline")
-    assert "#2" in await bob.page.inner_text("#headline")
     wpage = watcher.page
-    assert "Alice won" in await wpage.inner_text("#headline")
+    if won:
+        assert ranking == {"Alice": (1, "won"), "Bob": (2, "resigned")}
+        assert "You won the race" in await page.inner_text("#headline")
+        assert "#2" in await bob.page.inner_text("#headline")
+        assert "Alice won" in await wpage.inner_text("#headline")
+    else:
+        assert {name: status for name, (_, status) in ranking.items()} == {
+            "Alice": "resigned",
+            "Bob": "resigned",
+        }
+        assert sorted(rank for rank, _ in ranking.values()) == [1, 2]
     assert "matches the commitment" in await wpage.inner_text("#fairness")
     alice_id = next(r.player for r in race.results if r.name == "Alice")
     await wpage.click(f'#replay .tabs button[data-player="{alice_id}"]')
