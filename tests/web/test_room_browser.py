@@ -11,7 +11,7 @@ then the release once the room shows it (nothing on the page moves).
 from __future__ import annotations
 
 from tests.server.server_helpers import Client
-from tests.web.web_helpers import assert_no_leaks, open_page
+from tests.web.web_helpers import assert_no_leaks, create_on_page, open_page
 
 VARIANT = "spider1"
 
@@ -22,13 +22,7 @@ async def test_ready_pressed_while_the_room_is_drawn_again(
     node = await server_node(redis_server.url)
     player = await open_page(browser, "racer", "player", node.http_url)
     page = player.page
-    await page.fill("#name", "Ray")
-    await page.select_option("#variant", VARIANT)
-    await page.click("details.more summary")
-    await page.fill("#countdown", "0")
-    await page.click("#create")
-    await page.wait_for_selector("#ready")
-    code = (await page.inner_text("#code")).strip()
+    code = await create_on_page(player, "Ray", VARIANT)
     other = await Client.connect(node.url, name="Ola")
     try:
         await other.join(code)

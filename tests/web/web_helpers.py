@@ -207,6 +207,19 @@ async def open_page(
     return player
 
 
+async def create_on_page(player: Player, name: str, variant: str, *, countdown: int = 0) -> str:
+    """The lobby on ``player``'s page: ``name`` creates a race of ``variant`` with the
+    countdown given; the new race's code, once the room shows its Ready button."""
+    page = player.page
+    await page.fill("#name", name)
+    await page.select_option("#variant", variant)
+    await page.click("details.more summary")
+    await page.fill("#countdown", str(countdown))
+    await page.click("#create")
+    await page.wait_for_selector("#ready")
+    return str(await page.inner_text("#code")).strip()
+
+
 def assert_no_leaks(
     variant: str,
     players: list[Player],
