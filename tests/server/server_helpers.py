@@ -128,13 +128,18 @@ class Client:
             self.inbox.append(m)
 
     async def request(
-        self, message: Any, kinds: tuple[str, ...] = ("joined", "done", "error")
+        self,
+        message: Any,
+        kinds: tuple[str, ...] = ("joined", "done", "error"),
+        timeout: float = TIMEOUT,
     ) -> Any:
-        """Send a message with a ``req`` and wait for its reply."""
+        """Send a message with a ``req`` and wait for its reply (``timeout`` seconds)."""
         if getattr(message, "req", None) is None or message.req == 0:
             message.req = self.next_req()
         await self.send(message)
-        return await self.expect(kinds, lambda m: getattr(m, "req", None) == message.req)
+        return await self.expect(
+            kinds, lambda m: getattr(m, "req", None) == message.req, timeout=timeout
+        )
 
     async def create(self, **options: Any) -> p.Joined:
         reply = await self.request(p.CreateRace(req=0, **options))

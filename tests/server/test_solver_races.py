@@ -91,7 +91,7 @@ async def test_winnable_race_pops_a_pooled_seed_at_once(
 async def test_hints_are_first_moves_of_winning_lines_and_counted(
     redis_server: Any, server_node: Any
 ) -> None:
-    node = await server_node(redis_server.url, pool_size=0)
+    node = await server_node(redis_server.url, pool_size=0, hint_deadline=300)  # the budget decides
     budget = node.node.settings.hint_budget
     a = await Client.connect(node.url, name="ann")
     seed = "b"
@@ -101,7 +101,7 @@ async def test_hints_are_first_moves_of_winning_lines_and_counted(
     await _start(a, code)
     actions: list[str] = []
     for seq in range(1, 4):
-        reply = await a.request(p.Hint(req=0, code=code), ("hint_reply", "error"))
+        reply = await a.request(p.Hint(req=0, code=code), ("hint_reply", "error"), timeout=120)
         assert reply.type == "hint_reply", reply
         full = _replay(seed, actions)
         solution = solve(full, budget=budget)
@@ -264,7 +264,9 @@ async def test_client_library_hint_daily_race_and_leaderboard(
 async def test_hints_on_the_other_decks_are_moves_the_server_accepts(
     variant: str, budget: int, solved: bool, redis_server: Any, server_node: Any
 ) -> None:
-    node = await server_node(redis_server.url, pool_size=0, hint_budget=budget)
+    # the budget decides what the hint is, not the clock: the deadline and the wait are
+    # far beyond what the search takes on a busy machine (over 10 s beside three programs)
+    node = await server_node(redis_server.url, pool_size=0, hint_budget=budget, hint_deadline=300)
     a = await Client.connect(node.url, name="ann")
     seed = "hint-deck"
     joined = await a.create(variant=variant, seed=seed, hints=True, countdown=0, time_limit=300)
@@ -272,7 +274,7 @@ async def test_hints_on_the_other_decks_are_moves_the_server_accepts(
     await _start(a, code)
     full = Board.deal(variant, seed)
     for seq in range(1, 3):
-        reply = await a.request(p.Hint(req=0, code=code), ("hint_reply", "error"))
+        reply = await a.request(p.Hint(req=0, code=code), ("hint_reply", "error"), timeout=120)
         assert reply.type == "hint_reply", reply
         found = solve(full, budget=budget)
         if seq == 1:
