@@ -56,9 +56,23 @@ def expected_boards() -> list[Board]:
     return boards
 
 
-async def check_board(player: Player, board: Board, moves: int) -> None:
-    """The page shows exactly the server's view of ``board`` (its own cards included)."""
-    await player.expect_board(board, moves)
+async def check_board(player: Player, board: Board, moves: int, step: str = "") -> None:
+    """The page shows exactly the server's view of ``board`` (its own cards included);
+    ``step`` names the move in the error when it never shows."""
+    from playwright.async_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        await player.expect_board(board, moves)
+    except PlaywrightTimeout:
+        state = await player.page.evaluate(PAGE_STATE)
+        raise AssertionError(f"{player.name} at {step}: {moves} actions expected, {state}") from None
+
+
+PAGE_STATE = """() => ({ moves: document.querySelector('#board')?.dataset.moves,
+    message: document.querySelector('#message')?.textContent,
+    connected: window.spiderRace.session.ws?.readyState,
+    busy: window.spiderRace.session.busy() })"""
+"""What the page shows and holds when a move never shows."""
 
 
 def clickable(boards: list[Board]) -> list[bool]:
@@ -119,7 +133,7 @@ async def alice_moves(alice: Player, boards: list[Board], upto: int = len(LINE))
             else:
                 await alice.drag(m.src, m.count, m.dst)
         actions += 1
-        await check_board(alice, boards[i + 1], actions)
+        await check_board(alice, boards[i + 1], actions, f"move {i} {text}")
         if i == 6:
             await alice.shot("board")
         if i == undo_at:
