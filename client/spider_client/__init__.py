@@ -6,7 +6,7 @@
 
     client = await Client.connect("ws://127.0.0.1:8765/ws", name="my-bot", bot=True)
     await client.join("K7QX2")
-    race = await play_race(client, GreedyBot())
+    race = await play_race(client, GreedyBot())   # returns once the race is over
 
 Installs with the engine, ``websockets`` and ``msgpack`` only. The wire format is in
 :mod:`spider_client.protocol`; the errors in :mod:`spider_client.errors`; the client's own
@@ -18,7 +18,16 @@ the player's view out.
 from __future__ import annotations
 
 from . import protocol
-from .bots import Bot, GreedyBot, RandomBot, connect_bot, make_bot, play_game, play_race
+from .bots import (
+    Bot,
+    CarelessBot,
+    GreedyBot,
+    RandomBot,
+    connect_bot,
+    make_bot,
+    play_game,
+    play_race,
+)
 from .client import Client
 from .errors import (
     BadRequest,
@@ -48,12 +57,15 @@ from .errors import (
 )
 from .events import Disconnected, Event, Reconnected, ViewChanged
 from .mirror import RaceMirror
+from .options import ClientOptions
 
 __all__ = [
     "protocol",
     "Client",
+    "ClientOptions",
     "RaceMirror",
     "Bot",
+    "CarelessBot",
     "GreedyBot",
     "RandomBot",
     "make_bot",

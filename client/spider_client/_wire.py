@@ -15,10 +15,10 @@ the middle of one. Everything else in the client uses websockets' public API onl
 
 from __future__ import annotations
 
-import websockets
 from websockets.asyncio.client import ClientConnection
 from websockets.asyncio.client import connect as ws_connect
 from websockets.protocol import Protocol, State
+from websockets.version import version as websockets_version
 
 from .errors import UnsupportedWebsockets
 
@@ -42,7 +42,7 @@ CONNECTION_ATTRIBUTES = ("protocol", "transport", "paused", "send_in_progress")
 def _unsupported(missing: str) -> UnsupportedWebsockets:
     return UnsupportedWebsockets(
         f"spider_client needs {SUPPORTED_WEBSOCKETS} (it writes frames to the connection's "
-        f"transport); the installed websockets {websockets.__version__} has no {missing}"
+        f"transport); the installed websockets {websockets_version} has no {missing}"
     )
 
 

@@ -24,12 +24,14 @@ The strategies live in :mod:`spider_client.strategies`; all are exported from he
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Literal
 
 from spider_engine import Board, Move
 
 from .errors import WrongState
+from .options import ClientOptions
 from .strategies import CarelessBot, GreedyBot, RandomBot
 
 if TYPE_CHECKING:
@@ -55,12 +57,16 @@ Bot = Callable[[Board], "str | None"]
 """A bot: the player's view in, a move's text out (``None``: give up)."""
 
 
-async def connect_bot(url: str | list[str], *, name: str | None = None, **options: Any) -> Client:
+async def connect_bot(
+    url: str | list[str], *, name: str | None = None, options: ClientOptions | None = None
+) -> Client:
     """A client whose hello says ``bot`` (the way a bot should connect: the server then
-    shows the player as a bot, and races for humans only refuse it)."""
+    shows the player as a bot, and races for humans only refuse it); ``options`` are the
+    client's other options (its name and bot flag are these)."""
     from .client import Client
 
-    return await Client.connect(url, name=name, bot=True, **options)
+    chosen = ClientOptions() if options is None else options
+    return await Client.open(url, dataclasses.replace(chosen, name=name, bot=True))
 
 
 def make_bot(strategy: str, *, seed: int | str | None = None, max_moves: int | None = None) -> Bot:
@@ -97,21 +103,27 @@ async def play_race(
     ready: bool = True,
     max_actions: int = 5000,
     delay: float = 0.0,
+    until: Literal["race", "game"] = "race",
 ) -> RaceInfo:
-    """Play the race ``client`` has joined as a player with ``bot``; return the race as it
-    stands when the player's game is over. The client should have said it is a bot
-    (:func:`connect_bot`, or ``Client.connect(..., bot=True)``).
+    """Play the race ``client`` has joined as a player with ``bot`` and return the race:
+    by default once the race is over for everyone (``until="race"``: its results are in
+    ``client.race.results``, and a race with players who do not play lasts until its time
+    limit), or as soon as this player's game is over (``until="game"``: the results may
+    not be in yet). The client should have said it is a bot (:func:`connect_bot`, or
+    ``Client.connect(..., bot=True)``).
 
-    Marks the player ready (unless ``ready`` is false), waits for the deal, then asks the
+    Marks the player ready (unless ``ready`` is false, or the race is counting down or
+    running already: a quick match, a rematch), waits for the deal, then asks the
     bot for a move on each new view and sends it, waiting for its ack, until the player's
     game is over (won, stuck, resigned, out of time, or the race finished). A bot that
     returns ``None``, or that has made ``max_actions`` actions, resigns (so does a player
     with no legal move left in a race that allows undo). ``delay`` seconds pass between
     actions (for races people watch). Reconnects happen underneath (the client resends the
-    action in flight); server errors other than "the game or race is over" propagate.
+    action in flight); server errors other than "the game or race is over" propagate, and
+    so does :class:`~spider_client.errors.ConnectionLost` when the client gives up.
     """
-    if ready:
-        await client.ready()
+    if ready and client.race is not None and client.race.state == "open":
+        await client.ready()  # a race counting down already (a match, a rematch) needs none
     await client.wait_until(lambda c: c.view is not None or c.finished)
     actions = 0
     while not client.finished and client.status in (None, "waiting", "playing", "stuck"):
@@ -128,5 +140,7 @@ async def play_race(
         actions += 1
         if delay:
             await asyncio.sleep(delay)
+    if until == "race":
+        await client.wait_until(lambda c: c.finished)
     assert client.race is not None
     return client.race

@@ -53,33 +53,96 @@ Behaviour:
   (deploy/README.md). The move tells no event; :attr:`moves` counts them. A failed move
   leaves the client where it was.
 
-The parts: :mod:`~spider_client.mirror` keeps the race and the view from what the server
-sends, without I/O (``client.mirror``; ``client.race``, ``client.view`` and the like read
-it); :mod:`~spider_client.outbox` holds what waits for an answer and paces the sending;
-:mod:`~spider_client.connection` reads, reconnects and resumes (``events``,
-``wait_until`` and ``close`` are its); :mod:`~spider_client._wire` is the only code below
-websockets' public API; this module is the API on top.
+The parts, each a plain object that :class:`Client` makes and wires in its constructor
+(no part calls another it was not given): :mod:`~spider_client.mirror` keeps the race and
+the view from what the server sends, without I/O (``client.mirror``; ``client.race``,
+``client.view`` and the like read it); :mod:`~spider_client.outbox` holds what waits for an
+answer and paces the sending; :mod:`~spider_client.connection` reads, reconnects and
+resumes, handing every message to the client; :mod:`~spider_client.affinity` moves the
+connection to the race's URL; :mod:`~spider_client.feed` keeps the events for
+:meth:`Client.events` and wakes :meth:`Client.wait_until`; :mod:`~spider_client.lobby`
+keeps the open races and the last match; :mod:`~spider_client._wire` is the only code
+below websockets' public API. This module is the API on top, and routes each message to
+the parts it concerns.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
-from typing import Any
+import contextlib
+import typing
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any, Literal, TypeGuard
+
+from websockets.asyncio.client import ClientConnection
 
 from spider_engine import Board
 
 from . import protocol as p
-from .errors import NotInRace
-from .lobby import LobbyClient
+from .affinity import Affinity
+from .connection import Connection
+from .errors import NotInRace, SpiderClientError
+from .events import Event
+from .feed import EventFeed
+from .lobby import LobbyFeed
+from .mirror import RaceMirror
+from .options import ClientOptions
+from .outbox import ActionMessage, Outbox
 
 __all__ = ["Client"]
 
+_REPLIES = (
+    p.Joined,
+    p.Done,
+    p.HintReply,
+    p.LeaderboardReply,
+    p.MyRacesReply,
+    p.OpenRaceList,
+    p.Queued,
+    p.ProfileReply,
+    p.RatingChangesReply,
+    p.RatingLeaderboardReply,
+)
+"""The replies that answer a request by its ``req``."""
 
-class Client(LobbyClient):
+_STATUSES = frozenset(typing.get_args(p.PlayerStatus))
+
+
+def _known_status(status: str | None) -> TypeGuard[p.PlayerStatus]:
+    return status in _STATUSES
+
+
+class Client:
     """A connection to a spider-race server, speaking for one player (see the module's
     docstring for the behaviour). Make one with :meth:`connect`; close it with
     :meth:`close` or ``async with``. The race state below is :attr:`mirror`'s."""
+
+    def __init__(self, urls: str | Sequence[str], options: ClientOptions | None = None) -> None:
+        """A client of the server at ``urls`` (one, or several tried in turn), not connected
+        yet: :meth:`connect` makes one and connects it."""
+        options = ClientOptions() if options is None else options
+        self.options = options
+        """How this client connects, speaks and paces itself."""
+        self.mirror = RaceMirror()
+        """The race and the player's view, kept from what the server sends."""
+        self.lobby = LobbyFeed()
+        """The open races as followed and the last quick match made."""
+        self._feed: EventFeed[Event] = EventFeed(options.max_unread)
+        self._outbox = Outbox(
+            self._websocket,
+            resend_after=options.resend_after,
+            rate_limit_pause=options.rate_limit_pause,
+        )
+        self._connection = Connection(
+            urls,
+            options,
+            mirror=self.mirror,
+            outbox=self._outbox,
+            feed=self._feed,
+            receive=self._receive,
+        )
+        self._affinity = Affinity(self._connection, self.mirror, self._outbox)
+        self._tasks: set[asyncio.Task[None]] = set()
 
     @classmethod
     async def connect(
@@ -89,15 +152,43 @@ class Client(LobbyClient):
         name: str | None = None,
         token: str | None = None,
         bot: bool = False,
-        **options: Any,
+        request_timeout: float | None = 30.0,
+        reconnect_timeout: float | None = 60.0,
+        affinity: bool = True,
+        open_timeout: float = 10.0,
+        resend_after: float = 5.0,
+        rate_limit_pause: float = 1.0,
+        backoff_initial: float = 0.05,
+        backoff_max: float = 2.0,
+        max_unread: int = 10_000,
     ) -> Client:
         """Connect to the first URL that answers (trying each once), say ``hello`` with
         ``name`` (a new player) or ``token`` (resume that player), and ``bot`` when a
-        program plays, and start reading.
+        program plays, and start reading. The other options are
+        :class:`~spider_client.options.ClientOptions`' (each told there).
         Raises :class:`ConnectFailed` when none answers, :class:`BadToken` for a token the
-        server refuses. ``options`` are the constructor's keyword options."""
-        client = cls(url, name=name, token=token, bot=bot, **options)
-        await client._open_first()
+        server refuses."""
+        options = ClientOptions(
+            name=name,
+            token=token,
+            bot=bot,
+            request_timeout=request_timeout,
+            reconnect_timeout=reconnect_timeout,
+            affinity=affinity,
+            open_timeout=open_timeout,
+            resend_after=resend_after,
+            rate_limit_pause=rate_limit_pause,
+            backoff_initial=backoff_initial,
+            backoff_max=backoff_max,
+            max_unread=max_unread,
+        )
+        return await cls.open(url, options)
+
+    @classmethod
+    async def open(cls, url: str | Sequence[str], options: ClientOptions) -> Client:
+        """:meth:`connect` with the options held in one object."""
+        client = cls(url, options)
+        await client._connection.open_first()
         return client
 
     async def __aenter__(self) -> Client:
@@ -105,6 +196,162 @@ class Client(LobbyClient):
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
+
+    async def close(self) -> None:
+        """Close the connection for good: nothing reconnects, everything waiting fails with
+        :class:`ConnectionLost`, and :meth:`events` ends. Idempotent."""
+        for task in list(self._tasks):
+            task.cancel()
+        await self._connection.close()
+
+    # -- the connection ---------------------------------------------------------------------
+
+    @property
+    def name(self) -> str | None:
+        """The player's name (as the welcome gave it)."""
+        return self._connection.name
+
+    @property
+    def token(self) -> str | None:
+        """The session token: keep it to come back as the same player (``token=``)."""
+        return self._connection.token
+
+    @property
+    def bot(self) -> bool:
+        """Whether the hello said that a program plays."""
+        return self.options.bot
+
+    @property
+    def player(self) -> str | None:
+        """The player id the server gave this client."""
+        return self.mirror.player
+
+    @property
+    def node(self) -> str | None:
+        """The server node the connection is on."""
+        return self._connection.node
+
+    @property
+    def url(self) -> str | None:
+        """The URL of the connection now (with ``?race=CODE`` once it moved there)."""
+        return self._connection.url
+
+    @property
+    def connected(self) -> bool:
+        """Whether a connection is up (False while reconnecting, and once given up)."""
+        return self._connection.connected
+
+    @property
+    def reconnects(self) -> int:
+        """Times the connection dropped and was made again."""
+        return self._connection.reconnects
+
+    @property
+    def moves(self) -> int:
+        """Times the client moved to its race's URL (not counted in :attr:`reconnects`)."""
+        return self._affinity.moves
+
+    @property
+    def send_interval(self) -> float:
+        """Seconds kept between two frames sent; 0 at first, it grows each time the server
+        says ``rate_limited``."""
+        return self._outbox.send_interval
+
+    @property
+    def dropped_events(self) -> int:
+        """Events that gave way unread (a client that never reads its events keeps only
+        the last ``max_unread``)."""
+        return self._feed.dropped
+
+    @property
+    def matched(self) -> p.Matched | None:
+        """The last ``matched`` message (the race a quick match made)."""
+        return self.lobby.matched
+
+    @property
+    def listed(self) -> dict[str, p.OpenRace]:
+        """The open races as followed by :meth:`watch_open_races`, by code."""
+        return self.lobby.listed
+
+    def server_now(self) -> float:
+        """The server's clock now (seconds since the epoch), as estimated at the welcome."""
+        return self._connection.server_now()
+
+    # -- what comes in ----------------------------------------------------------------------
+
+    async def wait_until(
+        self, predicate: Callable[[Client], bool], *, timeout: float | None = None
+    ) -> None:
+        """Wait until ``predicate(client)`` holds; it is checked now and after every frame
+        the client takes in. Raises :class:`ConnectionLost` if the client gives up (or is
+        closed) first, :class:`TimeoutError` after ``timeout`` seconds (None: no bound)."""
+        await self._feed.wait_until(lambda: predicate(self), timeout=timeout)
+
+    def events(self) -> AsyncIterator[Event]:
+        """Yield every race event, ack and unanswered error in the order they arrive, and
+        the client's own :mod:`~spider_client.events` (connection, view). Events are kept
+        from the moment of connecting, so none is lost before iterating; a client that
+        never iterates keeps only the last ``max_unread`` (10,000 by default; the count of
+        the others is :attr:`dropped_events`). Ends when the client is closed or gives up
+        reconnecting. One consumer at a time."""
+        return aiter(self._feed)
+
+    def _receive(self, message: Any) -> None:
+        """One message from the server: first what it changes in the race and the view
+        (the events it gives are queued), then the request or action it answers."""
+        taken = self.mirror.take(message)
+        for event in taken:
+            self._feed.emit(event)
+        outbox = self._outbox
+        if isinstance(message, p.Ack):
+            outbox.take_ack(message)
+        elif isinstance(message, _REPLIES):
+            outbox.resolve(message.req, message)
+        elif isinstance(message, p.Matched | p.OpenRaceChanged):
+            self.lobby.take(message)
+            if isinstance(message, p.Matched):
+                self._feed.emit(message)
+        elif isinstance(message, p.Error):
+            if not outbox.take_error(message):
+                self._feed.emit(message)
+        elif (
+            isinstance(message, p.Started)
+            and taken
+            and self.mirror.role == "player"
+            and self.mirror.view_text is None
+        ):
+            self._spawn(self._fetch_view())
+
+    async def _fetch_view(self) -> None:
+        """The server sends each player the deal (an ack with seq 0); ask for it by
+        rejoining if it has not come soon."""
+        mirror = self.mirror
+        with contextlib.suppress(SpiderClientError, TimeoutError):
+            with contextlib.suppress(TimeoutError):
+                await self.wait_until(
+                    lambda c: c.mirror.view is not None, timeout=self.options.resend_after / 5
+                )
+            if mirror.view is None and mirror.code is not None and mirror.role is not None:
+                await self.join(mirror.code, mirror.role)
+
+    def _spawn(self, coro: typing.Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _websocket(self) -> ClientConnection | None:
+        """The connection the outbox sends on (None while there is none)."""
+        return self._connection.ws
+
+    # -- asking -----------------------------------------------------------------------------
+
+    async def _request(self, make: Callable[[int], Any], *, repeatable: bool = True) -> Any:
+        timeout = self.options.request_timeout
+        return await self._outbox.request(make, repeatable=repeatable, timeout=timeout)
+
+    async def _act(self, make: Callable[[int], ActionMessage]) -> p.Ack:
+        """Send the action ``make(seq)`` builds with the player's next ``seq``."""
+        return await self._outbox.act(lambda: make(self.mirror.seq + 1))
 
     # -- the race as seen from here --------------------------------------------------------
 
@@ -114,7 +361,7 @@ class Client(LobbyClient):
         return self.mirror.code
 
     @property
-    def role(self) -> str | None:
+    def role(self) -> p.Role | None:
         """``player`` or ``spectator`` in that race."""
         return self.mirror.role
 
@@ -152,14 +399,25 @@ class Client(LobbyClient):
         return self.mirror.me
 
     @property
-    def status(self) -> str | None:
-        """This player's status: waiting, playing, won, stuck, resigned, timeout, left."""
-        return self.mirror.status
+    def status(self) -> p.PlayerStatus | None:
+        """This player's status: waiting, playing, won, stuck, resigned, timeout, left,
+        abandoned (None for a spectator, and for a status this client does not know)."""
+        status = self.mirror.status
+        return status if _known_status(status) else None
 
     @property
     def finished(self) -> bool:
         """Whether the race is over (results are in ``race.results``)."""
         return self.mirror.finished
+
+    @property
+    def result(self) -> p.Result | None:
+        """This player's line in the finished race's ranking (None before the finish, and
+        for a spectator)."""
+        race = self.mirror.race
+        if race is None or race.results is None:
+            return None
+        return next((r for r in race.results if r.player == self.player), None)
 
     def legal_moves(self) -> list[str]:
         """The legal moves of the player's view, sorted as the spec prints them."""
@@ -167,19 +425,59 @@ class Client(LobbyClient):
 
     # -- requests ---------------------------------------------------------------------------
 
-    async def create_race(self, **options: Any) -> str:
-        """Create a race (options: the fields of
-        :class:`~spider_client.protocol.CreateRace` — variant, seed, max_players,
-        time_limit, undo, live_boards, countdown, winnable, hints, away_grace, ghosts), join
-        it as a player, and return its join code. ``ghosts=[{"race": CODE, "player":
-        PLAYER_ID}]`` races recorded runs of finished races on their deal. Not repeated after
-        a drop (:class:`RequestInterrupted`)."""
-        reply = await self._request(lambda req: p.CreateRace(req=req, **options), repeatable=False)
+    async def create_race(
+        self,
+        *,
+        variant: str = "spider4",
+        seed: str | None = None,
+        max_players: int = 8,
+        time_limit: int = 1800,
+        undo: bool = True,
+        countdown: int = 3,
+        live_boards: bool = False,
+        winnable: bool = False,
+        hints: bool = False,
+        away_grace: int | None = None,
+        humans_only: bool = False,
+        rated: bool = False,
+        public: bool = False,
+        ghosts: list[dict[str, str]] | None = None,
+    ) -> str:
+        """Create a race, join it as a player, and return its join code. The options are
+        :class:`~spider_client.protocol.CreateRace`'s (each told there): the variant, a
+        ``seed`` to deal (by default a secret random one), the most players, the time limit
+        in seconds, whether undo is allowed, the countdown's seconds, the players' boards
+        shown live to spectators, a deal proved winnable, hints, the seconds a player may be
+        away, humans only, rated, listed in the lobby. ``ghosts=[{"race": CODE, "player":
+        PLAYER_ID}]`` races recorded runs of finished races on their deal. Not repeated
+        after a drop (:class:`RequestInterrupted`); refused with the error of its code
+        (:class:`BadRequest` for an option out of range, :class:`TooManyRaces`, …)."""
+
+        def make(req: int) -> p.CreateRace:
+            return p.CreateRace(
+                req=req,
+                variant=variant,
+                seed=seed,
+                max_players=max_players,
+                time_limit=time_limit,
+                undo=undo,
+                countdown=countdown,
+                live_boards=live_boards,
+                winnable=winnable,
+                hints=hints,
+                away_grace=away_grace,
+                humans_only=humans_only,
+                rated=rated,
+                public=public,
+                ghosts=ghosts,
+            )
+
+        reply = await self._request(make, repeatable=False)
         code: str = reply.race.code if isinstance(reply, p.Joined) else reply.code
         if self.code != code:
             await self.join(code)
         else:
-            await self._follow()
+            await self._affinity.follow()
         return code
 
     async def daily_race(
@@ -196,7 +494,7 @@ class Client(LobbyClient):
         if self.code != code:
             await self.join(code)
         else:
-            await self._follow()
+            await self._affinity.follow()
         return code
 
     async def leaderboard(
@@ -243,12 +541,12 @@ class Client(LobbyClient):
             await asyncio.sleep(0.1)
 
     async def rating_leaderboard(
-        self, variant: str = "spider1", pool: str = "humans"
+        self, variant: str = "spider1", pool: Literal["humans", "bots"] = "humans"
     ) -> p.RatingLeaderboardReply:
         """A variant's rating ladder (``humans`` or ``bots``): the top 100, best first, and
         this player's own line (``me``)."""
         reply: p.RatingLeaderboardReply = await self._request(
-            lambda req: p.RatingLeaderboard(req=req, variant=variant, pool=pool)  # type: ignore[arg-type]
+            lambda req: p.RatingLeaderboard(req=req, variant=variant, pool=pool)
         )
         return reply
 
@@ -261,7 +559,7 @@ class Client(LobbyClient):
         code = self._require_player()
         await self._request(lambda req: p.Rematch(req=req, code=code))
 
-        def made(client: Any) -> bool:
+        def made(client: Client) -> bool:
             offer = client.mirror.rematch
             return offer is not None and offer.race == code and offer.code is not None
 
@@ -271,11 +569,19 @@ class Client(LobbyClient):
         await self.join(new)
         return new
 
-    async def join(self, code: str, role: str = "player") -> p.Joined:
+    async def join(self, code: str, role: p.Role = "player") -> p.Joined:
         """Join the race ``code`` as ``player`` or ``spectator`` (again: resume, caught up
         from the last version seen) and return the reply. The client then follows that
-        race; ``client.race`` and, for a player of a running race, ``client.view`` are set."""
-        return await self._join(code, role)
+        race; ``client.race`` and, for a player of a running race, ``client.view`` are set.
+        Raises :class:`NotFound`, :class:`RaceFull`, :class:`WrongState` (a race that
+        started, for a new player), :class:`TooManyRaces`, :class:`HumansOnly`, …"""
+        mirror = self.mirror
+        since = mirror.version if code == mirror.code and role == mirror.role else None
+        reply: p.Joined = await self._request(
+            lambda req: p.Join(req=req, code=code, role=role, since=since)
+        )
+        await self._affinity.follow()
+        return reply
 
     async def refresh(self) -> p.Joined:
         """Rejoin the current race (caught up since the last version; a player gets their
@@ -346,6 +652,88 @@ class Client(LobbyClient):
         if reply.moves:
             return list(reply.moves)
         return [] if reply.move is None else [reply.move]
+
+    # -- the lobby: open races and quick match --------------------------------------------
+
+    async def open_races(self, variant: str | None = None) -> list[p.OpenRace]:
+        """The public races waiting for players, newest first (of ``variant`` only)."""
+        reply: p.OpenRaceList = await self._request(
+            lambda req: p.OpenRaces(req=req, variant=variant)
+        )
+        return reply.races
+
+    async def watch_open_races(
+        self, variant: str | None = None
+    ) -> AsyncIterator[p.OpenRaceChanged]:
+        """Follow the open races: first an ``open_race`` change for each race listed now,
+        then one whenever a race is listed, changes or leaves the list (``race`` None).
+        :attr:`listed` holds the list meanwhile. After a reconnect, or a move to a race's
+        URL, it follows again on the new connection (the list is read anew). Stops following
+        when the iteration ends."""
+        lobby = self.lobby
+        queue = lobby.watcher()
+        try:
+            while True:
+                connection = (self.reconnects, self.moves)  # a new one: follow again there
+                reply: p.OpenRaceList = await self._request(
+                    lambda req: p.OpenRaces(req=req, watch=True, variant=variant)
+                )
+                for change in lobby.take_list(reply.races):
+                    yield change
+                while (self.reconnects, self.moves) == connection:
+                    try:
+                        change = await asyncio.wait_for(queue.get(), timeout=1.0)
+                    except TimeoutError:
+                        continue
+                    lobby.take_change(change)  # one that came during the read above
+                    if variant is None or change.race is None or change.race.variant == variant:
+                        yield change
+        finally:
+            lobby.unwatch(queue)
+            if self.connected:
+                await self._request(lambda req: p.OpenRaces(req=req, watch=False))
+
+    async def quick_match(
+        self,
+        variant: str = "spider4",
+        *,
+        with_bots: bool = False,
+        undo: bool = True,
+        timeout: float | None = None,
+    ) -> str:
+        """Queue for a quick match of ``variant``, wait until the server made the race (at
+        most ``timeout`` seconds: TimeoutError, and the queue is left), join it as a
+        player and return its code; mark nothing: the race counts down at once. Queued
+        again after a reconnect."""
+        lobby = self.lobby
+        lobby.matched = None
+
+        def ask(req: int) -> p.QuickMatch:
+            return p.QuickMatch(req=req, variant=variant, undo=undo, with_bots=with_bots)
+
+        try:
+            async with asyncio.timeout(timeout):
+                reconnects = self.reconnects
+                await self._request(ask)
+                while lobby.matched is None:
+                    if self.reconnects != reconnects:
+                        reconnects = self.reconnects
+                        await self._request(ask)
+                    try:
+                        await self.wait_until(lambda c: c.matched is not None, timeout=1.0)
+                    except TimeoutError:
+                        continue
+        except TimeoutError:
+            if lobby.matched is None:
+                await self.cancel_match()
+                raise
+        code = lobby.matched.code
+        await self.join(code, "player")
+        return code
+
+    async def cancel_match(self) -> None:
+        """Leave the quick-match queue."""
+        await self._request(lambda req: p.CancelMatch(req=req))
 
     def _require_race(self) -> str:
         if self.code is None:

@@ -168,6 +168,8 @@ class HintsNotAllowed(ServerError):
 
 class TooManyActions(ServerError):
     """The game has the most actions a game may have (only a resign is taken)."""
+
+
 class HumansOnly(ServerError):
     """The race is for humans only, and this client said it is a bot."""
 

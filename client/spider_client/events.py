@@ -11,18 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .protocol import (
-    Ack,
-    BoardShown,
-    Countdown,
-    Error,
-    Finished,
-    PlayerJoined,
-    PlayerLeft,
-    PlayerReady,
-    Progress,
-    Started,
-)
+from .protocol import Ack, Error, Matched, RaceEvent
 
 __all__ = ["Disconnected", "Reconnected", "ViewChanged", "Event"]
 
@@ -70,19 +59,5 @@ class ViewChanged:
     type: Literal["view"] = "view"
 
 
-Event = (
-    PlayerJoined
-    | PlayerLeft
-    | PlayerReady
-    | Countdown
-    | Started
-    | Progress
-    | BoardShown
-    | Finished
-    | Ack
-    | Error
-    | Disconnected
-    | Reconnected
-    | ViewChanged
-)
+Event = RaceEvent | Ack | Error | Matched | Disconnected | Reconnected | ViewChanged
 """Everything :meth:`Client.events` may yield."""

@@ -65,7 +65,7 @@ class RaceMirror:
         """The player id whose view and progress this is."""
         self.code: str | None = None
         """The join code of the race followed."""
-        self.role: str | None = None
+        self.role: p.Role | None = None
         """``player`` or ``spectator`` in that race."""
         self.race: p.RaceInfo | None = None
         """The race as everyone may see it, kept up to date from its events."""

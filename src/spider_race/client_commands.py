@@ -134,7 +134,7 @@ async def run_bot(
     out = out or sys.stdout
     async with await Client.connect(url, name=name or f"{strategy} bot", bot=True) as client:
         await client.join(code.upper())
-        race = await play_race(client, make_bot(strategy, max_moves=max_moves))
+        race = await play_race(client, make_bot(strategy, max_moves=max_moves), until="game")
         me = client.me
         if me is not None:
             print(

@@ -32,7 +32,7 @@ async def run_quick_bot(
     async with await Client.connect(url, name=name or f"{strategy} bot", bot=True) as client:
         while games == 0 or played < games:
             code = await client.quick_match(variant)
-            await play_race(client, make_bot(strategy), ready=False)
+            await play_race(client, make_bot(strategy), ready=False, until="game")
             me = client.me
             if me is not None:
                 print(f"{code} {me.status} runs={me.runs} moves={me.moves}", file=out, flush=True)

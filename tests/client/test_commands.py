@@ -1,4 +1,5 @@
-"""``spider-race bot`` and ``demo``, and the guide's bot, against real servers."""
+"""``spider-race bot`` and ``demo`` against real servers (the guide's programs:
+test_docs_client.py)."""
 
 from __future__ import annotations
 
@@ -11,14 +12,6 @@ from pathlib import Path
 from spider_client import Client
 from spider_race import cli
 from tests.client.client_helpers import FAST
-
-GUIDE = Path(__file__).resolve().parents[2] / "docs" / "client.md"
-
-
-def guide_bot_source() -> str:
-    match = re.search(r"```python\n(.*?)```", GUIDE.read_text(), re.S)
-    assert match is not None
-    return match.group(1)
 
 
 async def _host_then_resign(url: str, seed: str) -> tuple[Client, str]:
@@ -33,27 +26,6 @@ async def _resign_when_started(host: Client) -> None:
     await host.ready()
     await host.wait_until(lambda c: c.view is not None, timeout=30)
     await host.resign()
-
-
-async def test_the_guides_bot_runs_as_written(redis_server, server_node, capsys) -> None:
-    source = guide_bot_source()
-    assert len(source.strip().splitlines()) < 30
-    namespace: dict[str, object] = {"__name__": "guide_bot"}
-    exec(compile(source, str(GUIDE), "exec"), namespace)  # the guide's exact code
-
-    node = await server_node(redis_server.url, **FAST)
-    host, code = await _host_then_resign(node.url, "guide")
-    async with host:
-        bot = asyncio.create_task(namespace["main"](node.url, code))  # type: ignore[operator]
-        await _resign_when_started(host)
-        await asyncio.wait_for(bot, 60)
-        await host.wait_until(lambda c: c.finished, timeout=30)
-        assert host.race is not None and host.race.results is not None
-        names = {r.name: r for r in host.race.results}
-        assert names["turn-up bot"].status in ("won", "resigned")
-        assert names["turn-up bot"].moves > 0
-    printed = capsys.readouterr().out
-    assert "PlayerInfo(" in printed and "turn-up bot" in printed
 
 
 async def test_bot_command_plays_a_race_and_prints_its_result(

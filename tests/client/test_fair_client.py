@@ -98,7 +98,7 @@ async def test_bots_say_so_and_a_humans_only_race_refuses_them(redis_server, ser
         marks = {i.name: i.bot for i in robo.race.players}
         assert marks == {"Robo": True, "Alice": False}
         await alice.ready()
-        race = await play_race(robo, make_bot("greedy", seed=1), max_actions=60)
+        race = await play_race(robo, make_bot("greedy", seed=1), max_actions=60, until="game")
         await alice.wait_until(lambda c: c.view is not None)
         await alice.resign()
         await robo.wait_until(lambda c: c.finished, timeout=30)

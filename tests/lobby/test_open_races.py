@@ -72,10 +72,10 @@ def test_the_listed_map_keeps_the_newest_listing_of_each_race() -> None:
         creator="p3f9a2c41d0b7", creator_name="alice", created_at=1.0, version=1,
     )  # fmt: skip
     newer = dataclasses.replace(older, players=2, version=2)
-    client._take_change(p.OpenRaceChanged(code="K7M2Q", race=newer))
-    client._take_change(p.OpenRaceChanged(code="K7M2Q", race=older))
+    client.lobby.take_change(p.OpenRaceChanged(code="K7M2Q", race=newer))
+    client.lobby.take_change(p.OpenRaceChanged(code="K7M2Q", race=older))
     assert client.listed["K7M2Q"].players == 2
-    client._take_change(p.OpenRaceChanged(code="K7M2Q", race=None))
+    client.lobby.take_change(p.OpenRaceChanged(code="K7M2Q", race=None))
     assert "K7M2Q" not in client.listed
-    client._take_change(p.OpenRaceChanged(code="K7M2Q", race=older))  # listed again
+    client.lobby.take_change(p.OpenRaceChanged(code="K7M2Q", race=older))  # listed again
     assert client.listed["K7M2Q"].version == 1

@@ -61,7 +61,14 @@ from .codec import (
     fields_of,
     pack,
 )
-from .constants import ERROR_CODES, MAX_CLIENT_FRAME, PROTOCOL_VERSION
+from .constants import (
+    ERROR_CODES,
+    MAX_CLIENT_FRAME,
+    PROTOCOL_VERSION,
+    PlayerStatus,
+    RaceState,
+    Role,
+)
 from .info import ParInfo, PlayerInfo, RaceInfo, Result
 from .lobby import (
     CancelMatch,
@@ -119,6 +126,9 @@ __all__ = [
     "PROTOCOL_VERSION",
     "MAX_CLIENT_FRAME",
     "ERROR_CODES",
+    "Role",
+    "RaceState",
+    "PlayerStatus",
     "ClientMessage",
     "ServerMessage",
     "Hello",

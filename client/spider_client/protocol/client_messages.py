@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from .constants import PROTOCOL_VERSION
+from .constants import PROTOCOL_VERSION, Role
 from .lobby import CancelMatch, OpenRaces, QuickMatch
 from .players import Profile, RatingChanges, RatingLeaderboard, Rematch
 
@@ -92,7 +92,7 @@ class Join:
 
     req: int
     code: str
-    role: Literal["player", "spectator"] = "player"
+    role: Role = "player"
     since: int | None = None
     moved: bool = False
     type: Literal["join"] = "join"

@@ -2,11 +2,29 @@
 
 from __future__ import annotations
 
-__all__ = ["PROTOCOL_VERSION", "MAX_CLIENT_FRAME", "ERROR_CODES"]
+from typing import Literal
+
+__all__ = [
+    "PROTOCOL_VERSION",
+    "MAX_CLIENT_FRAME",
+    "ERROR_CODES",
+    "Role",
+    "RaceState",
+    "PlayerStatus",
+]
 
 PROTOCOL_VERSION = 1
 MAX_CLIENT_FRAME = 4096
 """The largest frame, in bytes, that a server accepts from a client."""
+
+Role = Literal["player", "spectator"]
+"""A member's role in a race."""
+RaceState = Literal["open", "countdown", "running", "finished"]
+"""Where a race is in its life."""
+PlayerStatus = Literal[
+    "waiting", "playing", "won", "stuck", "resigned", "timeout", "left", "abandoned"
+]
+"""A player's status in a race (``left`` and ``abandoned`` count as resigned)."""
 
 ERROR_CODES: dict[str, str] = {
     "bad_frame": "the frame is not a msgpack map with a known 'type'",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .constants import PROTOCOL_VERSION
+from .constants import PROTOCOL_VERSION, Role
 from .info import RaceInfo
 
 __all__ = [
@@ -43,7 +43,7 @@ class Joined:
     (empty when a snapshot was sent instead)."""
 
     req: int
-    role: str
+    role: Role
     race: RaceInfo
     view: str | None = None
     seq: int = 0
@@ -134,7 +134,7 @@ class MyRace:
     variant: str
     state: str
     """open, countdown, running or finished."""
-    role: str
+    role: Role
     """``player``, or ``spectator`` for a race this connection watches."""
     players: int
     status: str | None = None

@@ -14,6 +14,7 @@ from spider_client.protocol import (
     Joined,
     Leave,
     Ready,
+    Role,
 )
 from spider_engine import Board, VariantError, find_variant
 from spider_engine.solver import rank_moves
@@ -342,7 +343,7 @@ class RaceHandlers(SessionBase):
             ctx.hub.release(code)
 
     async def _joined(
-        self, req: int, code: str, role: str, since: int | None, *, moved: bool = False
+        self, req: int, code: str, role: Role, since: int | None, *, moved: bool = False
     ) -> None:
         """Send the snapshot of a race (with the player's view, or boards) and the events
         after ``since``, then deliver its events from there on."""
@@ -352,7 +353,7 @@ class RaceHandlers(SessionBase):
             self.ctx.hub.release(code)  # only if it was left unwatched by a failure
 
     async def _send_joined(
-        self, req: int, code: str, role: str, since: int | None, *, moved: bool = False
+        self, req: int, code: str, role: Role, since: int | None, *, moved: bool = False
     ) -> None:
         ctx, store = self.ctx, self.ctx.store
         if code not in self.subs and len(self.subs) >= ctx.settings.max_watched:

@@ -34,7 +34,7 @@ from textual.binding import Binding
 from textual.widgets import Static
 
 from spider_client import Client, Disconnected, Reconnected, SpiderClientError, TooManyRaces
-from spider_client.protocol import Away, Back, Finished, OpenRace
+from spider_client.protocol import Away, Back, Finished, OpenRace, Role
 from spider_client.protocol import Error as ErrorMessage
 
 from ..words import error_text
@@ -62,7 +62,7 @@ class RaceApp(App[int]):
         url: str | list[str],
         name: str | None = None,
         code: str | None = None,
-        role: str = "player",
+        role: Role = "player",
         create: dict[str, Any] | None = None,
         client_options: dict[str, Any] | None = None,
     ) -> None:
