@@ -1,6 +1,7 @@
 """The client library's profiles, rating changes, rating ladders and rematches, against real
 server nodes: a rated race of two moves both players' ratings, once; a rematch with two
-players starts a new race with a fresh deal and the same options."""
+players starts a new race with a fresh deal (never the creator's chosen seed) and the same
+options."""
 
 from __future__ import annotations
 
@@ -93,10 +94,12 @@ async def test_rematch_with_two_players(redis_server, server_node) -> None:
         await Client.connect(node.url, name="ada") as a,
         await Client.connect(node.url, name="bob") as b,
     ):
-        code = await a.create_race(variant="spider1", countdown=0, undo=False, time_limit=600)
+        code = await a.create_race(
+            variant="spider1", seed="chosen", countdown=0, undo=False, time_limit=600
+        )
         await _race_to_the_end(a, b, code)
         old = a.race
-        assert old is not None
+        assert old is not None and old.seed_chosen
         # both accept: made at once, long before the 30 s wait
         new_a, new_b = await asyncio.wait_for(asyncio.gather(a.rematch(), b.rematch()), 10)
         assert new_a == new_b != code
@@ -104,6 +107,7 @@ async def test_rematch_with_two_players(redis_server, server_node) -> None:
             assert c.code == new_a and c.race is not None
             assert {p.player for p in c.race.players} == {a.player, b.player}
             assert (c.race.variant, c.race.undo, c.race.time_limit) == ("spider1", False, 600)
+            assert not c.race.seed_chosen  # the rematch's deal is a fresh secret one
         # every player was ready: the countdown (0 s) runs and the fresh deal comes
         await a.wait_until(lambda c: c.view is not None, timeout=20)
         assert a.race is not None and a.race.commitment != old.commitment

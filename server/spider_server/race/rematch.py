@@ -70,7 +70,7 @@ def rematch_race(
     first = race.players[accepted[0]]
     change = create_race(
         code=code,
-        options=race.options,
+        options=replace(race.options, seed_chosen=False),  # a fresh secret seed
         creator=first.player,
         name=first.name,
         now=now,
