@@ -25,7 +25,7 @@ MEASURE = """() => {
     return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
   const rgb = (text) => (text.match(/[0-9.]+/g) || []).slice(0, 3).map(Number);
   for (const card of document.querySelectorAll('.board .card.up')) {
-    if (!visible(card) || card.closest('.ghost')) continue;
+    if (!visible(card) || card.closest('.drag-ghost')) continue;
     const rank = card.querySelector('.rank');
     if (!rank) continue;
     out.ranks++;
@@ -50,7 +50,7 @@ MEASURE = """() => {
   }
   const targets = 'button, select, a, summary, [role=button], label.check, input:not([type=checkbox]):not([type=hidden])';
   for (const el of document.querySelectorAll(targets)) {
-    if (!visible(el) || el.closest('.ghost')) continue;
+    if (!visible(el) || el.closest('.drag-ghost')) continue;
     const r = el.getBoundingClientRect();
     if (r.width < 24 - 0.01 || r.height < 24 - 0.01)
       out.taps.push((el.id || el.tagName.toLowerCase() + '.' + el.className) + ' ' + r.width.toFixed(1) + 'x' + r.height.toFixed(1));

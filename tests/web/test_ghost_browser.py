@@ -34,6 +34,25 @@ async def ghost_card(page, where: str) -> None:
     await page.wait_for_selector(f".player[data-ghost='1']{where}", timeout=60_000)
 
 
+GHOST_CARD_BOXES = """() => {
+  const box = (el) => { const r = el.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+  return { ghost: box(document.querySelector(".player[data-ghost='1']")),
+           me: box(document.querySelector('#players .player.me')),
+           position: getComputedStyle(document.querySelector(".player[data-ghost='1']")).position,
+           width: document.documentElement.clientWidth };
+}"""
+
+
+async def ghost_card_in_place(page) -> None:
+    """The ghost's progress card sits in the players' panel like any other: inside the
+    page's width, over no other card (the player's own included)."""
+    boxes = await page.evaluate(GHOST_CARD_BOXES)
+    (gl, gt, gr, gb), (ml, mt, mr, mb) = boxes["ghost"], boxes["me"]
+    assert boxes["position"] != "fixed", boxes
+    assert gl >= 0 and gr <= boxes["width"], boxes
+    assert gr <= ml or mr <= gl or gb <= mt or mb <= gt, boxes  # no overlap
+
+
 async def test_race_your_own_run_as_a_ghost(browser, redis_server, server_node) -> None:
     node = await server_node(redis_server.url)
     player = await open_page(browser, "racer", "player", node.http_url)
@@ -68,6 +87,7 @@ async def test_race_your_own_run_as_a_ghost(browser, redis_server, server_node) 
     await ghost_card(page, ":not([data-moves='0'])")
     await player.shot("ghost-moving")
     await ghost_card(page, "[data-status='won']")
+    await ghost_card_in_place(page)
     await page.evaluate("window.spiderRace.session.act('resign')")
     await page.wait_for_selector("#results", timeout=30_000)
     row = await page.inner_text("#results tbody tr[data-player='ghost1']")
@@ -109,10 +129,13 @@ async def test_the_days_leader_as_a_ghost_shows_progress_only(
     await page.click("#daily-leaderboard button.race-run")
     await page.wait_for_selector("#daily-note")
     assert "(ghost)" in await page.inner_text(".room")
+    # a ghost takes no place of the race's: one player of one
+    assert "Players (1/1)" in await page.inner_text(".room h2")
     await page.click("#ready")
     await page.wait_for_selector("#board .card", timeout=30_000)
     await ghost_card(page, ":not([data-moves='0'])")
     await ghost_card(page, "[data-status='won']")
+    await ghost_card_in_place(page)
     await player.shot("daily-ghost")
     await page.evaluate("window.spiderRace.session.act('resign')")
     await page.wait_for_selector("#results", timeout=30_000)

@@ -114,7 +114,7 @@ function startDrag(press) {
   }
   const first = (kind === "troupe" ? press.el : cards[0]).getBoundingClientRect();
   const width = kind === "troupe" ? ghostCards[0].style.width : `${first.width}px`;
-  const ghost = h("div", { class: "ghost board", id: "ghost", style: `width:${width};left:${first.left}px;top:${first.top}px` }, ghostCards);
+  const ghost = h("div", { class: "drag-ghost board", id: "ghost", style: `width:${width};left:${first.left}px;top:${first.top}px` }, ghostCards);
   for (const c of cards) c.classList.add(kind === "joker" ? "joker-slot" : "lifted");
   document.body.append(ghost);
   // a Joker hangs below and right of the pointer, to leave the card it is on in sight

@@ -44,7 +44,7 @@ function renderRoom() {
     app.unsupported?.length ? h("p", { class: "notice" }, `This server does not offer ${app.unsupported.join(" and ")} yet: the race was created without.`) : null,
     race.seed_chosen ? h("p", { class: "seed-note", id: "seed-chosen" }, "The creator chose this deal's seed.") : null,
     race.preparing ? h("p", { class: "notice", id: "preparing" }, "Finding a deal the solver proves winnable…") : null,
-    h("h2", {}, `Players (${race.players.length}/${race.max_players})`, race.spectators ? ` · ${race.spectators} watching` : ""),
+    h("h2", {}, `Players (${race.players.filter((p) => !p.ghost).length}/${race.max_players})`, race.spectators ? ` · ${race.spectators} watching` : ""),
     h("ul", { class: "players", id: "room-players" }, players),
     countdown ? h("p", { class: "countdown", id: "countdown", "aria-live": "assertive" }, "") : null,
     h(
