@@ -379,8 +379,8 @@ async def test_a_refill_computes_its_share_of_the_wall_time_and_a_race_proof_all
     workers: Factory,
 ) -> None:
     """At ``refill_share`` 0.5 a refill's worker sleeps at least as long as it computes (up
-    to its last 500 positions); hints and races' proofs are sent to the worker at a share
-    of 1, refills at 0.5."""
+    to its last 500 positions); hints, races' proofs and pars are sent to the worker at a
+    share of 1, refills at 0.5."""
     pool = workers(refill_share=0.5)
     loop = asyncio.get_running_loop()
     assert await pool.prove("spider1", "1", 5000) is True  # the worker is up
@@ -396,4 +396,6 @@ async def test_a_refill_computes_its_share_of_the_wall_time_and_a_race_proof_all
     worker.conn.send = lambda message: (sent.append(message), send(message))[1]  # type: ignore[method-assign]
     assert await pool.prove("spider1", "1", 5000) is True
     assert await pool.prove("spider1", "1", 5000, priority=Priority.REFILL) is True
-    assert [m[3] for m in sent] == [1.0, 0.5]
+    await pool.par("spider1", "1", 5000)  # a finished race's par: its players wait
+    assert [m[3] for m in sent] == [1.0, 0.5, 1.0]
+    assert sent[2][1] == "par"

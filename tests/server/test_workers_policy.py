@@ -51,6 +51,27 @@ def test_hints_before_races_before_refills() -> None:
     assert policy.running == 3 and policy.queued == 0
 
 
+def test_a_finished_races_par_comes_after_hints_and_proofs_and_before_refills() -> None:
+    policy = JobPolicy(yield_after=0)
+    refill, par = job(Priority.REFILL, "pool"), job(Priority.PAR, "par")
+    race, h = job(Priority.RACE, "id1"), hint("p")
+    for j in (refill, par, race, h):
+        policy.submit(j)
+    assert take_all(policy) == [h, race, par, refill]
+
+
+def test_a_refill_is_preempted_for_a_waiting_par() -> None:
+    policy = JobPolicy()
+    refill = job(Priority.REFILL, "pool")
+    policy.submit(refill)
+    assert policy.take() is refill
+    par = job(Priority.PAR, "par")
+    policy.submit(par)
+    assert policy.victim() is refill  # the players' end screens wait for the par
+    policy.requeue(refill)
+    assert take_all(policy) == [par, refill]
+
+
 def test_owners_take_turns_within_a_priority() -> None:
     policy = JobPolicy(proofs_per_identity=10)
     a = [job(Priority.RACE, "a", identity="a") for _ in range(3)]

@@ -9,7 +9,7 @@ settings come with it), nothing of the node: no Redis client, no websockets, no 
 - node → worker: ``(job_id, kind, args, share)``; the worker answers
   ``(job_id, ok, value, cpu_seconds)``: ``ok`` True with the job's result, or False with
   the text of the exception the solver raised; ``cpu_seconds`` is the CPU time the job
-  took in the worker. With ``share`` below 1 (the pool's refills and pars: the node's
+  took in the worker. With ``share`` below 1 (the pool's refills: the node's
   ``refill_share``) the job computes that share of the wall time and sleeps in between:
   every :data:`PACE_EVERY` positions it sleeps until its CPU time is at most ``share`` of
   the time since it began (a par, every 10,000).

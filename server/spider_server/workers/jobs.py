@@ -147,9 +147,10 @@ class JobsApi:
         self, source: str, seed: str | None, budget: int, *, deadline: float | None = None
     ) -> ParSolved:
         """The par (:func:`spider_engine.par.par`) of ``seed``'s deal of variant ``source``
-        (seed None: of position ``source``), at the refills' priority, owner ``par``."""
+        (seed None: of position ``source``), before the refills (after hints and races'
+        proofs), owner ``par``; it does not rest as refills do."""
         deadline = deadline or self.settings.par_deadline
-        job = Job("par", (source, seed, budget), Priority.REFILL, "par", deadline)
+        job = Job("par", (source, seed, budget), Priority.PAR, "par", deadline)
         solved: ParSolved = await self._run(job)
         return solved
 

@@ -5,8 +5,9 @@ and never waits, so it is tested synchronously. The process side (:mod:`.pool`) 
 for the next job whenever a worker is free and tells it when a job ends.
 
 - **Priorities.** :class:`Priority` ``HINT`` before ``RACE`` (a proof a waiting race needs)
-  before ``REFILL`` (the seed pool's own stock) before ``PREFETCH`` (a hint searched before
-  it is asked for). A lower priority is not starved: once ``yield_after`` jobs of higher
+  before ``PAR`` (a finished race's par, which its players wait to see) before ``REFILL``
+  (the seed pool's own stock) before ``PREFETCH`` (a hint searched before it is asked
+  for). A lower priority is not starved: once ``yield_after`` jobs of higher
   priorities were taken while it waited, its next job goes first (0: strict priorities);
   prefetches, which may never be asked for, get no such turn.
 - **Round-robin by owner.** Within a priority, owners (the caller's key: a player, an
@@ -16,7 +17,7 @@ for the next job whenever a worker is free and tells it when a job ends.
   identity and per address at most a cap of other jobs queued or running
   (:class:`ProofCapReached`); per priority at most ``queue_limit`` jobs waiting
   (:class:`QueueFull`). A refused job changes nothing.
-- **Preemption.** When a hint or a race's proof waits and no worker is free, a running
+- **Preemption.** When a hint, a race's proof or a par waits and no worker is free, a running
   prefetch (the one taken last), else a running refill that was taken in the ordinary
   order (not on its turn against starvation) is the :meth:`JobPolicy.victim`: the process side stops it and :meth:`JobPolicy.requeue` puts it
   back first in line. A refill taken on its anti-starvation turn is never preempted.
@@ -47,9 +48,11 @@ class Priority(enum.IntEnum):
     """A player waits for a hint."""
     RACE = 1
     """A race waits for a proven deal (a winnable race preparing, the daily deal)."""
-    REFILL = 2
+    PAR = 2
+    """A finished race's par: its players' end screens wait for it."""
+    REFILL = 3
     """The seed pool's own stock: nobody waits."""
-    PREFETCH = 3
+    PREFETCH = 4
     """A hint searched from a player's new position before they ask for it."""
 
 
@@ -223,11 +226,12 @@ class JobPolicy:
         self._enqueue(job, first=True)
 
     def victim(self, *, coming: int = 0) -> Job | None:
-        """The running job to stop for a waiting hint or race's proof: a prefetch, else a
+        """The running job to stop for a waiting hint, race's proof or par: a prefetch, else a
         refill (the one taken last), or None: when no more of them wait than ``coming``
         workers (starting, soon free) will take, or no running job may be preempted. Call
         it when no worker is free."""
-        if self._queued[Priority.HINT] + self._queued[Priority.RACE] <= coming:
+        waiting = sum(self._queued[p] for p in (Priority.HINT, Priority.RACE, Priority.PAR))
+        if waiting <= coming:
             return None
         for job in reversed(self._running.values()):
             if job.priority is Priority.PREFETCH:
