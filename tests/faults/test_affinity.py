@@ -102,6 +102,30 @@ async def test_without_affinity_the_url_stays(redis_server, server_node) -> None
         assert _paths(node) == ["/ws"]
 
 
+async def test_a_spectator_who_moved_is_counted_once(redis_server, server_node) -> None:
+    """A spectator's move to the race's URL opens a second connection before the first one
+    closes: the snapshot it gets counts one spectator, not two."""
+    node = await server_node(redis_server.url)
+    async with (
+        await Client.connect(node.url, name="host") as host,
+        await Client.connect(node.url, name="wanda") as wanda,
+        await Client.connect(node.url, name="walt") as walt,
+    ):
+        code = await host.create_race(variant="spider1")
+        await wanda.join(code, "spectator")
+        assert wanda.moves == 1 and wanda.race is not None
+        assert wanda.race.spectators == 1
+        # wanda's first connection is gone once its claim is (its close drops it)
+        async with asyncio.timeout(30):
+            while (await host.refresh()).race.spectators != 1:
+                await asyncio.sleep(0.05)
+        await walt.join(code, "spectator")
+        assert walt.moves == 1 and walt.race is not None
+        assert walt.race.spectators == 2
+        await host.refresh()
+        assert host.race is not None and host.race.spectators == 2
+
+
 async def test_haproxy_puts_every_member_of_a_race_on_one_node(
     redis_server, server_process, tmp_path
 ) -> None:

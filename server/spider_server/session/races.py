@@ -377,6 +377,10 @@ class RaceHandlers(SessionBase):
                 ctx.spawn(ctx.presence(code, resumed=back))
         race = await self.load(code)
         online, spectators = await store.presence(code, ctx.clock())
+        if moved and role == "spectator" and spectators > 1:
+            # the connection it moved from still watches (it closes once this is answered):
+            # one spectator, not two
+            spectators -= 1
         joined = Joined(
             req=req,
             role=role,
