@@ -13,8 +13,9 @@ died is computed again. Exactly once across nodes:
   (:func:`~.race.par_change`) on the race's version, which no race without par refuses
   and every race with its par already skips: one ``par`` event per race whatever happens.
 
-The search runs in a solver worker (:meth:`~.workers.SolverWorkers.par`: the refills'
-priority, ``par_budget`` positions, ``par_deadline`` seconds), never in the node's
+The search runs in a solver worker (:meth:`~.workers.SolverWorkers.par`: after hints and
+races' proofs, before the pool's refills, without resting; ``par_budget`` positions,
+``par_deadline`` seconds), never in the node's
 process; the finish never waits for it. A search that runs past its deadline counts as
 not settled: the deal has no par. One at a time per node (its own cap among the pool's
 jobs); the others wait here, at most :data:`MAX_WAITING`.
