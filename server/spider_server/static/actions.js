@@ -5,7 +5,7 @@ import { Move, RESERVE } from "./rules.js";
 import { clickMove } from "./moves.js";
 import { app, me, session, TERMINAL } from "./state.js";
 import { moveWords } from "./words.js";
-import { redraw, say } from "./ui.js";
+import { clearMessage, redraw, say } from "./ui.js";
 
 /** Why this page's player cannot `action` now (undo, deal, hint, resign, move), in words
  * for a button's tooltip and the message line; null when they can. */
@@ -132,15 +132,21 @@ export function hintMarks(board) {
   }
 }
 
-let resignArmed = 0;
-/** Resign, on a second press within four seconds. */
+/** How long a first press of Resign waits for the second (ms). */
+export const RESIGN_WINDOW = 4000;
+let resignPrompt = null;
+/** Resign, on a second press while the first press's prompt shows: the prompt is the
+ * window (it goes after RESIGN_WINDOW, or when another message takes its place, and a
+ * press then asks again; while it shows, however late its timer, a press resigns). */
 export function resign() {
-  if (Date.now() - resignArmed > 4000) {
-    resignArmed = Date.now();
-    say("Press Resign again to give up this game.", "info");
+  const armed = resignPrompt !== null && app.message === resignPrompt.message && app.code === resignPrompt.code;
+  if (!armed) {
+    say("Press Resign again to give up this game.", "info", RESIGN_WINDOW);
+    resignPrompt = { message: app.message, code: app.code };
     return;
   }
-  resignArmed = 0;
+  resignPrompt = null;
+  clearMessage();
   act("resign");
 }
 
