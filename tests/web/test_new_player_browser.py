@@ -5,12 +5,15 @@ page (geometry or words, no screenshots):
   or another message in its place), a press arms it again; the prompt still showing (its
   timer late: a tab in the background, a busy machine), a press resigns. Time is the
   page's fake clock (``page.clock``), never a wait.
+- The keys panel lists every key that deals (``=`` too); a hint that offers other moves
+  never says that no move helps; a race everyone resigned names no winner and no place.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from spider_engine import Board, Move
 from tests.web.web_helpers import Player, open_page
 
 PROMPT = "Press Resign again to give up this game."
@@ -89,4 +92,81 @@ async def test_resign_is_armed_while_its_prompt_shows(browser, redis_server, ser
     assert await message(page) != PROMPT, "a press with the prompt showing armed Resign again"
     await page.clock.resume()
     await page.wait_for_selector("#results")
+    assert player.errors == []
+
+
+# -- Words: the keys, a hint, the end of a race everyone resigned ---------------------------
+
+HINT_STUB = """(reply) => {
+  const s = window.spiderRace.session;
+  if (!s.realRequest) {
+    s.realRequest = s.request;
+    s.request = (msg) => (msg.type === 'hint' ? Promise.resolve(window.hintReply) : s.realRequest(msg));
+  }
+  window.hintReply = reply;
+  window.spiderRace.app.hint = null;
+}"""
+"""The server's hint reply replaced by ``reply`` (the rest of the session as it is)."""
+
+
+async def hints_said(page: Any, reply: dict[str, Any], presses: int) -> list[str]:
+    """The messages of ``presses`` presses of ``!`` on the same position, the server's
+    reply being ``reply``; with whether the stock is lit, after each."""
+    await page.evaluate(HINT_STUB, reply)
+    said = []
+    for _ in range(presses):
+        before = await message(page)
+        await page.keyboard.press("!")
+        await page.wait_for_function(
+            """(before) => { const t = document.querySelector('#message').textContent.trim();
+                             return t !== before && t !== 'Looking for a move…'; }""",
+            arg=before,
+        )
+        lit = await page.locator("#stock.hint-stock").count()
+        said.append(await message(page) + (" [stock lit]" if lit else ""))
+    return said
+
+
+async def test_keys_hint_and_a_race_everyone_resigned(browser, redis_server, server_node) -> None:
+    node = await server_node(redis_server.url, **NODE)
+    player = await open_page(browser, "newt", "player", node.http_url, width=1280, height=900)
+    page = player.page
+    await start_alone(player, "spider1", "new-player-2", hints=True)
+
+    # -- the keys panel names every key that deals: + = s -----------------------------------------
+    await page.keyboard.press("?")
+    await page.wait_for_selector("#help")
+    keys = await page.evaluate(
+        "() => [...document.querySelectorAll('#help dt')].map((dt) => [dt.textContent, dt.nextElementSibling.textContent])"
+    )
+    deals = [dt for dt, dd in keys if dd.startswith("deal")]
+    assert len(deals) == 1 and set(deals[0].replace(",", " ").split()) >= {"+", "=", "s"}, keys
+    await page.keyboard.press("Escape")
+    await page.wait_for_selector("#help", state="detached")
+
+    # -- a hint with other moves after it never says that no move helps ---------------------------
+    board = Board.from_text(await player.view())
+    assert board.is_legal(Move.from_text("+"))
+    one, two = [m.text() for m in board.legal_moves if m.kind == "move"][:2]
+    lost = await hints_said(page, {"move": one, "moves": [one, two], "verdict": "lost"}, 3)
+    for text in lost:
+        assert "No move helps" not in text, lost
+    assert lost[0].startswith("Hint: deal (+) — 1 of 3.") and "[stock lit]" in lost[0], lost
+    assert lost[1].startswith("Or: ") and f"({one}) — 2 of 3." in lost[1], lost
+    assert lost[2].startswith("Or: ") and f"({two}) — 3 of 3." in lost[2], lost
+    assert all("No line wins from here." in text for text in lost), lost
+    dealt = await hints_said(page, {"move": "+", "moves": ["+", one], "verdict": "unknown"}, 2)
+    assert dealt[0].startswith("Hint: deal (+) — 1 of 2.") and "[stock lit]" in dealt[0], dealt
+    assert dealt[1].startswith("Or: ") and f"({one}) — 2 of 2." in dealt[1], dealt
+    # the deal alone: no move helps
+    alone = await hints_said(page, {"move": "+", "moves": ["+"], "verdict": "lost"}, 1)
+    assert alone == ["No move helps: deal? [stock lit]"], alone
+
+    # -- everyone resigned: no winner, and no place claimed ----------------------------------------
+    await page.click("#resign")
+    await page.click("#resign")
+    await page.wait_for_selector("#results")
+    headline = await page.inner_text("#headline")
+    assert "#1" not in headline and "finished" not in headline, headline
+    assert "No winner" in headline and "resigned" in headline, headline
     assert player.errors == []

@@ -80,7 +80,9 @@ export async function askHint() {
   redraw("board");
   try {
     const reply = await session.request({ type: "hint", code: app.code });
-    const moves = reply.moves?.length ? reply.moves : reply.move ? [reply.move] : [];
+    let moves = reply.moves?.length ? reply.moves : reply.move ? [reply.move] : [];
+    // no line wins, and a deal is left: the deal is suggested first
+    if (reply.verdict === "lost" && moves.length && app.view === view && app.board?.isLegal("+")) moves = ["+", ...moves.filter((m) => m !== "+")];
     app.hint = { view, moves, index: 0, move: moves[0] ?? null, verdict: reply.verdict ?? "" };
     if (app.view === view) showHint(app.hint, false);
     else say("That hint was for an earlier position: ask again.", "info");
@@ -91,18 +93,15 @@ export async function askHint() {
   redraw("board");
 }
 
-/** The hint in words: no move left; no move helps but a deal (the first suggestion is to
- * deal, or the solver found that no line wins and a deal is still there: then the stock is
- * lit); else the suggestion shown, numbered when there are others, with the solver's word
- * when no line wins. */
+/** The hint in words: no move left; no move helps but a deal (the deal is the only
+ * suggestion; the stock is lit); else the suggestion shown, numbered when there are others
+ * (a deal among them: "Hint: deal (+) — 1 of 3."), with the solver's word when no line
+ * wins. A hint that offers other moves never says that no move helps. */
 function showHint(hint, again) {
   if (hint.view !== app.view) return;
-  const dealOnly = hint.index === 0 && (hint.move === "+" || (hint.verdict === "lost" && !!app.board?.isLegal("+")));
   if (hint.move === null) say(`No move left${app.race.undo ? ": undo?" : "."}`, "info", 10000);
-  else if (dealOnly) {
-    hint.move = "+";
-    say("No move helps: deal?", "info", 10000);
-  } else {
+  else if (hint.move === "+" && hint.moves.length === 1) say("No move helps: deal?", "info", 10000);
+  else {
     const n = hint.moves.length;
     const which = n > 1 ? ` — ${hint.index + 1} of ${n}` : "";
     const words = hint.move === "+" ? "deal" : moveWords(app.board, hint.move);

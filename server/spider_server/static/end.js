@@ -17,7 +17,7 @@ function renderEnd() {
   const mine = results.find((r) => r.player === session.player);
   const winner = results.find((r) => r.rank === 1);
   const hints = results.some((r) => r.hints);
-  const headline = endHeadline(race, mine, winner);
+  const headline = endHeadline(race, results, mine, winner);
   const root = $("#screen");
   fill(root,
     h(
@@ -122,12 +122,20 @@ async function raceGhost(race, r) {
   }
 }
 
-function endHeadline(race, mine, winner) {
+/** The end in one line: a win, a place behind a winner, or no winner (and why, when every
+ * game ended alike: everyone resigned, or ran out of time). */
+function endHeadline(race, results, mine, winner) {
   if (mine && race.daily) {
     return mine.status === "won" ? `You won the daily deal in ${fmtTime(mine.time)}!` : `Daily deal: ${STATUS_TEXT[mine.status] || mine.status}`;
   }
-  if (mine) return mine.rank === 1 && mine.status === "won" ? "You won the race!" : `You finished #${mine.rank}`;
-  return winner ? `${winner.name} won` : "The race is over";
+  if (results.some((r) => r.status === "won")) {
+    if (mine) return mine.rank === 1 && mine.status === "won" ? "You won the race!" : `You finished #${mine.rank} of ${results.length}`;
+    return `${winner?.name ?? "A player"} won`;
+  }
+  const alike = results.length && results.every((r) => r.status === results[0].status) ? results[0].status : null;
+  const why = { resigned: "resigned", timeout: "ran out of time", left: "left", abandoned: "was away too long", stuck: "got stuck" }[alike];
+  if (why) return results.length === 1 ? `No winner: ${mine ? "you" : results[0].name} ${why}` : `No winner: everyone ${why}`;
+  return mine && results.length > 1 ? `No winner · you ranked #${mine.rank} of ${results.length}` : "No winner";
 }
 
 function fairness(race) {

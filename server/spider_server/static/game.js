@@ -82,7 +82,7 @@ function keysList() {
     h("dd", {}, "after a column: how many cards to move"),
     h("dt", {}, "Enter, Space"),
     h("dd", {}, "move the picked cards to the best column"),
-    h("dt", {}, "+  or  s"),
+    h("dt", {}, "+  =  or  s"),
     h("dd", {}, "deal from the stock"),
     h("dt", {}, "u  or  Backspace"),
     h("dd", {}, "undo"),
