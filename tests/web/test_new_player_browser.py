@@ -7,14 +7,19 @@ page (geometry or words, no screenshots):
   page's fake clock (``page.clock``), never a wait.
 - The keys panel lists every key that deals (``=`` too); a hint that offers other moves
   never says that no move helps; a race everyone resigned names no winner and no place.
+- Beside the board at 1280 wide, a short name is whole next to its place; no place and no
+  leader before anyone made progress; a leader tied with another is not named alone; a
+  bot's mark is text, read with any font (no emoji).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from spider_client import Client, connect_bot
 from spider_engine import Board, Move
-from tests.web.web_helpers import Player, open_page
+from tests.web.web_helpers import Player, blank_page, open_page
 
 PROMPT = "Press Resign again to give up this game."
 
@@ -170,3 +175,121 @@ async def test_keys_hint_and_a_race_everyone_resigned(browser, redis_server, ser
     assert "#1" not in headline and "finished" not in headline, headline
     assert "No winner" in headline and "resigned" in headline, headline
     assert player.errors == []
+
+
+# -- The players beside the board ------------------------------------------------------------
+
+NAMES_FIT = """() => [...document.querySelectorAll('#players .player')].map((card) => {
+  const name = card.querySelector('.name');
+  return { text: name.textContent, scroll: name.scrollWidth, client: name.clientWidth,
+           place: card.querySelector('.place')?.textContent ?? '' };
+})"""
+
+
+def turning_move(board: Board) -> Move:
+    """A move that turns a card up: a column's whole face-up part moved onto another."""
+    return next(
+        m
+        for m in board.legal_moves
+        if m.kind == "move"
+        and board.down[m.src]
+        and m.count == len(board.cols[m.src]) - board.down[m.src]
+    )
+
+
+async def names_fit(page: Any) -> list[dict[str, Any]]:
+    cards = await page.evaluate(NAMES_FIT)
+    for card in cards:
+        assert card["scroll"] <= card["client"], ("name cut", cards)
+    return list(cards)
+
+
+async def test_the_players_beside_the_board(browser, redis_server, server_node) -> None:
+    node = await server_node(redis_server.url, **NODE)
+    bo = await connect_bot(node.url, name="Bo")
+    cy = await Client.connect(node.url, name="Cy")
+    try:
+        code = await bo.create_race(variant="spider1", seed="new-player-3", countdown=0)
+        await cy.join(code)
+        alice = await open_page(
+            browser, "alice", "player", f"{node.http_url}/r/{code}", width=1280, height=900
+        )
+        page = alice.page
+        await page.fill("#name", "Alice")
+        await page.click("#join")
+        await page.wait_for_selector("#room-players li:nth-child(3)")
+        await bo.ready()
+        await cy.ready()
+        await page.click("#ready")
+        await page.wait_for_selector("#board .card")
+        await page.wait_for_selector("#players .player:nth-child(4)")  # the heading, then three
+
+        # -- no progress yet: no place, no leader; every name whole ----------------------------------
+        assert await page.inner_text("#place") == "", await page.inner_text("#place")
+        assert await page.locator("#players .place").count() == 0
+        await names_fit(page)
+
+        # -- a bot's mark is text: read with any font ---------------------------------------------
+        mark = page.locator(f'#players .player[data-player="{bo.player}"] .bot')
+        assert await mark.count() == 1
+        text = (await mark.text_content() or "").strip()
+        assert re.fullmatch(r"[ -~]+", text) and "bot" in text, text
+        assert (await mark.bounding_box())["width"] > 10
+
+        # -- Bo turns a card up: Bo leads; Alice's name whole beside "2nd of 3 (tied)" -----------------
+        await bo.wait_until(lambda c: c.view is not None)
+        await bo.move(turning_move(bo.view).text())
+        await page.wait_for_selector("#place:has-text('leading')")
+        assert await page.inner_text("#place") == "You are 2nd of 3 (tied) · leading: Bo"
+        cards = await names_fit(page)
+        mine = next(c for c in cards if c["text"].startswith("Alice"))
+        assert mine["text"] == "Alice (you)" and mine["place"] == "2nd of 3 (tied)", cards
+
+        # -- Cy too: two lead, both named -----------------------------------------------------------------
+        await cy.wait_until(lambda c: c.view is not None)
+        await cy.move(turning_move(cy.view).text())
+        await page.wait_for_selector("#place:has-text('Cy')")
+        assert await page.inner_text("#place") == "You are 3rd of 3 · leading: Bo and Cy"
+        await names_fit(page)
+        await alice.shot("new-player-players")
+
+        # -- everyone resigns: no winner --------------------------------------------------------------
+        await bo.resign()
+        await cy.resign()
+        await page.click("#resign")
+        await page.click("#resign")
+        await page.wait_for_selector("#results")
+        headline = await page.inner_text("#headline")
+        assert headline.startswith("No winner") and "everyone resigned" in headline, headline
+        assert alice.errors == []
+    finally:
+        await bo.close()
+        await cy.close()
+
+
+LEVEL_JS = """async (players) => {
+  const { standings, placeText, leaders, namesText } = await import('/standings.js');
+  const places = standings(players);
+  return { texts: players.map((p) => placeText(places, p.player)),
+           leaders: namesText(leaders(players).map((p) => p.name)) };
+}"""
+
+
+def entry(player: str, status: str = "playing", *, runs: int = 0, up: int = 0) -> dict:
+    return {"player": player, "name": player.upper(), "status": status, "runs": runs,
+            "turned_up": up, "time": None, "moves": 0}  # fmt: skip
+
+
+async def test_places_from_the_first_progress(browser, static_url) -> None:
+    """standings.js: no place and no leader while every player is level; leaders tied named
+    together."""
+    page = await blank_page(browser, static_url)
+    level = await page.evaluate(LEVEL_JS, [entry("a"), entry("b"), entry("c")])
+    assert level == {"texts": ["", "", ""], "leaders": ""}
+    two = await page.evaluate(LEVEL_JS, [entry("a"), entry("b", up=1), entry("c", up=1)])
+    assert two == {
+        "texts": ["3rd of 3", "1st of 3 (tied)", "1st of 3 (tied)"],
+        "leaders": "B and C",
+    }
+    three = [entry("a", up=2), entry("b", up=2), entry("c", up=2), entry("d", "resigned")]
+    assert (await page.evaluate(LEVEL_JS, three))["leaders"] == "A, B and C"

@@ -56,8 +56,9 @@ export function morph(old, neu) {
 const sameNode = (a, b) =>
   a.nodeType === b.nodeType && a.nodeName === b.nodeName && (a.nodeType !== Node.ELEMENT_NODE || a.id === b.id);
 /** The mark after the name of a player whose hello said `bot` (declared, not detected), or
- * null. `x` is a player's line, a result or a leaderboard entry. */
-export const botMark = (x) => (x?.bot ? h("span", { class: "bot", title: "a bot: a program plays", "aria-label": "bot" }, " 🤖") : null);
+ * null: a space and a badge that reads "bot" (text, shown by any font: no emoji). `x` is a
+ * player's line, a result or a leaderboard entry. */
+export const botMark = (x) => (x?.bot ? [" ", h("span", { class: "bot", title: "a bot: a program plays" }, "bot")] : null);
 /** Replace an element's children (null, undefined and false are left out). */
 export function fill(el, ...children) {
   el.replaceChildren(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));

@@ -9,7 +9,7 @@ import { onPointerDown, onTroupeDown } from "./drag.js";
 import { app, me, session, STATUS_TEXT, TERMINAL } from "./state.js";
 import { openHowTo } from "./howto.js";
 import { closePanel, openPanel, openPanelId } from "./panel.js";
-import { leader, newsSince, placeText, standings } from "./standings.js";
+import { leaders, namesText, newsSince, placeText, standings } from "./standings.js";
 import { provide, tick } from "./ui.js";
 
 const BUTTONS = [
@@ -160,8 +160,11 @@ function renderPlayers() {
   );
   const place = $("#place");
   if (place) {
-    const top = leader(race.players);
-    place.textContent = race.players.length > 1 ? `You are ${placeText(places, session.player)}${top && top.player !== session.player ? ` · leading: ${top.name}` : ""}` : "";
+    // no place before anyone made progress; the leaders named unless this player is one
+    const mine = race.players.length > 1 ? placeText(places, session.player) : "";
+    const top = leaders(race.players);
+    const named = top.some((p) => p.player === session.player) ? "" : namesText(top.map((p) => p.name));
+    place.textContent = mine ? `You are ${mine}${named ? ` · leading: ${named}` : ""}` : "";
   }
   tellNews();
   renderButtons(); // a status the server changed (out of time, stuck) turns them off too

@@ -32,18 +32,33 @@ export function standings(players) {
   return places;
 }
 
-/** A place in words: "2nd of 4" (and "tied" when another player shares it). */
+/** A place in words: "2nd of 4" (and "tied" when another player shares it); "" while
+ * every player shares one place (no one is ahead of anyone: before any progress). */
 export function placeText(places, player) {
   const place = places.get(player);
   if (place === undefined) return "";
-  const tied = [...places.values()].filter((x) => x === place).length > 1;
-  return `${ordinal(place)} of ${places.size}${tied ? " (tied)" : ""}`;
+  const shared = [...places.values()].filter((x) => x === place).length;
+  if (shared === places.size) return "";
+  return `${ordinal(place)} of ${places.size}${shared > 1 ? " (tied)" : ""}`;
 }
 
 /** The player ranked first (the earliest in the list among equals), or null. */
 export function leader(players) {
   const places = standings(players);
   return players.find((p) => places.get(p.player) === 1) || null;
+}
+
+/** The players ranked first (several when tied), or none while every player shares the
+ * first place (no one leads before anyone made progress). */
+export function leaders(players) {
+  const places = standings(players);
+  const top = players.filter((p) => places.get(p.player) === 1);
+  return top.length === players.length ? [] : top;
+}
+
+/** Names in words: "Bo", "Bo and Cy", "Bo, Cy and Di". */
+export function namesText(names) {
+  return names.length > 1 ? `${names.slice(0, -1).join(", ")} and ${names.at(-1)}` : names.join("");
 }
 
 const OUT_TEXT = { resigned: "resigned", left: "left the race", abandoned: "is away: out of the race", timeout: "ran out of time", stuck: "is stuck" };

@@ -5,7 +5,7 @@ import { Board, findVariant } from "./rules.js";
 import { boardElement, fitColumns, playerCard, renderFoundation, renderStock } from "./boardview.js";
 import { $, fill, fmtTime, h } from "./dom.js";
 import { app, describeRace } from "./state.js";
-import { leader, newsSince, placeText, standings } from "./standings.js";
+import { leader, leaders, newsSince, placeText, standings } from "./standings.js";
 import { provide, tick } from "./ui.js";
 
 function parse(view) {
@@ -97,10 +97,12 @@ function focusBoard(p, places) {
   const foundation = h("div", { class: "foundation" });
   renderStock(board, stock, false);
   renderFoundation(board, foundation);
+  const place = placeText(places, p.player);
+  const leads = app.focus === "leader" && leaders(app.race.players).some((x) => x.player === p.player);
   return h(
     "div",
     { class: "watch-focus", id: "watch-focus", dataset: { player: p.player } },
-    h("h2", {}, p.name, ` · ${placeText(places, p.player)}`, app.focus === "leader" ? " · leading" : ""),
+    h("h2", {}, p.name, place ? ` · ${place}` : "", leads ? " · leading" : ""),
     h("div", { class: "toolbar" }, stock, foundation),
     el,
   );
