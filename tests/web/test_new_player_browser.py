@@ -1,5 +1,5 @@
 """What a new player ran into, in Chromium against a real server node, each measured in the
-page (geometry or words, no screenshots):
+page (geometry or words; screenshots only when ``SPIDER_SCREENSHOTS`` asks):
 
 - Resign is armed exactly while its prompt shows: the prompt gone (its four seconds over,
   or another message in its place), a press arms it again; the prompt still showing (its
@@ -10,12 +10,18 @@ page (geometry or words, no screenshots):
 - Beside the board at 1280 wide, a short name is whole next to its place; no place and no
   leader before anyone made progress; a leader tied with another is not named alone; a
   bot's mark is text, read with any font (no emoji).
+- Every card's corner label (rank and suit) fits its card on a 390×844 phone (touch) and
+  at 1280×900, on Wizard's Tower (``10``, ``Pg``, ``Kn`` and a suit) and Sparrow (``W
+  wind``, ``D green``, ``D white``): no wider than its box, inside its card, and not under
+  the next card.
 """
 
 from __future__ import annotations
 
 import re
 from typing import Any
+
+import pytest
 
 from spider_client import Client, connect_bot
 from spider_engine import Board, Move
@@ -293,3 +299,71 @@ async def test_places_from_the_first_progress(browser, static_url) -> None:
     }
     three = [entry("a", up=2), entry("b", up=2), entry("c", up=2), entry("d", "resigned")]
     assert (await page.evaluate(LEVEL_JS, three))["leaders"] == "A, B and C"
+
+
+# -- Card labels that fit their cards -----------------------------------------------------------
+
+DESKTOP = (1280, 900)
+PHONE = (390, 844)
+SPARROW_SEED = "labels-sparrow-0"
+"""A deal with a West Wind and the green and white Dragons face up."""
+WIZARD_SEED = "labels-wizard-0"
+"""Every card is dealt face up on the Tower: 10, Page and Knight of each suit among them."""
+
+LABELS = """() => {
+  const out = { cards: 0, cut: [] };
+  for (const card of document.querySelectorAll('#board .card.up')) {
+    const corner = card.querySelector('.corner');
+    out.cards++;
+    const c = card.getBoundingClientRect();
+    const label = card.dataset.card + ' "' + corner.textContent + '"';
+    if (corner.scrollWidth > corner.clientWidth)
+      out.cut.push(label + ' scroll ' + corner.scrollWidth + ' > ' + corner.clientWidth);
+    for (const part of corner.children) {
+      const p = part.getBoundingClientRect();
+      if (p.left < c.left - 0.5 || p.right > c.right + 0.5 || p.top < c.top - 0.5 || p.bottom > c.bottom + 0.5)
+        out.cut.push(label + ' ' + part.className + ' outside its card');
+      // a covered card shows its label in the strip the next card leaves
+      const next = card.nextElementSibling;
+      if (next && next.classList.contains('card') && p.width && next.getBoundingClientRect().top < p.bottom - 0.5)
+        out.cut.push(label + ' ' + part.className + ' under the next card');
+    }
+  }
+  return out;
+}"""
+
+
+@pytest.mark.parametrize(("width", "height"), [PHONE, DESKTOP])
+async def test_card_labels_fit_their_cards(
+    browser, redis_server, server_node, width, height
+) -> None:
+    node = await server_node(redis_server.url, **NODE)
+    player = await open_page(
+        browser,
+        "newt",
+        "player",
+        node.http_url,
+        width=width,
+        height=height,
+        touch=width < 700,
+    )
+    page = player.page
+    for variant, seed, wanted in [
+        ("wizard", WIZARD_SEED, ["Tw", "Pc", "Nd", "Ts", "Pw", "Ns"]),
+        ("sparrow", SPARROW_SEED, ["Ww", "Db", "Dm", "Dc"]),
+    ]:
+        await start_alone(player, variant, seed)
+        shown = await page.evaluate(
+            "() => [...document.querySelectorAll('#board .card.up')].map((c) => c.dataset.card)"
+        )
+        assert set(wanted) <= set(shown), (variant, shown)
+        await player.shot(f"new-player-labels-{variant}-{width}")
+        labels = await page.evaluate(LABELS)
+        assert labels["cards"] == len(shown)
+        assert labels["cut"] == [], (variant, width, labels["cut"])
+        await page.click("#resign")
+        await page.click("#resign")
+        await page.wait_for_selector("#results")
+        await page.click("#new-race")
+        await page.wait_for_selector("#create")
+    assert player.errors == []

@@ -184,10 +184,20 @@ class Player:
 
 
 async def open_page(
-    browser: Any, name: str, role: str, url: str, *, width: int = 1280, height: int = 800
+    browser: Any,
+    name: str,
+    role: str,
+    url: str,
+    *,
+    width: int = 1280,
+    height: int = 800,
+    touch: bool = False,
 ) -> Player:
-    """A new context and page at ``url`` whose received websocket frames are recorded."""
-    context = await browser.new_context(viewport={"width": width, "height": height})
+    """A new context and page at ``url`` whose received websocket frames are recorded;
+    ``touch``: a phone's (a touch screen, and a mobile browser's viewport)."""
+    context = await browser.new_context(
+        viewport={"width": width, "height": height}, has_touch=touch, is_mobile=touch
+    )
     context.set_default_timeout(PAGE_WAIT_MS)
     page = await context.new_page()
     player = Player(name, role, page)

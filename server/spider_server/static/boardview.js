@@ -97,6 +97,7 @@ export function renderReserve(board, slot) {
   const marks = hintMarks(board);
   if (marks?.reserve && card >= 0) content.classList.add("hint-card");
   fill(slot, h("div", { class: `column reserve ${marks?.target === RESERVE ? "hint-target" : ""}`, dataset: { col: String(RESERVE) }, title: "reserve (z)" }, content));
+  fitLabels(slot);
 }
 
 /** One card: face down, or its face (with the classes the board's drawing and input use). */
@@ -154,7 +155,7 @@ export function boardElement(board, { interactive = false, id = null, mini = fal
 }
 
 /** The least height (CSS px) of the strip a later card leaves visible of a face-up card:
- * a tap target, and room for its rank. */
+ * a tap target, and room for its rank (a label on two lines gets the room it needs). */
 export const STRIP = 26;
 
 /** Lay each column out in the height left on screen (or `room` pixels): the strip a later
@@ -164,13 +165,16 @@ export const STRIP = 26;
  * its face-up ones. */
 export function fitColumns(el, room = null) {
   if (room === null) room = Math.max(window.innerHeight - el.getBoundingClientRect().top - 12, 160);
+  fitLabels(el);
   for (const column of el.querySelectorAll(".column")) {
     const w = column.getBoundingClientRect().width || 1;
     const downs = column.querySelectorAll(".card.after-down").length;
     const ups = column.querySelectorAll(".card.after-up").length;
     const avail = room - 1.4 * w - 14;
+    // a label on two lines (fitLabels) wants its strip the height of both
+    const labels = [...column.querySelectorAll(".corner.stacked")].map((c) => c.offsetTop + c.offsetHeight + 1);
     let sd = 0.18 * w;
-    let su = Math.max(0.42 * w, STRIP);
+    let su = Math.max(0.42 * w, STRIP, ...labels);
     if (downs * sd + ups * su > avail) {
       if (downs) sd = Math.max(0.06 * w, (avail - ups * su) / downs);
       if (ups && downs * sd + ups * su > avail) su = Math.max(0.13 * w, (avail - downs * sd) / ups);
@@ -178,6 +182,18 @@ export function fitColumns(el, room = null) {
     column.style.setProperty("--sd", `${sd.toFixed(1)}px`);
     column.style.setProperty("--su", `${su.toFixed(1)}px`);
   }
+}
+
+/** A card whose corner label (rank and suit) is wider than the card puts its suit under its
+ * rank, as printed cards do: a narrow card (a phone's twelve or thirteen columns) shows
+ * `10` over `⚚`, `D` over `green`, whole, in the strip a later card leaves (fitColumns
+ * makes it tall enough for both lines). Measured on the page, so any font and width is fitted; the cards whose
+ * label fits stay on one line. */
+export function fitLabels(root) {
+  const corners = [...root.querySelectorAll(".card.up .corner")];
+  for (const corner of corners) corner.classList.remove("stacked");
+  const wide = corners.filter((corner) => corner.scrollWidth > corner.clientWidth);
+  for (const corner of wide) corner.classList.add("stacked");
 }
 window.addEventListener("resize", () => {
   const el = $("#board");
