@@ -107,6 +107,9 @@ class SolverCounts(Protocol):
     preempted: int
     spawned: int
 
+    @property
+    def cpu_by_kind(self) -> Mapping[str, float]: ...
+
 
 class Metrics:
     """What one node counts, and its registry of collectors.
@@ -314,6 +317,14 @@ def _solver_families(w: SolverCounts) -> Iterator[Metric]:
     yield CounterMetricFamily(
         "spider_solver_workers_started_total", "Solver worker processes started.", w.spawned
     )
+    cpu = CounterMetricFamily(
+        "spider_solver_cpu_seconds",
+        "CPU time the worker processes spent on jobs, by kind (stopped: jobs told to stop).",
+        labels=["kind"],
+    )
+    for kind, seconds in sorted(w.cpu_by_kind.items()):
+        cpu.add_metric([kind], seconds)
+    yield cpu
 
 
 def _labelled(

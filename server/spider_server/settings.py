@@ -230,8 +230,8 @@ class Settings:
     solver_stop_grace: float = 1.0
     """On stop, seconds workers get to exit before they are killed."""
     refill_share: float = 0.25
-    """The most of a core that a worker spends on the pool's refills and on pars (the
-    lowest priority; the share of wall time it computes, resting in between): on a machine
+    """The most of a core that a worker spends on the pool's refills (the share of wall
+    time it computes, resting in between; pars and hints do not rest): on a machine
     whose cores are shared, any busy core slows the node's event loop (1: no rest)."""
 
     drain: float = 5.0

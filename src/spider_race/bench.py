@@ -140,7 +140,11 @@ def run(args: argparse.Namespace) -> int:
         if args.seconds is None:
             # a p99 over halves of a few seconds is one stray pause: the solver load's
             # halves are 30 seconds each unless told
-            loaded = getattr(args, "hint_spam", 0) or getattr(args, "pool_refill", False)
+            loaded = (
+                getattr(args, "hint_spam", 0)
+                or getattr(args, "pool_refill", False)
+                or getattr(args, "pars", 0)
+            )
             args.seconds = 60.0 if loaded else 10.0
         return bench_server(args)
     if args.what in ("affinity", "capacity"):

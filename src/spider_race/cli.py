@@ -220,7 +220,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--seconds",
         type=float,
         default=None,
-        help="time measured (engine 2, server 10, server with --hint-spam or --pool-refill 60)",
+        help="time measured (engine 2, server 10, server with --hint-spam, --pool-refill or --pars 60)",
     )
     p.add_argument("--url", default=None, help="server: the server to measure (default: its own)")
     p.add_argument("--redis", default=None, metavar="URL", help="server: its Redis, to count moves")
@@ -255,6 +255,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--pool-refill",
         action="store_true",
         help="server: the seed pool refills spider4 deals in the measured time's second half",
+    )
+    p.add_argument(
+        "--pars",
+        type=int,
+        default=0,
+        metavar="N",
+        help="server: N races (spider1, spider2 in turn) finished one after another in the "
+        "measured time's second half, each waited for until its par lands",
     )
     return parser
 

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
 import pytest
 
 
-def _figures(*args: str) -> dict[str, str]:
+def _figures(*args: str, env: dict[str, str] | None = None) -> dict[str, str]:
     done = subprocess.run(
         [sys.executable, "-m", "spider_race.cli", "bench", "server", *args],
         capture_output=True,
         text=True,
         timeout=180,
+        env=None if env is None else {**os.environ, **env},
     )
     assert done.returncode == 0, done.stdout + done.stderr
     return dict(line.split(": ", 1) for line in done.stdout.splitlines() if ": " in line)
@@ -90,3 +92,18 @@ def test_bench_server_solver_load() -> None:
     assert int(figures["solver_jobs_running_at_end"]) >= 1, figures
     for key in ("ack_p99_ms_quiet", "ack_p99_ms_loaded", "solver_load_ratio"):
         assert float(figures[key]) > 0, (key, figures)
+
+
+def test_bench_server_pars() -> None:
+    """Two races finished one after another, each waited for until its par lands (a small
+    par budget: the figures, not the search, are what is checked here)."""
+    figures = _figures(
+        "--players", "2", "--races", "1", "--rate", "20", "--seconds", "2",
+        "--warmup", "0.5", "--pars", "2",
+        env={"SPIDER_RACE_PAR_BUDGET": "2000"},
+    )  # fmt: skip
+    assert figures["errors"] == "0" and figures["solver_load_errors"] == "0", figures
+    assert figures["pars_asked"] == "2" and figures["pars_landed"] == "2", figures
+    assert float(figures["par_cpu_s_total"]) > 0, figures  # the workers searched them
+    assert float(figures["par_wait_s_total"]) > 0, figures
+    assert float(figures["par_wait_to_cpu_ratio"]) > 0, figures

@@ -26,6 +26,7 @@ runs one job at a time; the queue is :class:`.JobPolicy`'s.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import logging
 import multiprocessing
@@ -85,10 +86,12 @@ class SolverWorkers(JobsApi):
         # refused by a quota or a full queue; run past their deadline (worker killed);
         # dropped because nobody waited (queued, or worker killed); whose worker died or
         # whose solver raised; refills stopped (queued again) for a hint or a race's proof;
-        # worker processes started; CPU time the workers spent on answered jobs
+        # worker processes started; CPU time the workers spent on answered jobs (in all,
+        # and by kind of job: ``stopped`` for the jobs a worker was told to stop)
         self.completed = self.refused = self.timed_out = self.cancelled = 0
         self.failed = self.preempted = self.spawned = 0
         self.cpu_seconds = 0.0
+        self.cpu_by_kind: collections.defaultdict[str, float] = collections.defaultdict(float)
 
     @property
     def queued(self) -> int:
@@ -254,6 +257,7 @@ class SolverWorkers(JobsApi):
         worker.state, worker.job, worker.timer = WorkerState.IDLE, None, None
         worker.jobs += 1
         self.cpu_seconds += cpu
+        self.cpu_by_kind[job.kind] += cpu
         self.policy.finish(job)
         future = self._futures.get(job.id)
         early = self._passed.pop(job.id, None)
@@ -374,6 +378,7 @@ class SolverWorkers(JobsApi):
         worker.state, worker.cancelled, worker.timer = WorkerState.IDLE, None, None
         worker.jobs += 1
         self.cpu_seconds += cpu
+        self.cpu_by_kind["stopped"] += cpu
         if worker.jobs >= self.settings.solver_jobs_per_worker:
             self._remove(worker)
             self._spawn()

@@ -82,7 +82,12 @@ keeps a pool that never fills). The first half is quiet; a refill cannot be call
 so the quiet half comes first. It prints ``ack_p99_ms_quiet`` and ``ack_p99_ms_loaded``
 (the players' acks by their due time), ``solver_load_ratio`` (loaded over quiet),
 ``hints_answered``, and from the server's ``/metrics`` the solver jobs completed in the
-loaded half and those running at its end.
+loaded half and those running at its end. ``--pars N`` finishes N races one after another
+in that half (``spider1`` and ``spider2`` in turn) and waits for each one's par: it prints
+``pars_landed``, the waits from each finish to its par (``par_wait_s_total``, ``_p50``,
+``_max``), the workers' CPU on pars (``par_cpu_s_total``, from ``/metrics``) and
+``par_wait_to_cpu_ratio`` (the waits over that CPU: 1 when a par waits for nothing but
+its own search).
 
 **Idle** (``--idle N``): N connections that said hello and do nothing, held for
 ``--seconds``; prints ``connections``, ``connect_per_s`` and ``server_rss_mb``.

@@ -36,6 +36,7 @@ async def bench_players(args: argparse.Namespace, procs: Processes) -> int:
     warmup = max(0.0, float(getattr(args, "warmup", 2.0)))
     hint_spam = max(0, int(getattr(args, "hint_spam", 0) or 0))
     pool_refill = bool(getattr(args, "pool_refill", False))
+    pars = max(0, int(getattr(args, "pars", 0) or 0))
     raise_open_files(2 * (players + spectators + stalled) + 1024)
     redis_url = args.redis
     server_pid: int | None = None
@@ -60,8 +61,8 @@ async def bench_players(args: argparse.Namespace, procs: Processes) -> int:
             rss[0] = rss_mb(server_pid)
 
     solver = None
-    if hint_spam or pool_refill:
-        solver = SolverLoad(url, metrics_url(url), hint_spam, pool_refill)
+    if hint_spam or pool_refill or pars:
+        solver = SolverLoad(url, metrics_url(url), hint_spam, pool_refill, pars)
     async with CpuMeter(server_pid, redis_url) as meter:
         tally, bots, line, connections = await race_players(
             url,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from .meter import CpuMeter
 from .sending import Tally
+from .solverload import SolverLoad
 from .tools import ms, ms_per, or_na, percentile
 
 __all__ = [
@@ -141,6 +142,27 @@ def solver_figures(tally: Tally) -> Figures:
         ("solver_jobs_preempted_loaded", or_na(load.preempted, ".0f")),
         ("solver_workers_started_loaded", or_na(load.started, ".0f")),
         ("solver_load_errors", errors),
+        *par_figures(load),
+    ]
+
+
+def par_figures(load: SolverLoad) -> Figures:
+    """With ``--pars``: the pars landed, the wait from each finish to its par (sum, p50,
+    max), the workers' CPU on them, and the ratio of the waits to that CPU."""
+    if not load.pars:
+        return []
+    waits = load.par_waits
+    total = sum(waits)
+    cpu = load.par_cpu
+    ratio = f"{total / cpu:.2f}" if cpu and waits else "n/a"
+    return [
+        ("pars_asked", load.pars),
+        ("pars_landed", len(waits)),
+        ("par_wait_s_total", f"{total:.2f}"),
+        ("par_wait_s_p50", f"{percentile(waits, 50):.2f}" if waits else "n/a"),
+        ("par_wait_s_max", f"{max(waits):.2f}" if waits else "n/a"),
+        ("par_cpu_s_total", or_na(cpu, ".2f")),
+        ("par_wait_to_cpu_ratio", ratio),
     ]
 
 

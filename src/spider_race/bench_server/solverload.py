@@ -6,7 +6,11 @@ which ask for hints back to back (the next as soon as the last is answered, half
 after a refusal); the server's hints per race are lifted for them, its hints a minute per
 player and per address are its defaults;
 ``--pool-refill`` makes the seed pool refill ``spider4`` deals (the bench's own server
-keeps a pool so large that it never fills: a refill always runs). The measured time is
+keeps a pool so large that it never fills: a refill always runs); ``--pars N`` finishes N
+races one after another (``spider1`` and ``spider2`` in turn: created, started, resigned)
+and waits for each one's par, timing the wait from the ``finished`` event to the ``par``
+(give it a measured time long enough for them all: the players' acks are measured to its
+end; pars still searching then are waited for, unmeasured). The measured time is
 cut in two halves: in the first (``quiet``) nobody asks for a hint and nothing is asked
 of the pool; at the middle the spammers start and a client creates a winnable ``spider4``
 race and leaves it (the variant is then asked for: the pool refills from then on, and a
@@ -29,6 +33,7 @@ from .tools import bounded, close_all, connect_client
 __all__ = ["SolverLoad", "solver_metrics"]
 
 VARIANT = "spider4"
+PAR_VARIANTS = ("spider1", "spider2")
 
 
 def solver_metrics(url: str) -> dict[str, float] | None:
@@ -55,6 +60,9 @@ class SolverLoad:
     metrics_url: str
     spammers: int
     refill: bool
+    pars: int = 0
+    """Races finished one after another in the loaded half, spider1 and spider2 in turn,
+    each waited for until its par lands."""
     clients: list[Client] = field(default_factory=list)
     hints: int = 0
     """Hints answered in the loaded half."""
@@ -68,6 +76,10 @@ class SolverLoad:
     """Refills the server stopped for a hint in the loaded half."""
     started: float | None = None
     """Solver worker processes the server started in the loaded half."""
+    par_waits: list[float] = field(default_factory=list)
+    """Seconds from each race's finish (the ``finished`` event here) to its ``par``."""
+    par_cpu: float | None = None
+    """CPU seconds the solver workers spent on pars in the loaded half."""
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
     async def setup(self) -> None:
@@ -114,6 +126,30 @@ class SolverLoad:
         finally:
             await client.close()
 
+    async def _finish_races(self) -> None:
+        """Race after race: create, start, resign; then wait for the par (one at a time:
+        each par's wait is its own search, not a queue of others)."""
+        loop = asyncio.get_running_loop()
+        client = await connect_client(self.url, "par-racer")
+        try:
+            for i in range(self.pars):
+                variant = PAR_VARIANTS[i % len(PAR_VARIANTS)]
+                try:
+                    await client.create_race(variant=variant, countdown=0)
+                    await client.ready()
+                    await client.wait_until(lambda c: c.view is not None, timeout=120)
+                    await client.resign()
+                    await client.wait_until(lambda c: c.finished, timeout=120)
+                    finished = loop.time()
+                    await client.wait_until(
+                        lambda c: c.race is not None and c.race.par is not None, timeout=900
+                    )
+                    self.par_waits.append(loop.time() - finished)
+                except (SpiderClientError, TimeoutError) as e:
+                    self._error(f"par {type(e).__name__}")
+        finally:
+            await client.close()
+
     async def run(self, middle: float, end: float) -> None:
         """At loop time ``middle`` start the load; at ``end`` stop it."""
         loop = asyncio.get_running_loop()
@@ -122,7 +158,12 @@ class SolverLoad:
         self._tasks = [asyncio.create_task(self._spam(c)) for c in self.clients]
         if self.refill:
             self._tasks.append(asyncio.create_task(self._start_refill()))
+        pars = asyncio.create_task(self._finish_races()) if self.pars else None
+        if pars is not None:
+            self._tasks.append(pars)
         await asyncio.sleep(max(0.0, end - loop.time()))
+        if pars is not None:  # the players' acks are measured to ``end``; the pars go on
+            await asyncio.wait([pars], timeout=900)
         after = await asyncio.to_thread(solver_metrics, self.metrics_url)
         await self.stop()
         if before is not None and after is not None:
@@ -134,6 +175,8 @@ class SolverLoad:
             ):
                 setattr(self, name, after.get(key, 0) - before.get(key, 0))
             self.running_at_end = after.get("spider_solver_jobs_running")
+            key = 'spider_solver_cpu_seconds_total{kind="par"}'
+            self.par_cpu = after.get(key, 0) - before.get(key, 0)
 
     async def stop(self) -> None:
         for task in self._tasks:
