@@ -62,6 +62,7 @@ async def test_race_your_own_run_as_a_ghost(browser, redis_server, server_node) 
     await page.click("details.more summary")
     await page.fill("#seed", SEED)
     await page.fill("#countdown", "0")
+    await page.check("#hints")
     await page.click("#create")
     await page.click("#ready")
     await page.wait_for_selector("#board .card")
@@ -82,6 +83,9 @@ async def test_race_your_own_run_as_a_ghost(browser, redis_server, server_node) 
     # -- the new race: the ghost is in it, ready; it moves on the race's clock and finishes -----
     await page.wait_for_selector("#ready")
     assert "(ghost)" in await page.inner_text(".room")
+    # the race's settings carry, its hints included
+    again = await page.evaluate("window.spiderRace.app.race")
+    assert (again["variant"], again["hints"], again["countdown"]) == (VARIANT, True, 0), again
     await page.click("#ready")
     await page.wait_for_selector("#board .card")
     await ghost_card(page, ":not([data-moves='0'])")

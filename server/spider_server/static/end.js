@@ -113,6 +113,9 @@ async function raceGhost(race, r) {
     undo: race.undo,
     live_boards: race.live_boards,
     countdown: race.countdown,
+    hints: race.hints,
+    humans_only: race.humans_only,
+    away_grace: race.away_grace,
     ghosts: [{ race: race.code, player: r.player }],
   };
   try {
