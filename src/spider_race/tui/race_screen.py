@@ -186,7 +186,13 @@ class RaceScreen(Screen[None]):
         results = self.query_one("#results", Static)
         changes = self.ratings.of(self, client, race)
         results.update(
-            render_results(race.results, me=client.player, changes=changes, race=race)
+            render_results(
+                race.results,
+                me=client.player,
+                changes=changes,
+                race=race,
+                width=self._side_width(),
+            )
             if race.results
             else ""
         )

@@ -1,0 +1,170 @@
+"""The terminal UI in a terminal of 80×24 (and 120×40), driven by textual's pilot against a
+real server: each player's progress, and each line of the results, fits the side pane (no
+line wraps into a zig-zag)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from rich.cells import cell_len
+from textual.css.query import NoMatches
+from textual.widgets import Static
+
+from spider_client import Client
+from spider_client.protocol import PlayerInfo, RaceInfo, RatingChange, Result
+from spider_race.tui import RaceApp, RaceScreen
+from spider_race.tui.progress import render_players, render_results
+from tests.client.client_helpers import FAST
+
+SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((120, 40), id="120x40")]
+LONG = "Bartholomew Longname"
+"""A name of 20 cells: the players' list gives names up to 24."""
+
+
+async def until(condition: Callable[[], bool], *, timeout: float = 20.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not condition():
+            await asyncio.sleep(0.01)
+
+
+def text_of(app: RaceApp, selector: str) -> str:
+    """The text of a widget of the screen shown ("" while it is not composed yet)."""
+    try:
+        return str(app.screen.query_one(selector, Static).render())
+    except NoMatches:
+        return ""
+
+
+@pytest.fixture
+async def node(redis_server: Any, server_node: Any) -> Any:
+    return await server_node(redis_server.url, **FAST)
+
+
+def _race(state: str) -> RaceInfo:
+    players = [
+        PlayerInfo(player="p1", name="ada", ready=True, status="playing", moves=123, score=1234),
+        PlayerInfo(player="p2", name=LONG, status="won", time=201, runs=8, moves=1, bot=True),
+        PlayerInfo(player="p3", name="cy", status="abandoned", connected=False, turned_up=44),
+        PlayerInfo(player="p4", name="dee" * 10, ghost=True, status="playing"),
+    ]
+    return RaceInfo(
+        code="K7QX2",
+        variant="spider4",
+        state=state,
+        version=5,
+        creator="p1",
+        max_players=4,
+        time_limit=600,
+        undo=True,
+        live_boards=False,
+        countdown=0,
+        players=players,
+        spectators=2,
+    )
+
+
+@pytest.mark.parametrize("state", ["open", "running"])
+def test_every_player_line_fits_its_width(state: str) -> None:
+    """At every width from 20 cells up, no line is wider than the pane (none is wrapped by
+    the terminal), each player's first line starts with their mark and name, and the lines
+    under it are indented, so that the names stay in one column."""
+    race = _race(state)
+    for width in range(20, 131):
+        lines = render_players(race, sets=8, cards=104, me="p1", width=width).plain.splitlines()
+        assert all(cell_len(line) <= width for line in lines), (width, lines)
+        starts = [i for i, line in enumerate(lines) if line[:2] in ("▶ ", "◌ ") or line[2:3] != " "]
+        assert len(starts) == len(race.players) + 1, (width, lines)  # and "2 watching"
+        for i, info in zip(starts, race.players, strict=False):
+            assert lines[i][2:].startswith(info.name[:8]), (width, lines)
+        if width >= 30:  # each status whole
+            text = "\n".join(lines)
+            words = ("not ready",) if state == "open" else ("playing", "won in 3:21", "abandoned")
+            for word in words:
+                assert word in text, (width, lines)
+
+
+def test_every_result_line_fits_its_width() -> None:
+    results = [
+        Result(rank=1, player="p2", name=LONG, status="won", time=201, runs=8, moves=130, score=9),
+        Result(
+            rank=2, player="p1", name="ada", status="resigned", time=None, runs=0, moves=1, score=4
+        ),
+    ]
+    changes = [
+        RatingChange(
+            player="p1",
+            name="ada",
+            tag="",
+            pool="spider1",
+            before=1500,
+            after=1468,
+            provisional=False,
+        ),
+        RatingChange(
+            player="p2",
+            name=LONG,
+            tag="",
+            pool="spider1",
+            before=1500,
+            after=1532,
+            provisional=False,
+        ),
+    ]
+    wide = render_results(results, changes=changes).plain.splitlines()
+    assert len(wide) == 3 and "rating 1500 -> 1532 (+32)" in wide[1]
+    for width in range(20, 131):
+        lines = render_results(results, changes=changes, width=width).plain.splitlines()
+        assert all(cell_len(line) <= width for line in lines), (width, lines)
+        if width >= len(wide[1]):
+            assert lines == wide
+        elif width >= 30:
+            if width >= 33:  # the status and time beside the name
+                assert lines[1] == f" 1. {LONG} won 3:21", (width, lines)
+            else:  # under it
+                assert lines[1] == f" 1. {LONG}", (width, lines)
+                assert lines[2].startswith("    won 3:21  8 runs"), (width, lines)
+            assert any("rating 1500 -> 1468 (-32)" in line for line in lines), (width, lines)
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_the_players_pane_does_not_wrap(node: Any, size: tuple[int, int]) -> None:
+    async with await Client.connect(node.url, name=LONG) as other:
+        app = RaceApp(
+            url=node.url,
+            name="ada",
+            create={"variant": "spider1", "countdown": 0, "max_players": 2},
+        )
+        async with app.run_test(size=size) as pilot:
+            await until(lambda: isinstance(app.screen, RaceScreen) and app.client is not None)
+            client = app.client
+            assert client is not None and client.code is not None
+            await other.join(client.code)
+            await other.ready()
+            await pilot.press("r")
+            await until(lambda: client.view is not None)
+            await other.move("+")
+            await until(lambda: "1 move" in text_of(app, "#players"))
+            await pilot.pause()
+            players = app.screen.query_one("#players", Static)
+            text = text_of(app, "#players")
+            lines = text.splitlines()
+            # as many rows as lines (and the empty one after the last): none wrapped
+            assert players.size.height == len(text.split("\n")), lines
+            assert all(cell_len(line) <= players.size.width for line in lines), lines
+            assert players.region.right <= size[0]
+            assert lines[0].startswith("  " + LONG) or lines[0].startswith("▶ ada")
+            assert sum("playing" in line for line in lines) == 2, lines
+            # the results, once both have resigned, fit the pane as well
+            await other.resign()
+            await client.resign()
+            await until(lambda: "Results" in text_of(app, "#results"))
+            await pilot.pause()
+            results = app.screen.query_one("#results", Static)
+            text = text_of(app, "#results")
+            assert results.size.height == len(text.split("\n")), text
+            assert all(cell_len(line) <= results.size.width for line in text.splitlines())
+            assert LONG in text  # the results show names whole
+            await pilot.press("ctrl+c")
