@@ -1,6 +1,7 @@
 """The terminal UI in a terminal of 80×24 (and 120×40), driven by textual's pilot against a
 real server: each player's progress, and each line of the results, fits the side pane (no
-line wraps into a zig-zag)."""
+line wraps into a zig-zag); the hint under the waiting race follows the race's state (a
+quick match counting down is not told to press r)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 import pytest
 from rich.cells import cell_len
 from textual.css.query import NoMatches
-from textual.widgets import Static
+from textual.widgets import Button, Static
 
 from spider_client import Client
 from spider_client.protocol import PlayerInfo, RaceInfo, RatingChange, Result
@@ -38,9 +39,21 @@ def text_of(app: RaceApp, selector: str) -> str:
         return ""
 
 
+def keys_shown(app: RaceApp) -> set[str]:
+    return {b.binding.action for b in app.screen.active_bindings.values() if b.binding.show}
+
+
 @pytest.fixture
 async def node(redis_server: Any, server_node: Any) -> Any:
-    return await server_node(redis_server.url, **FAST)
+    # a quick match counts down long enough to be looked at (nothing waits for it to end)
+    return await server_node(
+        redis_server.url,
+        **FAST,
+        match_wait=3.0,
+        match_gather=0.5,
+        match_turn=0.05,
+        match_countdown=120,
+    )
 
 
 def _race(state: str) -> RaceInfo:
@@ -167,4 +180,42 @@ async def test_the_players_pane_does_not_wrap(node: Any, size: tuple[int, int]) 
             assert results.size.height == len(text.split("\n")), text
             assert all(cell_len(line) <= results.size.width for line in text.splitlines())
             assert LONG in text  # the results show names whole
+            await pilot.press("ctrl+c")
+
+
+async def test_a_quick_match_counting_down_is_not_told_to_press_r(node: Any) -> None:
+    async with await Client.connect(node.url, name="Ann") as ann:
+        app = RaceApp(url=node.url, name="Tess")
+        async with app.run_test(size=(80, 24)) as pilot:
+            app.screen.query_one("#quick-match", Button).press()
+            await until(lambda: app.queued)
+            code = await asyncio.wait_for(ann.quick_match("spider1"), 30)
+            await until(lambda: isinstance(app.screen, RaceScreen) and app.client is not None)
+            client = app.client
+            assert client is not None and client.code == code
+            await until(lambda: client.race is not None and client.race.state == "countdown")
+            await until(lambda: code in text_of(app, "#board"))
+            await pilot.pause()
+            board = text_of(app, "#board")
+            assert "Press r" not in board, board
+            assert "starts" in board, board
+            assert "ready" not in keys_shown(app)  # r does nothing once counting down
+            await pilot.press("ctrl+c")
+
+
+async def test_the_hint_of_an_open_race_follows_ready(node: Any) -> None:
+    async with await Client.connect(node.url, name="Ann") as ann:
+        app = RaceApp(url=node.url, name="Tess", create={"variant": "spider1", "max_players": 2})
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(lambda: isinstance(app.screen, RaceScreen) and app.client is not None)
+            client = app.client
+            assert client is not None and client.code is not None
+            await ann.join(client.code)
+            await until(lambda: "Press r when ready" in text_of(app, "#board"))
+            assert "Friends join with this code" in text_of(app, "#board")
+            assert "ready" in keys_shown(app)
+            await pilot.press("r")
+            await until(lambda: client.me is not None and client.me.ready)
+            await until(lambda: "You are ready" in text_of(app, "#board"))
+            assert "Press r when ready" not in text_of(app, "#board")
             await pilot.press("ctrl+c")

@@ -117,7 +117,8 @@ PLAYER_ACTIONS = frozenset({"deal", "undo", "ready", "type_move"})
 def key_acts(action: str, *, role: str, race: RaceInfo | None, view: Board | None) -> bool:
     """Whether the race screen's key for ``action`` acts (and so shows in the footer): a
     player's keys only for players, and only when they can act: deal in a game with a
-    stock, undo in a race that allows it, ready before the start. Other keys always."""
+    stock, undo in a race that allows it, ready while the race is open (not once it counts
+    down: the server takes it no more). Other keys always."""
     if action not in PLAYER_ACTIONS:
         return True
     if role != "player":
@@ -126,8 +127,8 @@ def key_acts(action: str, *, role: str, race: RaceInfo | None, view: Board | Non
         return has_stock(view)
     if action == "undo":
         return race is None or race.undo
-    if action == "ready":
-        return race is None or race.state in ("open", "countdown")
+    if action == "ready":  # the server takes ready only while the race is open
+        return race is None or race.state == "open"
     return True
 
 

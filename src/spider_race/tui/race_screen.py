@@ -13,7 +13,8 @@ Keys on the race screen (the board has the focus; ``?`` shows them):
   card), then the column the replaced card goes to (``*`` ``c`` ``3`` ``f`` is ``*c3f``);
 - Wizard's Tower with ``weave``: ``z`` is the reserve, to move from or to (``a`` ``z`` is
   ``a1z``, ``z`` ``c`` is ``z1c``);
-- ``+`` deals, ``u`` undoes (when the race allows it), ``r`` marks you ready (or not),
+- ``+`` deals, ``u`` undoes (when the race allows it), ``r`` marks you ready (or not;
+  while the race is open),
   ``escape`` drops a picked column (or a set, or a Joker move);
 - ``:`` (or ``tab``) goes to the move line: type a move (``d1j``, ``+``, ``xadfj``,
   ``*c3f``, ``a1z``) or ``undo``, ``resign``, ``ready`` and press enter; ``escape`` goes back
@@ -171,8 +172,8 @@ class RaceScreen(Screen[None]):
             self._fit_board(text, sample)
             board.update(text)
             self._show_examples(view)
-        elif race is not None and race.state in ("open", "countdown"):
-            text = self._waiting_text(race)
+        elif race is not None and self.race_app.role == "player":
+            text = self._waiting_text(race, client)
             self._fit_board(text, sample)
             board.update(text)
         self._refresh_keys(client)
@@ -238,18 +239,38 @@ class RaceScreen(Screen[None]):
         if line.placeholder != placeholder:
             line.placeholder = placeholder
 
-    def _waiting_text(self, race: RaceInfo) -> Text:
-        # lines no wider than a Spider board, so that the pane keeps its width
+    def _waiting_text(self, race: RaceInfo, client: Client) -> Text:
+        """The board's pane before the deal: the race, and what to do now, as the race's
+        state says (press r in an open race; nothing to press once it counts down: a quick
+        match counts down at once)."""
+        # lines no wider than the narrowest board (spiderette's 38 cells), so that the pane
+        # keeps its width
         lines = [
             f"Race [b]{race.code}[/b] — {race.variant}",
             "",
-            "Friends join with this code.",
+            "A quick match, found by the server." if race.quick else "Friends join with this code.",
             f"Undo: {'allowed' if race.undo else 'not allowed'}.",
             f"Live boards for spectators: {'on' if race.live_boards else 'off'}.",
             f"Time limit: {format_clock(race.time_limit)}.",
             "",
-            "Press [b]r[/b] when ready, [b]?[/b] for the keys.",
         ]
+        me = client.me
+        if race.state == "open" and me is not None and me.ready:
+            lines += [
+                "You are ready: the countdown starts",
+                "once everyone is ([b]r[/b]: not ready).",
+            ]
+        elif race.state == "open":
+            lines.append("Press [b]r[/b] when ready, [b]?[/b] for the keys.")
+        elif race.state == "countdown":
+            lines += [
+                "The countdown is on: the race starts",
+                "in a moment. [b]?[/b] shows the keys.",
+            ]
+        elif race.state == "running":
+            lines += ["The race is running: your board", "is on its way."]
+        else:
+            lines.append("The race is over.")
         return Text.from_markup("\n".join(lines))
 
     def _other_boards(self, race: RaceInfo) -> Text:
@@ -455,7 +476,7 @@ class RaceScreen(Screen[None]):
 
     def action_ready(self) -> None:
         client = self.race_app.client
-        if client is None or client.race is None or client.race.state not in ("open", "countdown"):
+        if client is None or client.race is None or client.race.state != "open":
             return
         me = client.me
         self.race_app.act("ready", ready=not (me is not None and me.ready))
