@@ -9,107 +9,46 @@
     ack = await client.move("d1j")                          # waits for the server's ack
     async for event in client.events(): ...
 
-Behaviour:
-
-- **Bots**: ``Client.connect(url, bot=True)`` says in its hello that a program plays (the
-  server marks the player as a bot in every list of players, result and leaderboard, and
-  races created ``humans_only`` refuse it with :class:`~spider_client.errors.HumansOnly`).
-  The flag is declared, not detected: a program that plays says so, as an honour rule.
-- **Requests** (``create_race``, ``join``, ``ready``, ``leave``, ``my_races``, ``profile``,
-  ``rating_changes``, ``rating_leaderboard``, ``rematch``) carry a request id and
-  wait for their reply; an ``error`` reply raises the :mod:`~spider_client.errors` class of
-  its code.
-- **Actions** (``move``, ``deal``, ``undo``, ``resign``) carry the player's next ``seq``
-  and wait for their ``ack``; one action is in flight at a time (concurrent calls queue up).
-  An action is kept until it is acked or refused, and sent again after a reconnect and
-  whenever no answer has come for ``resend_after`` seconds; the server applies each ``seq``
-  once and answers a resend with the same ack again. Should that ack be another action's
-  (the seq was used by another connection of the same player), the action is sent again
-  as the next seq.
-- **Rate**: when the server says ``rate_limited`` (it then drops frames for a while), the
-  client pauses ``rate_limit_pause`` seconds, doubles ``send_interval`` (the time it keeps
-  between frames), and sends again whatever waits for an answer.
-- **The view**: ``client.view`` is the player's position (an engine
-  :class:`~spider_engine.Board` with unknown cards), replaced by the view of every ack and
-  of every ``joined`` reply, so after each it formats to exactly the server's view of the
-  player. When the race starts, the client asks for its view by itself (a rejoin).
-- **The race**: ``client.race`` is a :class:`~spider_client.protocol.RaceInfo` kept up to
-  date from the race's events (players' progress, state, countdown, results).
-- **Reconnects**: when the connection drops (anything but :meth:`close`), the client emits
-  :class:`~spider_client.events.Disconnected`, then tries the URLs in turn with exponential
-  backoff and jitter, says ``hello`` with its token (the same player), rejoins its race
-  with ``since`` = the last event version it saw (the missed events are applied and
-  yielded), sends again the action and the repeatable requests still waiting, and emits
-  :class:`~spider_client.events.Reconnected`. A ``create_race`` caught by a drop fails with
-  :class:`~spider_client.errors.RequestInterrupted` (it may have happened). After
-  ``reconnect_timeout`` seconds without success (or when the server refuses the token) it
-  gives up: everything waiting fails with :class:`~spider_client.errors.ConnectionLost`
-  and :meth:`events` ends.
-- **Race affinity** (``affinity=True``, the default): every URL opened while following a
-  race carries ``?race=CODE``, and after ``create_race``, ``daily_race``, ``join``,
-  ``quick_match`` and ``rematch`` the client moves to that URL (a new connection, hello
-  with the token, a rejoin from the last version seen, then the old connection is
-  closed), so that a load balancer hashing on ``race`` puts a race's members on one node
-  (deploy/README.md). The move tells no event; :attr:`moves` counts them. A failed move
-  leaves the client where it was.
+The client's behaviour (requests, actions, rate, the view, the race, reconnects, race
+affinity) is told in the package's docstring (:mod:`spider_client`).
 
 The parts, each a plain object that :class:`Client` makes and wires in its constructor
 (no part calls another it was not given): :mod:`~spider_client.mirror` keeps the race and
 the view from what the server sends, without I/O (``client.mirror``; ``client.race``,
 ``client.view`` and the like read it); :mod:`~spider_client.outbox` holds what waits for an
 answer and paces the sending; :mod:`~spider_client.connection` reads, reconnects and
-resumes, handing every message to the client; :mod:`~spider_client.affinity` moves the
+resumes, handing every message to :mod:`~spider_client.inbox`, which routes it to the
+parts it concerns; :mod:`~spider_client.affinity` moves the
 connection to the race's URL; :mod:`~spider_client.feed` keeps the events for
 :meth:`Client.events` and wakes :meth:`Client.wait_until`; :mod:`~spider_client.lobby`
 keeps the open races and the last match; :mod:`~spider_client._wire` is the only code
-below websockets' public API. This module is the API on top, and routes each message to
-the parts it concerns.
+below websockets' public API. This module is the API on top; the lobby's and the players'
+requests are carried out in :mod:`~spider_client.lobby` and :mod:`~spider_client.players`.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import typing
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any, Literal, TypeGuard
-
-from websockets.asyncio.client import ClientConnection
+from typing import Any, Literal
 
 from spider_engine import Board
 
+from . import lobby as lobby_requests
+from . import players
 from . import protocol as p
 from .affinity import Affinity
 from .connection import Connection
-from .errors import NotInRace, SpiderClientError
+from .errors import NotInRace
 from .events import Event
 from .feed import EventFeed
+from .inbox import Inbox
 from .lobby import LobbyFeed
 from .mirror import RaceMirror
 from .options import ClientOptions
 from .outbox import ActionMessage, Outbox
+from .parts import PartOf as _Of
 
 __all__ = ["Client"]
-
-_REPLIES = (
-    p.Joined,
-    p.Done,
-    p.HintReply,
-    p.LeaderboardReply,
-    p.MyRacesReply,
-    p.OpenRaceList,
-    p.Queued,
-    p.ProfileReply,
-    p.RatingChangesReply,
-    p.RatingLeaderboardReply,
-)
-"""The replies that answer a request by its ``req``."""
-
-_STATUSES = frozenset(typing.get_args(p.PlayerStatus))
-
-
-def _known_status(status: str | None) -> TypeGuard[p.PlayerStatus]:
-    return status in _STATUSES
 
 
 class Client:
@@ -129,9 +68,17 @@ class Client:
         """The open races as followed and the last quick match made."""
         self._feed: EventFeed[Event] = EventFeed(options.max_unread)
         self._outbox = Outbox(
-            self._websocket,
+            lambda: self._connection.ws,
             resend_after=options.resend_after,
             rate_limit_pause=options.rate_limit_pause,
+        )
+        self._inbox = Inbox(
+            mirror=self.mirror,
+            outbox=self._outbox,
+            feed=self._feed,
+            lobby=self.lobby,
+            rejoin=self.join,
+            deal_wait=options.resend_after / 5,
         )
         self._connection = Connection(
             urls,
@@ -139,10 +86,9 @@ class Client:
             mirror=self.mirror,
             outbox=self._outbox,
             feed=self._feed,
-            receive=self._receive,
+            receive=self._inbox,
         )
         self._affinity = Affinity(self._connection, self.mirror, self._outbox)
-        self._tasks: set[asyncio.Task[None]] = set()
 
     @classmethod
     async def connect(
@@ -168,21 +114,8 @@ class Client:
         :class:`~spider_client.options.ClientOptions`' (each told there).
         Raises :class:`ConnectFailed` when none answers, :class:`BadToken` for a token the
         server refuses."""
-        options = ClientOptions(
-            name=name,
-            token=token,
-            bot=bot,
-            request_timeout=request_timeout,
-            reconnect_timeout=reconnect_timeout,
-            affinity=affinity,
-            open_timeout=open_timeout,
-            resend_after=resend_after,
-            rate_limit_pause=rate_limit_pause,
-            backoff_initial=backoff_initial,
-            backoff_max=backoff_max,
-            max_unread=max_unread,
-        )
-        return await cls.open(url, options)
+        options = {k: v for k, v in locals().items() if k not in ("cls", "url")}
+        return await cls.open(url, ClientOptions(**options))  # the keywords are its fields
 
     @classmethod
     async def open(cls, url: str | Sequence[str], options: ClientOptions) -> Client:
@@ -200,78 +133,48 @@ class Client:
     async def close(self) -> None:
         """Close the connection for good: nothing reconnects, everything waiting fails with
         :class:`ConnectionLost`, and :meth:`events` ends. Idempotent."""
-        for task in list(self._tasks):
-            task.cancel()
+        self._inbox.stop()
         await self._connection.close()
 
     # -- the connection ---------------------------------------------------------------------
 
-    @property
-    def name(self) -> str | None:
-        """The player's name (as the welcome gave it)."""
-        return self._connection.name
-
-    @property
-    def token(self) -> str | None:
-        """The session token: keep it to come back as the same player (``token=``)."""
-        return self._connection.token
+    name: _Of[str | None] = _Of("_connection", "The player's name (as the welcome gave it).")
+    token: _Of[str | None] = _Of(
+        "_connection", "The session token: keep it to come back as the same player (``token=``)."
+    )
 
     @property
     def bot(self) -> bool:
         """Whether the hello said that a program plays."""
         return self.options.bot
 
-    @property
-    def player(self) -> str | None:
-        """The player id the server gave this client."""
-        return self.mirror.player
-
-    @property
-    def node(self) -> str | None:
-        """The server node the connection is on."""
-        return self._connection.node
-
-    @property
-    def url(self) -> str | None:
-        """The URL of the connection now (with ``?race=CODE`` once it moved there)."""
-        return self._connection.url
-
-    @property
-    def connected(self) -> bool:
-        """Whether a connection is up (False while reconnecting, and once given up)."""
-        return self._connection.connected
-
-    @property
-    def reconnects(self) -> int:
-        """Times the connection dropped and was made again."""
-        return self._connection.reconnects
-
-    @property
-    def moves(self) -> int:
-        """Times the client moved to its race's URL (not counted in :attr:`reconnects`)."""
-        return self._affinity.moves
-
-    @property
-    def send_interval(self) -> float:
-        """Seconds kept between two frames sent; 0 at first, it grows each time the server
-        says ``rate_limited``."""
-        return self._outbox.send_interval
-
-    @property
-    def dropped_events(self) -> int:
-        """Events that gave way unread (a client that never reads its events keeps only
-        the last ``max_unread``)."""
-        return self._feed.dropped
-
-    @property
-    def matched(self) -> p.Matched | None:
-        """The last ``matched`` message (the race a quick match made)."""
-        return self.lobby.matched
-
-    @property
-    def listed(self) -> dict[str, p.OpenRace]:
-        """The open races as followed by :meth:`watch_open_races`, by code."""
-        return self.lobby.listed
+    player: _Of[str | None] = _Of("mirror", "The player id the server gave this client.")
+    node: _Of[str | None] = _Of("_connection", "The server node the connection is on.")
+    url: _Of[str | None] = _Of(
+        "_connection", "The URL of the connection now (with ``?race=CODE`` once it moved there)."
+    )
+    connected: _Of[bool] = _Of(
+        "_connection", "Whether a connection is up (False while reconnecting, and once given up)."
+    )
+    reconnects: _Of[int] = _Of("_connection", "Times the connection dropped and was made again.")
+    moves: _Of[int] = _Of(
+        "_affinity", "Times the client moved to its race's URL (not counted in :attr:`reconnects`)."
+    )
+    send_interval: _Of[float] = _Of(
+        "_outbox",
+        "Seconds kept between two frames sent; 0 at first, it grows each time the server says ``rate_limited``.",
+    )
+    dropped_events: _Of[int] = _Of(
+        "_feed",
+        "Events that gave way unread (a client that never reads its events keeps only the last ``max_unread``).",
+        attr="dropped",
+    )
+    matched: _Of[p.Matched | None] = _Of(
+        "lobby", "The last ``matched`` message (the race a quick match made)."
+    )
+    listed: _Of[dict[str, p.OpenRace]] = _Of(
+        "lobby", "The open races as followed by :meth:`watch_open_races`, by code."
+    )
 
     def server_now(self) -> float:
         """The server's clock now (seconds since the epoch), as estimated at the welcome."""
@@ -296,53 +199,6 @@ class Client:
         reconnecting. One consumer at a time."""
         return aiter(self._feed)
 
-    def _receive(self, message: Any) -> None:
-        """One message from the server: first what it changes in the race and the view
-        (the events it gives are queued), then the request or action it answers."""
-        taken = self.mirror.take(message)
-        for event in taken:
-            self._feed.emit(event)
-        outbox = self._outbox
-        if isinstance(message, p.Ack):
-            outbox.take_ack(message)
-        elif isinstance(message, _REPLIES):
-            outbox.resolve(message.req, message)
-        elif isinstance(message, p.Matched | p.OpenRaceChanged):
-            self.lobby.take(message)
-            if isinstance(message, p.Matched):
-                self._feed.emit(message)
-        elif isinstance(message, p.Error):
-            if not outbox.take_error(message):
-                self._feed.emit(message)
-        elif (
-            isinstance(message, p.Started)
-            and taken
-            and self.mirror.role == "player"
-            and self.mirror.view_text is None
-        ):
-            self._spawn(self._fetch_view())
-
-    async def _fetch_view(self) -> None:
-        """The server sends each player the deal (an ack with seq 0); ask for it by
-        rejoining if it has not come soon."""
-        mirror = self.mirror
-        with contextlib.suppress(SpiderClientError, TimeoutError):
-            with contextlib.suppress(TimeoutError):
-                await self.wait_until(
-                    lambda c: c.mirror.view is not None, timeout=self.options.resend_after / 5
-                )
-            if mirror.view is None and mirror.code is not None and mirror.role is not None:
-                await self.join(mirror.code, mirror.role)
-
-    def _spawn(self, coro: typing.Coroutine[Any, Any, None]) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    def _websocket(self) -> ClientConnection | None:
-        """The connection the outbox sends on (None while there is none)."""
-        return self._connection.ws
-
     # -- asking -----------------------------------------------------------------------------
 
     async def _request(self, make: Callable[[int], Any], *, repeatable: bool = True) -> Any:
@@ -355,60 +211,35 @@ class Client:
 
     # -- the race as seen from here --------------------------------------------------------
 
-    @property
-    def code(self) -> str | None:
-        """The join code of the race this client is in."""
-        return self.mirror.code
-
-    @property
-    def role(self) -> p.Role | None:
-        """``player`` or ``spectator`` in that race."""
-        return self.mirror.role
-
-    @property
-    def race(self) -> p.RaceInfo | None:
-        """The race as everyone may see it, kept up to date from its events."""
-        return self.mirror.race
-
-    @property
-    def seq(self) -> int:
-        """The player's last applied action number."""
-        return self.mirror.seq
-
-    @property
-    def version(self) -> int:
-        """The last race event version seen."""
-        return self.mirror.version
-
-    @property
-    def boards(self) -> dict[str, str]:
-        """Player id -> view text, for spectators of live-board races; after the race,
-        every player's final full position."""
-        return self.mirror.boards
-
-    @property
-    def view(self) -> Board | None:
-        """The player's view of their game (None before the deal, and for spectators): the
-        view of the last ack or ``joined`` reply, read into a board when first asked for.
-        Copy it before changing it."""
-        return self.mirror.view
-
-    @property
-    def me(self) -> p.PlayerInfo | None:
-        """This player's public progress in the race (None for a spectator)."""
-        return self.mirror.me
+    code: _Of[str | None] = _Of("mirror", "The join code of the race this client is in.")
+    role: _Of[p.Role | None] = _Of("mirror", "``player`` or ``spectator`` in that race.")
+    race: _Of[p.RaceInfo | None] = _Of(
+        "mirror", "The race as everyone may see it, kept up to date from its events."
+    )
+    seq: _Of[int] = _Of("mirror", "The player's last applied action number.")
+    version: _Of[int] = _Of("mirror", "The last race event version seen.")
+    boards: _Of[dict[str, str]] = _Of(
+        "mirror",
+        "Player id -> view text, for spectators of live-board races; after the race, every player's final full position.",
+    )
+    view: _Of[Board | None] = _Of(
+        "mirror",
+        "The player's view of their game (None before the deal, and for spectators): the view of the last ack or ``joined`` reply, read into a board when first asked for. Copy it before changing it.",
+    )
+    me: _Of[p.PlayerInfo | None] = _Of(
+        "mirror", "This player's public progress in the race (None for a spectator)."
+    )
 
     @property
     def status(self) -> p.PlayerStatus | None:
         """This player's status: waiting, playing, won, stuck, resigned, timeout, left,
         abandoned (None for a spectator, and for a status this client does not know)."""
         status = self.mirror.status
-        return status if _known_status(status) else None
+        return status if p.is_player_status(status) else None
 
-    @property
-    def finished(self) -> bool:
-        """Whether the race is over (results are in ``race.results``)."""
-        return self.mirror.finished
+    finished: _Of[bool] = _Of(
+        "mirror", "Whether the race is over (results are in ``race.results``)."
+    )
 
     @property
     def result(self) -> p.Result | None:
@@ -453,26 +284,8 @@ class Client:
         after a drop (:class:`RequestInterrupted`); refused with the error of its code
         (:class:`BadRequest` for an option out of range, :class:`TooManyRaces`, …)."""
 
-        def make(req: int) -> p.CreateRace:
-            return p.CreateRace(
-                req=req,
-                variant=variant,
-                seed=seed,
-                max_players=max_players,
-                time_limit=time_limit,
-                undo=undo,
-                countdown=countdown,
-                live_boards=live_boards,
-                winnable=winnable,
-                hints=hints,
-                away_grace=away_grace,
-                humans_only=humans_only,
-                rated=rated,
-                public=public,
-                ghosts=ghosts,
-            )
-
-        reply = await self._request(make, repeatable=False)
+        fields = {k: v for k, v in locals().items() if k != "self"}  # CreateRace's own
+        reply = await self._request(lambda req: p.CreateRace(req=req, **fields), repeatable=False)
         code: str = reply.race.code if isinstance(reply, p.Joined) else reply.code
         if self.code != code:
             await self.join(code)
@@ -514,14 +327,7 @@ class Client:
         this player's; else the player of that id, or of that name (the one who finished a
         race last: names are not unique). ``found`` is false for a player without a
         finished race."""
-        if player_or_name is None:
-            make = lambda req: p.Profile(req=req)  # noqa: E731
-        else:
-            make = lambda req: p.Profile(req=req, player=player_or_name)  # noqa: E731
-        reply: p.ProfileReply = await self._request(make)
-        if not reply.found and player_or_name is not None:
-            reply = await self._request(lambda req: p.Profile(req=req, name=player_or_name))
-        return reply
+        return await players.profile(self, player_or_name)
 
     async def rating_changes(
         self, code: str | None = None, *, timeout: float = 10.0
@@ -529,16 +335,7 @@ class Client:
         """The rating changes of finished race ``code`` (by default this client's race),
         asked again until they are written (within ``timeout`` seconds; then the last
         reply, ``applied`` false)."""
-        race = code or self._require_race()
-        loop = asyncio.get_running_loop()
-        end = loop.time() + timeout
-        while True:
-            reply: p.RatingChangesReply = await self._request(
-                lambda req: p.RatingChanges(req=req, code=race)
-            )
-            if reply.applied or loop.time() >= end:
-                return reply
-            await asyncio.sleep(0.1)
+        return await players.rating_changes(self, code or self._require_race(), timeout)
 
     async def rating_leaderboard(
         self, variant: str = "spider1", pool: Literal["humans", "bots"] = "humans"
@@ -556,18 +353,7 @@ class Client:
         race (as a player, ready: its countdown runs) and return its join code. Raises
         TimeoutError when it is not made within ``timeout`` seconds (for example, nobody
         else accepted)."""
-        code = self._require_player()
-        await self._request(lambda req: p.Rematch(req=req, code=code))
-
-        def made(client: Client) -> bool:
-            offer = client.mirror.rematch
-            return offer is not None and offer.race == code and offer.code is not None
-
-        await self.wait_until(made, timeout=timeout)
-        assert self.mirror.rematch is not None and self.mirror.rematch.code is not None
-        new = self.mirror.rematch.code
-        await self.join(new)
-        return new
+        return await players.rematch(self, self._require_player(), timeout)
 
     async def join(self, code: str, role: p.Role = "player") -> p.Joined:
         """Join the race ``code`` as ``player`` or ``spectator`` (again: resume, caught up
@@ -653,45 +439,19 @@ class Client:
             return list(reply.moves)
         return [] if reply.move is None else [reply.move]
 
-    # -- the lobby: open races and quick match --------------------------------------------
+    # -- the lobby: open races and quick match (:mod:`.lobby`) -----------------------------
 
     async def open_races(self, variant: str | None = None) -> list[p.OpenRace]:
         """The public races waiting for players, newest first (of ``variant`` only)."""
-        reply: p.OpenRaceList = await self._request(
-            lambda req: p.OpenRaces(req=req, variant=variant)
-        )
-        return reply.races
+        return await lobby_requests.open_races(self, variant)
 
-    async def watch_open_races(
-        self, variant: str | None = None
-    ) -> AsyncIterator[p.OpenRaceChanged]:
+    def watch_open_races(self, variant: str | None = None) -> AsyncIterator[p.OpenRaceChanged]:
         """Follow the open races: first an ``open_race`` change for each race listed now,
         then one whenever a race is listed, changes or leaves the list (``race`` None).
         :attr:`listed` holds the list meanwhile. After a reconnect, or a move to a race's
         URL, it follows again on the new connection (the list is read anew). Stops following
         when the iteration ends."""
-        lobby = self.lobby
-        queue = lobby.watcher()
-        try:
-            while True:
-                connection = (self.reconnects, self.moves)  # a new one: follow again there
-                reply: p.OpenRaceList = await self._request(
-                    lambda req: p.OpenRaces(req=req, watch=True, variant=variant)
-                )
-                for change in lobby.take_list(reply.races):
-                    yield change
-                while (self.reconnects, self.moves) == connection:
-                    try:
-                        change = await asyncio.wait_for(queue.get(), timeout=1.0)
-                    except TimeoutError:
-                        continue
-                    lobby.take_change(change)  # one that came during the read above
-                    if variant is None or change.race is None or change.race.variant == variant:
-                        yield change
-        finally:
-            lobby.unwatch(queue)
-            if self.connected:
-                await self._request(lambda req: p.OpenRaces(req=req, watch=False))
+        return lobby_requests.watch_open_races(self, variant)
 
     async def quick_match(
         self,
@@ -704,32 +464,10 @@ class Client:
         """Queue for a quick match of ``variant``, wait until the server made the race (at
         most ``timeout`` seconds: TimeoutError, and the queue is left), join it as a
         player and return its code; mark nothing: the race counts down at once. Queued
-        again after a reconnect."""
-        lobby = self.lobby
-        lobby.matched = None
-
-        def ask(req: int) -> p.QuickMatch:
-            return p.QuickMatch(req=req, variant=variant, undo=undo, with_bots=with_bots)
-
-        try:
-            async with asyncio.timeout(timeout):
-                reconnects = self.reconnects
-                await self._request(ask)
-                while lobby.matched is None:
-                    if self.reconnects != reconnects:
-                        reconnects = self.reconnects
-                        await self._request(ask)
-                    try:
-                        await self.wait_until(lambda c: c.matched is not None, timeout=1.0)
-                    except TimeoutError:
-                        continue
-        except TimeoutError:
-            if lobby.matched is None:
-                await self.cancel_match()
-                raise
-        code = lobby.matched.code
-        await self.join(code, "player")
-        return code
+        again after a reconnect. ``with_bots``: a person queues with the bots."""
+        return await lobby_requests.quick_match(
+            self, variant, with_bots=with_bots, undo=undo, timeout=timeout
+        )
 
     async def cancel_match(self) -> None:
         """Leave the quick-match queue."""

@@ -2,7 +2,8 @@
 
 :class:`LobbyFeed` takes the lobby's messages (``open_race`` changes, ``matched``) as the
 client receives them, and hands the changes to each iteration of
-:meth:`~spider_client.Client.watch_open_races`::
+:meth:`~spider_client.Client.watch_open_races`; the functions below are the lobby's
+requests, which :class:`~spider_client.Client`'s methods of the same names call::
 
     races = await client.open_races()                 # the public races waiting, newest first
     async for change in client.watch_open_races():    # open_race events as they come
@@ -13,10 +14,35 @@ client receives them, and hands the changes to each iteration of
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator, Callable
+from typing import Any, Protocol
 
 from . import protocol as p
+from .mirror import RaceMirror
 
-__all__ = ["LobbyFeed"]
+__all__ = ["Asker", "LobbyFeed", "open_races", "quick_match", "watch_open_races"]
+
+
+class Asker(Protocol):
+    """What the lobby's and the players' requests use of the client (:class:`~spider_client.
+    Client` is one)."""
+
+    @property
+    def lobby(self) -> LobbyFeed: ...
+    @property
+    def mirror(self) -> RaceMirror: ...
+    @property
+    def reconnects(self) -> int: ...
+    @property
+    def moves(self) -> int: ...
+    @property
+    def connected(self) -> bool: ...
+    async def _request(self, make: Callable[[int], Any], *, repeatable: bool = True) -> Any: ...
+    async def join(self, code: str, role: p.Role = "player") -> p.Joined: ...
+    async def cancel_match(self) -> None: ...
+    async def wait_until(
+        self, predicate: Callable[[Any], bool], *, timeout: float | None = None
+    ) -> None: ...
 
 
 class LobbyFeed:
@@ -68,3 +94,70 @@ class LobbyFeed:
 
     def unwatch(self, queue: asyncio.Queue[p.OpenRaceChanged]) -> None:
         self._watchers.remove(queue)
+
+
+async def open_races(client: Asker, variant: str | None) -> list[p.OpenRace]:
+    """:meth:`Client.open_races <spider_client.Client.open_races>`."""
+    reply: p.OpenRaceList = await client._request(
+        lambda req: p.OpenRaces(req=req, variant=variant)
+    )
+    return reply.races
+
+
+async def watch_open_races(
+    client: Asker, variant: str | None
+) -> AsyncIterator[p.OpenRaceChanged]:
+    """:meth:`Client.watch_open_races <spider_client.Client.watch_open_races>`."""
+    lobby = client.lobby
+    queue = lobby.watcher()
+    try:
+        while True:
+            connection = (client.reconnects, client.moves)  # a new one: follow again there
+            reply: p.OpenRaceList = await client._request(
+                lambda req: p.OpenRaces(req=req, watch=True, variant=variant)
+            )
+            for change in lobby.take_list(reply.races):
+                yield change
+            while (client.reconnects, client.moves) == connection:
+                try:
+                    change = await asyncio.wait_for(queue.get(), timeout=1.0)
+                except TimeoutError:
+                    continue
+                lobby.take_change(change)  # one that came during the read above
+                if variant is None or change.race is None or change.race.variant == variant:
+                    yield change
+    finally:
+        lobby.unwatch(queue)
+        if client.connected:
+            await client._request(lambda req: p.OpenRaces(req=req, watch=False))
+
+
+async def quick_match(
+    client: Asker, variant: str, *, with_bots: bool, undo: bool, timeout: float | None
+) -> str:
+    """:meth:`Client.quick_match <spider_client.Client.quick_match>`."""
+    lobby = client.lobby
+    lobby.matched = None
+
+    def ask(req: int) -> p.QuickMatch:
+        return p.QuickMatch(req=req, variant=variant, undo=undo, with_bots=with_bots)
+
+    try:
+        async with asyncio.timeout(timeout):
+            reconnects = client.reconnects
+            await client._request(ask)
+            while lobby.matched is None:
+                if client.reconnects != reconnects:
+                    reconnects = client.reconnects
+                    await client._request(ask)
+                try:
+                    await client.wait_until(lambda _: lobby.matched is not None, timeout=1.0)
+                except TimeoutError:
+                    continue
+    except TimeoutError:
+        if lobby.matched is None:
+            await client.cancel_match()
+            raise
+    code = lobby.matched.code
+    await client.join(code, "player")
+    return code

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
 import pytest
 
 from spider_client import RaceMirror, ViewChanged
 from spider_client import protocol as p
 from spider_engine import Board, Move
 
-GUIDE = Path(__file__).resolve().parents[2] / "docs" / "client.md"
 CODE = "K7QX2"
 DEAL = Board.deal("spider1", "mirror")
 VIEW0 = DEAL.view_text()
@@ -255,19 +251,6 @@ def test_messages_decoded_from_frames() -> None:
     assert [e.type for e in given] == ["started", "progress", "ack", "view"]
     assert mirror.race is not None and mirror.race.players[1].moves == 1
     assert mirror.view_text == VIEW0 and mirror.version == 5
-
-
-def test_the_guides_mirror_runs_as_written(capsys: pytest.CaptureFixture[str]) -> None:
-    blocks = re.findall(r"```python\n(.*?)```", GUIDE.read_text(), re.S)
-    source = next(b for b in blocks if "RaceMirror(" in b)
-    frames = [
-        p.encode(joined(race("countdown", 3))),
-        p.pack([p.Started(CODE, 4, started_at=1.0, ends_at=2.0, commitment="c")]),
-    ]
-    exec(compile(source, str(GUIDE), "exec"), {"frames": frames})  # the guide's exact code
-    printed = capsys.readouterr().out.splitlines()
-    assert printed[0] == "started"
-    assert printed[1].startswith("running PlayerInfo(player='p1'")
 
 
 def test_a_snapshot_older_than_the_race_held_is_not_taken() -> None:

@@ -68,6 +68,7 @@ from .constants import (
     PlayerStatus,
     RaceState,
     Role,
+    is_player_status,
 )
 from .info import ParInfo, PlayerInfo, RaceInfo, Result
 from .lobby import (
@@ -129,6 +130,7 @@ __all__ = [
     "Role",
     "RaceState",
     "PlayerStatus",
+    "is_player_status",
     "ClientMessage",
     "ServerMessage",
     "Hello",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, TypeGuard, get_args
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -11,6 +11,7 @@ __all__ = [
     "Role",
     "RaceState",
     "PlayerStatus",
+    "is_player_status",
 ]
 
 PROTOCOL_VERSION = 1
@@ -25,6 +26,12 @@ PlayerStatus = Literal[
     "waiting", "playing", "won", "stuck", "resigned", "timeout", "left", "abandoned"
 ]
 """A player's status in a race (``left`` and ``abandoned`` count as resigned)."""
+
+
+def is_player_status(text: str | None) -> TypeGuard[PlayerStatus]:
+    """Whether ``text`` is one of the statuses this protocol knows."""
+    return text in get_args(PlayerStatus)
+
 
 ERROR_CODES: dict[str, str] = {
     "bad_frame": "the frame is not a msgpack map with a known 'type'",
