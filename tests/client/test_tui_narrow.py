@@ -1,7 +1,8 @@
 """The terminal UI in a terminal of 80×24 (and 120×40), driven by textual's pilot against a
 real server: each player's progress, and each line of the results, fits the side pane (no
 line wraps into a zig-zag); the hint under the waiting race follows the race's state (a
-quick match counting down is not told to press r)."""
+quick match counting down is not told to press r); a ticked box looks different from an
+unticked one."""
 
 from __future__ import annotations
 
@@ -12,11 +13,11 @@ from typing import Any
 import pytest
 from rich.cells import cell_len
 from textual.css.query import NoMatches
-from textual.widgets import Button, Static
+from textual.widgets import Button, Checkbox, Static
 
 from spider_client import Client
 from spider_client.protocol import PlayerInfo, RaceInfo, RatingChange, Result
-from spider_race.tui import RaceApp, RaceScreen
+from spider_race.tui import LobbyScreen, RaceApp, RaceScreen
 from spider_race.tui.progress import render_players, render_results
 from tests.client.client_helpers import FAST
 
@@ -219,3 +220,28 @@ async def test_the_hint_of_an_open_race_follows_ready(node: Any) -> None:
             await until(lambda: "You are ready" in text_of(app, "#board"))
             assert "Press r when ready" not in text_of(app, "#board")
             await pilot.press("ctrl+c")
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_a_ticked_box_looks_ticked(size: tuple[int, int]) -> None:
+    app = RaceApp(url="ws://127.0.0.1:9/ws", name="ada")
+    async with app.run_test(size=size) as pilot:
+        screen = app.screen
+        assert isinstance(screen, LobbyScreen)
+        undo = screen.query_one("#undo", Checkbox)  # ticked from the start
+        live = screen.query_one("#live", Checkbox)  # unticked
+        assert undo.value and not live.value
+
+        def box(checkbox: Checkbox) -> str:
+            return str(checkbox.render())[:3]
+
+        assert box(undo) != box(live), (box(undo), box(live))
+        ticked, unticked = box(undo), box(live)
+        live.focus()
+        await pilot.press("space")
+        await pilot.pause()
+        assert live.value and box(live) == ticked
+        await pilot.press("space")
+        await pilot.pause()
+        assert not live.value and box(live) == unticked
+        await pilot.press("ctrl+c")

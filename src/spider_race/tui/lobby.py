@@ -11,6 +11,8 @@ field of the new race creates it; Enter in the join code joins. *Your races* lis
 player's races with their state (``my_races``); *Leave* leaves the race whose code is typed
 (one that has not started frees its place at once).
 
+The ticks are :class:`Tick`: ``✓`` ticked, empty unticked.
+
 *Quick match* queues for a race of the variant chosen beside it (with bots too when ticked)
 until the server has found the players, then shows the race; *Cancel* leaves the queue.
 *Open races* (:mod:`.openraces`) lists the public races waiting for players, live; Enter on
@@ -41,6 +43,7 @@ __all__ = [
     "VARIANTS",
     "WIDE",
     "LobbyScreen",
+    "Tick",
     "race_line",
     "variant_choices",
 ]
@@ -91,6 +94,23 @@ def race_line(race: MyRace) -> str:
         state += f", you {race.status}"
     players = f"{race.players} player" + ("" if race.players == 1 else "s")
     return f"{race.code}  {race.variant:<12} {state:<24} {players}"
+
+
+class Tick(Checkbox):
+    """A checkbox whose tick shows whether it is ticked: ``✓`` ticked, empty unticked
+    (textual's draws an ``X`` in both, told apart by its colour alone, which many
+    terminals' colours hardly show)."""
+
+    TICKED = "✓"
+    UNTICKED = " "
+
+    def __init__(self, label: str, value: bool = False, **kwargs: Any) -> None:
+        super().__init__(label, value, **kwargs)
+        self.BUTTON_INNER = self.TICKED if value else self.UNTICKED
+
+    def watch_value(self) -> None:
+        self.BUTTON_INNER = self.TICKED if self.value else self.UNTICKED
+        super().watch_value()
 
 
 def variant_choices() -> list[tuple[str, str]]:
@@ -146,7 +166,7 @@ class LobbyScreen(Screen[None]):
                         id="quick-variant",
                     )
                 with Horizontal(classes="row"):
-                    yield Checkbox("with bots", value=False, id="quick-bots")
+                    yield Tick("with bots", value=False, id="quick-bots")
                     yield Button("Quick match", id="quick-match", variant="primary")
                 with Horizontal(classes="row"):
                     yield Static("", id="quick-match-state")
@@ -165,7 +185,7 @@ class LobbyScreen(Screen[None]):
             yield Label("New race", classes="heading")
             with Horizontal(classes="row"):
                 yield Label("Listed", classes="field")
-                public = Checkbox("public: in everyone's open races", value=False, id="public")
+                public = Tick("public: in everyone's open races", value=False, id="public")
                 public.tooltip = "unticked: only those you give the join code can join"
                 yield public
             with Horizontal(classes="row"):
@@ -176,7 +196,7 @@ class LobbyScreen(Screen[None]):
             with Horizontal(classes="row", id="options"):
                 yield Label("Options", classes="field")
                 for option, what in OPTIONS.items():
-                    box = Checkbox(option, value=False, id=f"option-{option}")
+                    box = Tick(option, value=False, id=f"option-{option}")
                     box.tooltip = what
                     yield box
             with Horizontal(classes="row"):
@@ -188,8 +208,8 @@ class LobbyScreen(Screen[None]):
                 yield Label("minutes", id="minutes-unit")
             with Horizontal(classes="row"):
                 yield Label("", classes="field")
-                yield Checkbox("undo allowed", value=True, id="undo")
-                yield Checkbox("live boards for spectators", value=False, id="live")
+                yield Tick("undo allowed", value=True, id="undo")
+                yield Tick("live boards for spectators", value=False, id="live")
             with Horizontal(classes="row"):
                 yield Label("", classes="field")
                 yield Button("Create race", id="create", variant="primary")
