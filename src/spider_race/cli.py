@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from importlib import metadata
 from typing import Any
 
-__all__ = ["main", "build_parser", "version"]
+__all__ = ["main", "build_parser", "play_app", "version"]
 
 DEFAULT_URL = "ws://127.0.0.1:8765/ws"
 DISTRIBUTION = "spider-race"
@@ -143,10 +143,25 @@ def build_parser() -> argparse.ArgumentParser:
         help="random, careless: resign after N moves (default 400, careless 2000)",
     )
 
-    p = sub.add_parser("play", help="play in the terminal: create a race, or join one by code")
+    p = sub.add_parser(
+        "play",
+        help="play in the terminal: create a race, or join one by code (or rejoin one of yours)",
+    )
     p.add_argument("code", nargs="?", help="join this race; without it, create one")
     p.add_argument("--url", default=DEFAULT_URL, help=URL_HELP)
-    p.add_argument("--name", default=None, help="your name in the race (default: your login)")
+    p.add_argument(
+        "--name",
+        default=None,
+        help="your name in the race (default: the stored player's, else your login)",
+    )
+    p.add_argument(
+        "--credentials",
+        default=None,
+        metavar="FILE",
+        help="where your player's token is kept, per server, so that you come back as the "
+        "same player (default: $SPIDER_RACE_CREDENTIALS, else "
+        "$XDG_CONFIG_HOME/spider-race/credentials.json or ~/.config/spider-race/credentials.json)",
+    )
 
     p = sub.add_parser("watch", help="watch a race in the terminal as a spectator")
     p.add_argument("code", help="the race's code")
@@ -267,6 +282,34 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def play_app(args: argparse.Namespace) -> Any:
+    """The terminal UI ``play`` runs (a :class:`~spider_race.tui.RaceApp`): the lobby, or
+    race ``args.code``, as the player stored in the credentials file for ``args.url``
+    (:mod:`spider_race.credentials`). Needs textual (ImportError without it)."""
+    from .credentials import Credentials
+    from .tui import RaceApp
+
+    return RaceApp(
+        url=args.url,
+        name=args.name,
+        code=args.code.strip().upper() if args.code else None,
+        credentials=Credentials(args.credentials),
+    )
+
+
+def _play(args: argparse.Namespace) -> int:
+    try:
+        app = play_app(args)
+    except ImportError:
+        print(
+            "spider-race: the terminal UI needs textual: pip install 'spider-race[tui]'",
+            file=sys.stderr,
+        )
+        return 1
+    result = app.run()
+    return result if isinstance(result, int) else 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     command = args.command
@@ -287,7 +330,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .profile_command import run_profile, run_ratings
 
         return _run_async(run_profile(args) if command == "profile" else run_ratings(args))
-    if command in ("bot", "play", "watch", "demo"):
+    if command == "play":
+        return _play(args)
+    if command in ("bot", "watch", "demo"):
         from .client_commands import run as run_client
 
         return run_client(args)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from textual.widgets import Input, Static
+from textual.widgets import Input, OptionList, Static
 
 from spider_client import Client, connect_bot
 from spider_client.protocol import PlayerInfo, RaceInfo, Result
@@ -37,6 +37,14 @@ async def test_the_lobby_lists_your_races_and_leaves_one(redis_server, server_no
             await tess.wait_until(lambda c: c.view is not None)
             app = RaceApp(url=node.url, name="Tess", client_options={"token": tess.token})
             async with app.run_test(size=(100, 60)) as pilot:
+                # the unfinished races show at the top once connected (the form moves down)
+                unfinished = app.screen.query_one("#unfinished-list", OptionList)
+                await until(lambda: unfinished.option_count == 2)
+                assert [unfinished.get_option_at_index(i).id for i in range(2)] == [
+                    running,
+                    waiting,
+                ]
+                await pilot.pause()
                 await pilot.click("#my-races")
                 await until(lambda: waiting in text_of(app, "#my-races-list"))
                 lines = text_of(app, "#my-races-list").splitlines()
@@ -48,6 +56,7 @@ async def test_the_lobby_lists_your_races_and_leaves_one(redis_server, server_no
                 await until(lambda: waiting not in text_of(app, "#my-races-list"))
                 assert f"you left {waiting}" in text_of(app, "#lobby-message")
                 assert running in text_of(app, "#my-races-list")
+                await until(lambda: unfinished.option_count == 1)  # the race left is gone
                 assert app.client is not None and app.client.player == tess.player
                 await app.quit_app()
 

@@ -17,9 +17,20 @@ The app talks to the server through one :class:`~spider_client.Client`; every ev
 redraws the screen, a timer redraws the clocks. The lobby connects at once and follows the
 open races (:meth:`~spider_client.Client.watch_open_races`) until a race is shown; a name
 changed in the lobby says hello again with the same token, so that the race knows the
-player by the new name. ``ctrl+c`` quits, as ``ctrl+q`` does (and
-``q`` on the race screen). The server's refusals are shown by their message alone (``no
-race ZZZZZ``), which already says what was refused.
+player by the new name.
+
+With ``credentials`` (:class:`~spider_race.credentials.Credentials`, as ``spider-race
+play`` gives it) a player keeps their identity: the app says hello with the token stored
+for the server's URL, and stores the token of every connection it makes; a token the server
+refuses (:class:`~spider_client.BadToken`) is dropped, and the app goes on as a new player,
+saying so. Joining a running race the player is in (``play CODE``, or the lobby's
+unfinished races, from :meth:`~spider_client.Client.my_races`) then rejoins it as that
+player.
+
+``ctrl+c`` quits, as ``ctrl+q`` does. ``q`` on the race screen quits too, but while the
+player's game goes on (counting down or running) it asks first (:class:`~.quit.QuitScreen`):
+the game goes on without them, and they may come back. The server's refusals are shown by
+their message alone (``no race ZZZZZ``), which already says what was refused.
 """
 
 from __future__ import annotations
@@ -33,10 +44,18 @@ from textual.app import App
 from textual.binding import Binding
 from textual.widgets import Static
 
-from spider_client import Client, Disconnected, Reconnected, SpiderClientError, TooManyRaces
+from spider_client import (
+    BadToken,
+    Client,
+    Disconnected,
+    Reconnected,
+    SpiderClientError,
+    TooManyRaces,
+)
 from spider_client.protocol import Away, Back, Finished, OpenRace, Role
 from spider_client.protocol import Error as ErrorMessage
 
+from ..credentials import Credentials, StoredPlayer
 from ..words import error_text
 from .lobby import LobbyScreen
 from .openraces import OpenRaces
@@ -50,8 +69,10 @@ class RaceApp(App[int]):
     """Play (``role="player"``) or watch (``role="spectator"``) a race at ``url``.
 
     With ``code`` it joins that race at once; a player without a code gets the lobby, or
-    with ``create`` (the options of ``create_race``) creates that race at once. The app's
-    return value is 0, or 1 when it could not connect."""
+    with ``create`` (the options of ``create_race``) creates that race at once. A player
+    with ``credentials`` comes back as the player stored there for ``url`` (by default
+    under the stored name) and keeps the token of every connection there. The app's return
+    value is 0, or 1 when it could not connect."""
 
     TITLE = "spider-race"
     BINDINGS = [Binding("ctrl+c", "quit", "quit", show=False, priority=True)]
@@ -65,10 +86,15 @@ class RaceApp(App[int]):
         role: Role = "player",
         create: dict[str, Any] | None = None,
         client_options: dict[str, Any] | None = None,
+        credentials: Credentials | None = None,
     ) -> None:
         super().__init__()
         self.url = url
-        self.player_name = name or _default_name()
+        self.credentials = credentials if role == "player" else None
+        self.stored: StoredPlayer | None = self._stored()
+        """The player stored for ``url`` when the app started (None: a new player)."""
+        stored_name = self.stored.name if self.stored is not None else None
+        self.player_name = name or stored_name or _default_name()
         self.code = code
         self.role = role
         self.create_options = create
@@ -81,7 +107,20 @@ class RaceApp(App[int]):
         """Whether the player may be in a quick-match queue (asked, not yet matched)."""
         self.race_screen: RaceScreen | None = None
         self.exit_message = ""
-        """Why the app gave up (printed once it has left the terminal), or empty."""
+        """Why the app gave up, or how to come back to the game it left (printed once it has
+        left the terminal), or empty."""
+        self.identity_note = ""
+        """Why the stored player was not used (its token refused), or empty."""
+
+    @property
+    def server_key(self) -> str:
+        """The server's URL as the credentials file knows it."""
+        return self.url if isinstance(self.url, str) else " ".join(self.url)
+
+    def _stored(self) -> StoredPlayer | None:
+        if self.credentials is None:
+            return None
+        return self.credentials.get(self.server_key)
 
     async def on_mount(self) -> None:
         if self.code is not None:
@@ -91,6 +130,7 @@ class RaceApp(App[int]):
         else:
             await self.push_screen(LobbyScreen(name=self.player_name))
             self.follow_open_races()
+            self.show_unfinished()
 
     @work(exclusive=True, group="connect")
     async def start(
@@ -131,8 +171,11 @@ class RaceApp(App[int]):
             self.exit(1, message=self.exit_message)
             return
         self.workers.cancel_group(self, "lobby")
+        self.workers.cancel_group(self, "unfinished")
         self.race_screen = RaceScreen()
         await self.push_screen(self.race_screen)
+        if self.identity_note:
+            self.race_screen.say(self.identity_note)
         self.follow()
 
     async def _connected(self) -> Client:
@@ -150,12 +193,51 @@ class RaceApp(App[int]):
                 options["token"] = client.token
                 self.client = None
                 await client.close()
+            elif self.stored is not None and "token" not in options:
+                options["token"] = self.stored.token
             name = self.player_name if self.role == "player" else f"{self.player_name} (watching)"
-            self.client = await Client.connect(self.url, name=name, **options)
+            try:
+                self.client = await Client.connect(self.url, name=name, **options)
+            except BadToken as e:
+                if self.stored is None or options.get("token") != self.stored.token:
+                    raise
+                self._forget_stored(e)
+                del options["token"]
+                self.client = await Client.connect(self.url, name=name, **options)
             self._hello_name = self.player_name
+            self._store(self.client)
             if client is not None and isinstance(self.screen, LobbyScreen):
                 self.follow_open_races()
             return self.client
+
+    def _forget_stored(self, refusal: BadToken) -> None:
+        """Drop the stored player whose token the server refused, and say so."""
+        self.stored = None
+        self.identity_note = (
+            f"the server refused your stored player ({error_text(refusal)}): "
+            "you play as a new player now"
+        )
+        try:
+            if self.credentials is not None:
+                self.credentials.drop(self.server_key)
+        except OSError as e:
+            self.identity_note += f" (the credentials file: {e})"
+        self.notify(self.identity_note, severity="warning", timeout=10)
+        if isinstance(self.screen, LobbyScreen):
+            self.screen.query_one("#lobby-message", Static).update(self.identity_note)
+
+    def _store(self, client: Client) -> None:
+        """Keep the player's token for the server's URL (with their id and name)."""
+        if self.credentials is None or client.token is None:
+            return
+        try:
+            self.credentials.put(
+                self.server_key, token=client.token, player=client.player, name=client.name
+            )
+        except OSError as e:
+            self.notify(f"could not store your player: {e}", severity="warning", timeout=10)
+            return
+        self.stored = self.credentials.get(self.server_key)
 
     @work(exclusive=True, group="lobby", exit_on_error=False)
     async def follow_open_races(self) -> None:
@@ -190,6 +272,18 @@ class RaceApp(App[int]):
             except (SpiderClientError, OSError, TimeoutError) as e:
                 if isinstance(self.screen, LobbyScreen):
                     self.screen.query_one("#lobby-message", Static).update(error_text(e))
+
+    @work(exclusive=True, group="unfinished", exit_on_error=False)
+    async def show_unfinished(self) -> None:
+        """Show the player's unfinished races in the lobby, to rejoin (nothing when the
+        server cannot be reached: the open races say so)."""
+        try:
+            client = await self._connected()
+            races = await client.my_races()
+        except (SpiderClientError, OSError, TimeoutError):
+            return
+        if isinstance(self.screen, LobbyScreen):
+            self.screen.show_unfinished(races)
 
     @work(exclusive=True, group="races")
     async def list_races(self, *, leave: str | None = None) -> None:
@@ -255,10 +349,28 @@ class RaceApp(App[int]):
         await client.cancel_match()
         self.queued = False
 
-    async def quit_app(self) -> None:
+    async def quit_app(self, message: str = "") -> None:
+        """Close the connection and leave (``message``: printed once the app has left the
+        terminal)."""
         if self.client is not None:
             await self.client.close()
-        self.exit(0)
+        self.exit_message = message or self.exit_message
+        self.exit(0, message=message or None)
+
+    def come_back(self, code: str) -> str:
+        """The command that comes back to race ``code`` as this player, or empty when
+        the app keeps no credentials (the player cannot come back)."""
+        if self.credentials is None:
+            return ""
+        from ..cli import DEFAULT_URL
+        from ..credentials import default_path
+
+        command = f"spider-race play {code}"
+        if self.server_key != DEFAULT_URL:
+            command += f" --url {self.server_key}"
+        if self.credentials.path != default_path():
+            command += f" --credentials {self.credentials.path}"
+        return command
 
     async def action_quit(self) -> None:
         """``ctrl+c`` and ``ctrl+q``: close the connection and leave."""

@@ -50,8 +50,13 @@ class RaceHost(Protocol):
         """Send one action or ``ready`` (in the background)."""
         ...
 
-    async def quit_app(self) -> None:
-        """Close the connection and leave."""
+    async def quit_app(self, message: str = "") -> None:
+        """Close the connection and leave (``message``: printed once the app has left the
+        terminal)."""
+        ...
+
+    def come_back(self, code: str) -> str:
+        """The command that comes back to race ``code`` as this player (empty: none)."""
         ...
 
 

@@ -11,6 +11,11 @@ field of the new race creates it; Enter in the join code joins. *Your races* lis
 player's races with their state (``my_races``); *Leave* leaves the race whose code is typed
 (one that has not started frees its place at once).
 
+*Your unfinished races*, at the top once the lobby has connected, lists the player's races
+that are not over for them (:func:`unfinished`: a player who quit a running race may come
+back to it); Enter on one rejoins it as the same player. When there are some, the focus
+goes to them (if it is still on the variant, where the lobby put it).
+
 The ticks are :class:`Tick`: ``✓`` ticked, empty unticked.
 
 *Quick match* queues for a race of the variant chosen beside it (with bots too when ticked)
@@ -29,6 +34,7 @@ from textual.app import ComposeResult
 from textual.containers import Container, Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Button, Checkbox, Input, Label, OptionList, Select, Static
+from textual.widgets.option_list import Option
 
 from spider_client.protocol import MyRace, OpenRace
 from spider_engine.variants import find_variant, variant_ids
@@ -45,6 +51,7 @@ __all__ = [
     "LobbyScreen",
     "Tick",
     "race_line",
+    "unfinished",
     "variant_choices",
 ]
 
@@ -94,6 +101,18 @@ def race_line(race: MyRace) -> str:
         state += f", you {race.status}"
     players = f"{race.players} player" + ("" if race.players == 1 else "s")
     return f"{race.code}  {race.variant:<12} {state:<24} {players}"
+
+
+def unfinished(races: list[MyRace]) -> list[MyRace]:
+    """The player's races that are not over for them: waiting, counting down, or running
+    with their game going on (a player who quit may rejoin them)."""
+    return [
+        r
+        for r in races
+        if r.role == "player"
+        and r.state in ("open", "countdown", "running")
+        and (r.state != "running" or r.status in (None, "waiting", "playing"))
+    ]
 
 
 class Tick(Checkbox):
@@ -147,6 +166,7 @@ class LobbyScreen(Screen[None]):
     #lobby Checkbox { width: auto; }
     #lobby-message { height: auto; color: $warning; }
     #my-races-list { height: auto; padding: 0 0 0 13; }
+    #unfinished-list { height: auto; max-height: 6; }
     """
 
     def __init__(self, *, name: str) -> None:
@@ -179,6 +199,14 @@ class LobbyScreen(Screen[None]):
         """The new race's form and the join by code."""
         with Vertical(id="lobby"):
             yield Label("[b]spider-race[/b] — race friends on the same deal")
+            heading = Label(
+                "Your unfinished races: enter rejoins", classes="heading", id="unfinished-heading"
+            )
+            heading.display = False
+            yield heading
+            races = OptionList(id="unfinished-list")
+            races.display = False
+            yield races
             with Horizontal(classes="row"):
                 yield Label("Your name", classes="field")
                 yield Input(value=self.player_name, placeholder="your name", id="name")
@@ -285,6 +313,27 @@ class LobbyScreen(Screen[None]):
             return
         self._go(code=code)
 
+    @on(OptionList.OptionSelected, "#unfinished-list")
+    def rejoin(self, event: OptionList.OptionSelected) -> None:
+        """Rejoin the unfinished race chosen, as the same player."""
+        if event.option.id:
+            self._go(code=event.option.id)
+
+    def show_unfinished(self, races: list[MyRace]) -> None:
+        """Show the player's unfinished races (:func:`unfinished`) at the top of the form;
+        the first time there are some, the focus goes to them if it is still where the
+        lobby put it."""
+        shown = unfinished(races)
+        listed = self.query_one("#unfinished-list", OptionList)
+        was_shown = listed.display
+        listed.set_options(Option(race_line(r), id=r.code) for r in shown)
+        listed.display = bool(shown)
+        self.query_one("#unfinished-heading").display = bool(shown)
+        if shown:
+            listed.highlighted = 0
+            if not was_shown and self.focused is self.query_one("#variant", Select):
+                listed.focus()
+
     @on(OptionList.OptionSelected, "#open-race-list")
     def join_open(self, event: OptionList.OptionSelected) -> None:
         """Join the open race chosen, as its join code does."""
@@ -335,6 +384,7 @@ class LobbyScreen(Screen[None]):
         lines = [race_line(r) for r in races] or ["you are in no race"]
         self.query_one("#my-races-list", Static).update("\n".join(lines))
         self.query_one("#lobby-message", Static).update(note)
+        self.show_unfinished(races)
 
     def _go(self, **what: Any) -> None:
         app = host_of(self)

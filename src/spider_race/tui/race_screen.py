@@ -19,7 +19,8 @@ Keys on the race screen (the board has the focus; ``?`` shows them):
 - ``:`` (or ``tab``) goes to the move line: type a move (``d1j``, ``+``, ``xadfj``,
   ``*c3f``, ``a1z``) or ``undo``, ``resign``, ``ready`` and press enter; ``escape`` goes back
   to the board;
-- ``q`` (or ``ctrl+c``) quits.
+- ``q`` quits, after asking while the player's game goes on (it goes on without them;
+  they may come back as the same player); ``ctrl+c`` quits at once.
 
 The footer shows only the keys that can act (a spectator's: ``?`` and ``q``). A
 spectator has no board of their own: the side pane, with every player's progress and their
@@ -65,6 +66,7 @@ from .keys import (
     variant_board,
 )
 from .progress import format_clock, render_players, render_results, shown_name
+from .quit import QuitScreen, quit_question
 from .ratings import RaceRatings
 from .render import RESERVE, board_room, cards_as_shown, render_board
 from .tiles import tile_boards
@@ -485,7 +487,28 @@ class RaceScreen(Screen[None]):
         self.query_one("#move", Input).focus()
 
     async def action_quit(self) -> None:
-        await self.race_app.quit_app()
+        """Quit; while the player's game goes on (counting down or running), ask first:
+        the game goes on without them (:class:`~.quit.QuitScreen`)."""
+        client = self.race_app.client
+        race = client.race if client is not None else None
+        if client is None or race is None or not _game_goes_on(self.race_app.role, client):
+            await self.race_app.quit_app()
+            return
+        come_back = self.race_app.come_back(race.code)
+        question = quit_question(race.code, race.away_grace, come_back)
+
+        async def answered(leave: bool | None) -> None:
+            if not leave:
+                return
+            message = f"spider-race: your game in race {race.code} goes on without you"
+            if come_back:
+                message += (
+                    f"; come back within {race.away_grace} s (or be out as abandoned) with:"
+                    f" {come_back}"
+                )
+            await self.race_app.quit_app(message)
+
+        self.app.push_screen(QuitScreen(question), answered)
 
     @on(Input.Submitted, "#move")
     def typed(self, event: Input.Submitted) -> None:
@@ -518,3 +541,15 @@ class RaceScreen(Screen[None]):
             return
         self.say("")
         self.race_app.act("move", move=text)
+
+
+def _game_goes_on(role: str, client: Client) -> bool:
+    """Whether the player's game is counting down or running, not over: quitting leaves
+    it running without them."""
+    race = client.race
+    return (
+        role == "player"
+        and race is not None
+        and race.state in ("countdown", "running")
+        and client.status in ("waiting", "playing")
+    )
