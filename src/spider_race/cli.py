@@ -13,9 +13,10 @@ from collections.abc import Sequence
 from importlib import metadata
 from typing import Any
 
+from .credentials import DEFAULT_URL
+
 __all__ = ["main", "build_parser", "play_app", "version"]
 
-DEFAULT_URL = "ws://127.0.0.1:8765/ws"
 DISTRIBUTION = "spider-race"
 URL_HELP = f"the server's websocket URL (default {DEFAULT_URL})"
 

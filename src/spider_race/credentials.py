@@ -23,7 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ENV", "Credentials", "StoredPlayer", "default_path"]
+__all__ = ["DEFAULT_URL", "ENV", "Credentials", "StoredPlayer", "default_path"]
+
+DEFAULT_URL = "ws://127.0.0.1:8765/ws"
+"""The server the commands speak to unless told another (``--url``)."""
 
 ENV = "SPIDER_RACE_CREDENTIALS"
 """The environment variable naming the credentials file (``--credentials`` wins over it)."""

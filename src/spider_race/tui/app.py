@@ -362,8 +362,7 @@ class RaceApp(App[int]):
         the app keeps no credentials (the player cannot come back)."""
         if self.credentials is None:
             return ""
-        from ..cli import DEFAULT_URL
-        from ..credentials import default_path
+        from ..credentials import DEFAULT_URL, default_path
 
         command = f"spider-race play {code}"
         if self.server_key != DEFAULT_URL:

@@ -3,6 +3,27 @@
 Which kinds of moves a game has beyond column moves (Sparrow's sets, Starfish's Jokers,
 Wizard's Tower's reserve) and so which keys it offers; the move a pick of two columns makes
 when no count was typed; examples for the move line; the help pane's text.
+
+Keys on the race screen (the board has the focus; ``?`` shows them):
+
+- column letters ``a`` … (to ``j``, ``l`` or ``m``: as many as the game has columns) pick the
+  column to move from, then the column to move to; digits typed between the two say how many
+  cards (``d`` ``1`` ``j`` is the move ``d1j``); without them the longest run that fits is
+  moved;
+- Sparrow: ``x`` then four column letters takes a set off (``x`` ``a`` ``d`` ``f`` ``j`` is
+  ``xadfj``; the letters in any order);
+- Starfish: ``*``, the column, the depth (digits; 2 without them: the card above the end
+  card), then the column the replaced card goes to (``*`` ``c`` ``3`` ``f`` is ``*c3f``);
+- Wizard's Tower with ``weave``: ``z`` is the reserve, to move from or to (``a`` ``z`` is
+  ``a1z``, ``z`` ``c`` is ``z1c``);
+- ``+`` deals, ``u`` undoes (when the race allows it), ``r`` marks you ready (or not;
+  while the race is open),
+  ``escape`` drops a picked column (or a set, or a Joker move);
+- ``:`` (or ``tab``) goes to the move line: type a move (``d1j``, ``+``, ``xadfj``,
+  ``*c3f``, ``a1z``) or ``undo``, ``resign``, ``ready`` and press enter; ``escape`` goes back
+  to the board;
+- ``q`` quits, after asking while the player's game goes on (it goes on without them;
+  they may come back as the same player); ``ctrl+c`` quits at once.
 """
 
 from __future__ import annotations

@@ -33,6 +33,7 @@ __all__ = [
     "render_par",
     "render_results",
     "shown_name",
+    "waiting_text",
 ]
 
 BOT_MARK = " [bot]"
@@ -328,3 +329,37 @@ def format_clock(seconds: float) -> str:
     if hours:
         return f"{hours}:{minutes:02d}:{secs:02d}"
     return f"{minutes}:{secs:02d}"
+
+
+def waiting_text(race: RaceInfo, me: PlayerInfo | None) -> Text:
+    """The board's pane before the deal: the race, and what to do now, as the race's
+    state says (press r in an open race; nothing to press once it counts down: a quick
+    match counts down at once)."""
+    # lines no wider than the narrowest board (spiderette's 38 cells), so that the pane
+    # keeps its width
+    lines = [
+        f"Race [b]{race.code}[/b] — {race.variant}",
+        "",
+        "A quick match, found by the server." if race.quick else "Friends join with this code.",
+        f"Undo: {'allowed' if race.undo else 'not allowed'}.",
+        f"Live boards for spectators: {'on' if race.live_boards else 'off'}.",
+        f"Time limit: {format_clock(race.time_limit)}.",
+        "",
+    ]
+    if race.state == "open" and me is not None and me.ready:
+        lines += [
+            "You are ready: the countdown starts",
+            "once everyone is ([b]r[/b]: not ready).",
+        ]
+    elif race.state == "open":
+        lines.append("Press [b]r[/b] when ready, [b]?[/b] for the keys.")
+    elif race.state == "countdown":
+        lines += [
+            "The countdown is on: the race starts",
+            "in a moment. [b]?[/b] shows the keys.",
+        ]
+    elif race.state == "running":
+        lines += ["The race is running: your board", "is on its way."]
+    else:
+        lines.append("The race is over.")
+    return Text.from_markup("\n".join(lines))

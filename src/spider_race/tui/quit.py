@@ -17,7 +17,9 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
-__all__ = ["QuitScreen", "quit_question"]
+from spider_client import Client
+
+__all__ = ["QuitScreen", "game_goes_on", "quit_question"]
 
 
 def quit_question(code: str, grace: int, come_back: str) -> str:
@@ -79,3 +81,15 @@ class QuitScreen(ModalScreen[bool]):
     @on(Button.Pressed, "#quit-leave")
     def action_leave(self) -> None:
         self.dismiss(True)
+
+
+def game_goes_on(role: str, client: Client) -> bool:
+    """Whether the player's game is counting down or running, not over: quitting leaves
+    it running without them."""
+    race = client.race
+    return (
+        role == "player"
+        and race is not None
+        and race.state in ("countdown", "running")
+        and client.status in ("waiting", "playing")
+    )

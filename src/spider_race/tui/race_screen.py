@@ -1,26 +1,7 @@
 """The race screen: the top line (code, state, countdown, clock), the player's board,
 every player's progress, live boards for spectators, results, and the move line.
 
-Keys on the race screen (the board has the focus; ``?`` shows them):
-
-- column letters ``a`` … (to ``j``, ``l`` or ``m``: as many as the game has columns) pick the
-  column to move from, then the column to move to; digits typed between the two say how many
-  cards (``d`` ``1`` ``j`` is the move ``d1j``); without them the longest run that fits is
-  moved;
-- Sparrow: ``x`` then four column letters takes a set off (``x`` ``a`` ``d`` ``f`` ``j`` is
-  ``xadfj``; the letters in any order);
-- Starfish: ``*``, the column, the depth (digits; 2 without them: the card above the end
-  card), then the column the replaced card goes to (``*`` ``c`` ``3`` ``f`` is ``*c3f``);
-- Wizard's Tower with ``weave``: ``z`` is the reserve, to move from or to (``a`` ``z`` is
-  ``a1z``, ``z`` ``c`` is ``z1c``);
-- ``+`` deals, ``u`` undoes (when the race allows it), ``r`` marks you ready (or not;
-  while the race is open),
-  ``escape`` drops a picked column (or a set, or a Joker move);
-- ``:`` (or ``tab``) goes to the move line: type a move (``d1j``, ``+``, ``xadfj``,
-  ``*c3f``, ``a1z``) or ``undo``, ``resign``, ``ready`` and press enter; ``escape`` goes back
-  to the board;
-- ``q`` quits, after asking while the player's game goes on (it goes on without them;
-  they may come back as the same player); ``ctrl+c`` quits at once.
+Keys on the race screen: :mod:`.keys` (the board has the focus; ``?`` shows them).
 
 The footer shows only the keys that can act (a spectator's: ``?`` and ``q``). A
 spectator has no board of their own: the side pane, with every player's progress and their
@@ -65,11 +46,11 @@ from .keys import (
     place_letter,
     variant_board,
 )
-from .progress import format_clock, render_players, render_results, shown_name
-from .quit import QuitScreen, quit_question
+from .progress import format_clock, render_players, render_results, waiting_text
+from .quit import QuitScreen, game_goes_on, quit_question
 from .ratings import RaceRatings
 from .render import RESERVE, board_room, cards_as_shown, render_board
-from .tiles import tile_boards
+from .tiles import spectator_boards
 
 __all__ = ["BoardView", "RaceScreen"]
 
@@ -175,7 +156,7 @@ class RaceScreen(Screen[None]):
             board.update(text)
             self._show_examples(view)
         elif race is not None and self.race_app.role == "player":
-            text = self._waiting_text(race, client)
+            text = waiting_text(race, client.me)
             self._fit_board(text, sample)
             board.update(text)
         self._refresh_keys(client)
@@ -241,54 +222,12 @@ class RaceScreen(Screen[None]):
         if line.placeholder != placeholder:
             line.placeholder = placeholder
 
-    def _waiting_text(self, race: RaceInfo, client: Client) -> Text:
-        """The board's pane before the deal: the race, and what to do now, as the race's
-        state says (press r in an open race; nothing to press once it counts down: a quick
-        match counts down at once)."""
-        # lines no wider than the narrowest board (spiderette's 38 cells), so that the pane
-        # keeps its width
-        lines = [
-            f"Race [b]{race.code}[/b] — {race.variant}",
-            "",
-            "A quick match, found by the server." if race.quick else "Friends join with this code.",
-            f"Undo: {'allowed' if race.undo else 'not allowed'}.",
-            f"Live boards for spectators: {'on' if race.live_boards else 'off'}.",
-            f"Time limit: {format_clock(race.time_limit)}.",
-            "",
-        ]
-        me = client.me
-        if race.state == "open" and me is not None and me.ready:
-            lines += [
-                "You are ready: the countdown starts",
-                "once everyone is ([b]r[/b]: not ready).",
-            ]
-        elif race.state == "open":
-            lines.append("Press [b]r[/b] when ready, [b]?[/b] for the keys.")
-        elif race.state == "countdown":
-            lines += [
-                "The countdown is on: the race starts",
-                "in a moment. [b]?[/b] shows the keys.",
-            ]
-        elif race.state == "running":
-            lines += ["The race is running: your board", "is on its way."]
-        else:
-            lines.append("The race is over.")
-        return Text.from_markup("\n".join(lines))
-
     def _other_boards(self, race: RaceInfo) -> Text:
-        """Every player's board, for spectators (live boards, or after the race): side by
-        side as many as the side pane's width holds."""
+        """Every player's board, for spectators (live boards, or after the race)."""
         client = self.race_app.client
-        if client is None or not client.boards or self.race_app.role != "spectator":
+        if client is None or self.race_app.role != "spectator":
             return Text()
-        names = {info.player: shown_name(info.name, info.bot) for info in race.players}
-        boards: list[tuple[str, Board]] = []
-        for player, text in client.boards.items():
-            try:
-                boards.append((names.get(player, player), Board.from_text(text)))
-            except EngineError:
-                continue
-        return tile_boards(boards, width=self._side_width())
+        return spectator_boards(race, client.boards, width=self._side_width())
 
     def _refresh_keys(self, client: Client) -> None:
         """Show in the footer only the keys that can act (see :meth:`check_action`): redrawn
@@ -491,7 +430,7 @@ class RaceScreen(Screen[None]):
         the game goes on without them (:class:`~.quit.QuitScreen`)."""
         client = self.race_app.client
         race = client.race if client is not None else None
-        if client is None or race is None or not _game_goes_on(self.race_app.role, client):
+        if client is None or race is None or not game_goes_on(self.race_app.role, client):
             await self.race_app.quit_app()
             return
         come_back = self.race_app.come_back(race.code)
@@ -541,15 +480,3 @@ class RaceScreen(Screen[None]):
             return
         self.say("")
         self.race_app.act("move", move=text)
-
-
-def _game_goes_on(role: str, client: Client) -> bool:
-    """Whether the player's game is counting down or running, not over: quitting leaves
-    it running without them."""
-    race = client.race
-    return (
-        role == "player"
-        and race is not None
-        and race.state in ("countdown", "running")
-        and client.status in ("waiting", "playing")
-    )

@@ -13,11 +13,13 @@ from collections.abc import Sequence
 
 from rich.text import Text
 
-from spider_engine import Board
+from spider_client.protocol import RaceInfo
+from spider_engine import Board, EngineError
 
+from .progress import shown_name
 from .render import CELL, FACE, board_width, render_board
 
-__all__ = ["GAP", "board_block", "tile_boards"]
+__all__ = ["GAP", "board_block", "spectator_boards", "tile_boards"]
 
 GAP = 3
 """Cells between two boards of a row."""
@@ -81,3 +83,18 @@ def tile_boards(boards: Sequence[tuple[str, Board]], *, width: int | None) -> Te
                 if k < len(row) - 1:
                     out.append(" " * (widths[i] - line.cell_len + GAP))
     return out
+
+
+def spectator_boards(race: RaceInfo, shown: dict[str, str], *, width: int | None) -> Text:
+    """The players' boards a spectator is shown (``shown``: player id -> board text), side
+    by side as many as ``width`` holds, each under its player's name."""
+    if not shown:
+        return Text()
+    names = {info.player: shown_name(info.name, info.bot) for info in race.players}
+    boards: list[tuple[str, Board]] = []
+    for player, text in shown.items():
+        try:
+            boards.append((names.get(player, player), Board.from_text(text)))
+        except EngineError:
+            continue
+    return tile_boards(boards, width=width)
