@@ -59,6 +59,11 @@ def _env() -> dict[str, str]:
     return env
 
 
+BUILD_TIMEOUT = 1800.0
+"""Seconds a wheel's build may take: compiling the engine took over 300 s beside two other
+test runs and two busy programs on two cores."""
+
+
 def _run(
     args: list[str | Path], *, cwd: Path, timeout: float = 300, env: dict[str, str] | None = None
 ) -> str:
@@ -94,7 +99,9 @@ def _build_wheels(base: Path) -> dict[str, str]:
             shutil.copy2(source, tree / name)
     out = base / "dist"
     folders = [f"./{folder}" for folder, _ in DISTRIBUTIONS.values()]
-    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", out, *folders], cwd=tree)
+    # compiling the engine takes minutes on a busy machine: the bound is only against a hang
+    build = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", out, *folders]
+    _run(build, cwd=tree, timeout=BUILD_TIMEOUT)
     built = {}
     for wheel in out.glob("*.whl"):
         with zipfile.ZipFile(wheel) as z:
@@ -104,7 +111,7 @@ def _build_wheels(base: Path) -> dict[str, str]:
     print(f"wheels built in {time.monotonic() - started:.1f} s")
     pure = base / "pure"
     _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", pure, "./engine"],
-         cwd=tree, env={"SPIDER_ENGINE_PURE": "1"})  # fmt: skip
+         cwd=tree, env={"SPIDER_ENGINE_PURE": "1"}, timeout=BUILD_TIMEOUT)  # fmt: skip
     (built["pure engine"],) = map(str, pure.glob("*.whl"))
     return built
 
