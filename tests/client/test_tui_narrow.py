@@ -7,12 +7,10 @@ unticked one."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 from rich.cells import cell_len
-from textual.css.query import NoMatches
 from textual.widgets import Button, Checkbox, Static
 
 from spider_client import Client
@@ -20,24 +18,11 @@ from spider_client.protocol import PlayerInfo, RaceInfo, RatingChange, Result
 from spider_race.tui import LobbyScreen, RaceApp, RaceScreen
 from spider_race.tui.progress import render_players, render_results
 from tests.client.client_helpers import FAST
+from tests.client.tui_helpers import text_of, until
 
 SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((120, 40), id="120x40")]
 LONG = "Bartholomew Longname"
 """A name of 20 cells: the players' list gives names up to 24."""
-
-
-async def until(condition: Callable[[], bool], *, timeout: float = 20.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not condition():
-            await asyncio.sleep(0.01)
-
-
-def text_of(app: RaceApp, selector: str) -> str:
-    """The text of a widget of the screen shown ("" while it is not composed yet)."""
-    try:
-        return str(app.screen.query_one(selector, Static).render())
-    except NoMatches:
-        return ""
 
 
 def keys_shown(app: RaceApp) -> set[str]:

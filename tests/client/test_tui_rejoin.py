@@ -6,36 +6,20 @@ server refuses is dropped for a new player, with a message."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import stat
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.css.query import NoMatches
-from textual.widgets import Button, OptionList, Static
+from textual.widgets import Button, OptionList
 
 from spider_race.tui import LobbyScreen, RaceApp, RaceScreen
 from tests.client.client_helpers import FAST
+from tests.client.tui_helpers import text_of, until
 
 SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((120, 40), id="120x40")]
-
-
-async def until(condition: Callable[[], bool], *, timeout: float = 20.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not condition():
-            await asyncio.sleep(0.01)
-
-
-def text_of(app: RaceApp, selector: str) -> str:
-    """The text of a widget of the screen shown ("" while it is not composed yet)."""
-    try:
-        return str(app.screen.query_one(selector, Static).render())
-    except NoMatches:
-        return ""
 
 
 def asking(app: RaceApp) -> bool:
