@@ -25,7 +25,7 @@ import pytest
 
 from spider_client import Client, connect_bot
 from spider_engine import Board, Move
-from tests.web.web_helpers import Player, blank_page, open_page
+from tests.web.web_helpers import Player, blank_page, create_on_page, open_page
 
 PROMPT = "Press Resign again to give up this game."
 
@@ -36,18 +36,9 @@ no rate limit on the test's clients."""
 
 async def start_alone(player: Player, variant: str, seed: str, *, hints: bool = False) -> None:
     """Create a race of one from the lobby, ready, and wait for the deal."""
-    page = player.page
-    await page.fill("#name", "Newt")
-    await page.select_option("#variant", variant)
-    if hints:
-        await page.check("#hints")
-    if not await page.is_visible("#seed"):
-        await page.click("details.more summary")
-    await page.fill("#seed", seed)
-    await page.fill("#countdown", "0")
-    await page.click("#create")
-    await page.click("#ready")
-    await page.wait_for_selector("#board .card")
+    await create_on_page(player, "Newt", variant, seed=seed, hints=hints)
+    await player.page.click("#ready")
+    await player.page.wait_for_selector("#board .card")
 
 
 async def message(page: Any) -> str | None:

@@ -217,13 +217,27 @@ async def open_page(
     return player
 
 
-async def create_on_page(player: Player, name: str, variant: str, *, countdown: int = 0) -> str:
+async def create_on_page(
+    player: Player,
+    name: str,
+    variant: str,
+    *,
+    countdown: int = 0,
+    seed: str | None = None,
+    hints: bool = False,
+) -> str:
     """The lobby on ``player``'s page: ``name`` creates a race of ``variant`` with the
-    countdown given; the new race's code, once the room shows its Ready button."""
+    countdown given (and ``seed``, and hints); the new race's code, once the room shows its
+    Ready button."""
     page = player.page
     await page.fill("#name", name)
     await page.select_option("#variant", variant)
-    await page.click("details.more summary")
+    if hints:
+        await page.check("#hints")
+    if not await page.is_visible("#countdown"):
+        await page.click("details.more summary")
+    if seed is not None:
+        await page.fill("#seed", seed)
     await page.fill("#countdown", str(countdown))
     await page.click("#create")
     await page.wait_for_selector("#ready")
