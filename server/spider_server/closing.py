@@ -1,16 +1,25 @@
-"""Closing with deadlines: each step of a node's shutdown is awaited for a bounded time, so
-that a task that will not end, or a link that will not close, never holds the node open."""
+"""The node's background tasks: started by a :class:`Spawner`, and closed with deadlines:
+each step of a node's shutdown is awaited for a bounded time, so that a task that will not
+end, or a link that will not close, never holds the node open."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Sequence
-from typing import Any
+from collections.abc import Awaitable, Coroutine, Sequence
+from typing import Any, Protocol
 
-__all__ = ["CLOSE_STEP", "bounded", "ended", "stop"]
+__all__ = ["CLOSE_STEP", "Spawner", "bounded", "ended", "stop"]
 
 log = logging.getLogger(__name__)
+
+
+class Spawner(Protocol):
+    """Runs coroutines in the background (the node keeps them, and closes them with
+    itself; once closed it runs none: None)."""
+
+    def spawn(self, coro: Coroutine[object, object, object]) -> asyncio.Task[object] | None:
+        """Run ``coro`` in the background; None (``coro`` closed, not run) once closed."""
 
 
 CLOSE_STEP = 10.0

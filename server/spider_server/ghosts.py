@@ -13,18 +13,20 @@ the ghost's game.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import math
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from spider_engine import Board
 
 from . import race as rules
-from .errors import Conflict, GameOver, RequestError, Unavailable, WrongState
-from .race import Game, GhostRun, Race, RaceState
-from .store import Store
+from .changes import Changes
+from .errors import GameOver, RequestError, Unavailable, WrongState
+from .race import ActionOutcome, Game, GhostRun, Race, RaceState
+from .store import Store, check_and_set
 
 __all__ = ["GhostRunner"]
 
@@ -42,11 +44,13 @@ class GhostRunner:
     def __init__(
         self,
         store: Store,
+        changes: Changes,
         clock: Callable[[], float],
         spawn: Callable[[Coroutine[Any, Any, Any]], asyncio.Task[Any] | None],
         active: Callable[[str], bool],
     ) -> None:
         self.store = store
+        self.changes = changes
         self.clock = clock
         self.spawn = spawn
         self.active = active
@@ -71,14 +75,14 @@ class GhostRunner:
 
     async def _run(self, code: str) -> None:
         try:
-            race = await self.store.load_race(code)
+            race = await self.store.races.load_race(code)
             if race is None or race.state is not RaceState.RUNNING:
                 self.done[code] = math.inf
                 return
-            runs = await self.store.load_ghost_runs(code)
+            runs = await self.store.races.load_ghost_runs(code)
             games: dict[str, Game] = {}
             for gid in runs:
-                game = await self.store.load_game(code, gid)
+                game = await self.store.races.load_game(code, gid)
                 if game is not None:
                     games[gid] = game
             await self._emit(race, runs, games)
@@ -106,21 +110,58 @@ class GhostRunner:
             if wait > 0:
                 await asyncio.sleep(min(wait, RECHECK))
                 continue
+            run = runs[gid]
             try:
-                outcome = rules.ghost_outcome(race, games[gid], runs[gid], boards.get(gid))
-                await self.store.commit_action(race, outcome)
-            except Conflict:  # another node emitted it: go on from the ghost's seq now
-                self.lost += 1
-                boards[gid] = None
-                game = await self.store.load_game(code, gid)
-                if game is None:
-                    return
-                games[gid] = game
-                continue
+                attempt = await check_and_set(
+                    self._reader(code, gid, games[gid], boards.get(gid)),
+                    functools.partial(_due, race, run),
+                    functools.partial(self.store.commits.commit_action, race),
+                )
             except (WrongState, GameOver):
                 return  # the race is over
             except RequestError as e:  # a recorded run that no longer replays: it stops
                 log.warning("ghost %s of race %s stopped: %s", gid, code, e)
                 return
+            game, board, _ = attempt.loaded
+            if game is None:
+                return
+            if attempt.committed is None:  # another node emitted it: what is due now
+                games[gid], boards[gid] = game, board
+                continue
+            self.changes.publish(attempt.committed)
+            outcome = attempt.decision
+            assert outcome is not None
             self.emitted += 1
             games[gid], boards[gid] = outcome.game, outcome.board
+
+    def _reader(
+        self, code: str, gid: str, game: Game, board: Board | None
+    ) -> Callable[[], Awaitable[_Read]]:
+        """The loads of one ghost action's tries: first the game and board as the last
+        action left them, then (the try lost: another node emitted it) read afresh."""
+        first = True
+
+        async def load() -> _Read:
+            nonlocal first
+            if first:
+                first = False
+                return game, board, self.clock()
+            self.lost += 1
+            return await self.store.races.load_game(code, gid), None, self.clock()
+
+        return load
+
+
+_Read = tuple[Game | None, "Board | None", float]
+"""A ghost's game (None: gone), its board if known, and the time it was read."""
+
+
+def _due(race: Race, run: GhostRun, read: _Read) -> ActionOutcome | None:
+    """The ghost's next action if it is due at the time read (None: not yet, or no game)."""
+    game, board, now = read
+    if game is None:
+        return None
+    at = rules.next_due(race, game, run)
+    if at is None or at > now:
+        return None
+    return rules.ghost_outcome(race, game, run, board)

@@ -74,7 +74,6 @@ class Hub:
         self.shards: ShardFeed | None = None
         """On a cluster: the sharded subscriptions (:mod:`.shards`), in place of the one
         pub/sub connection."""
-        store.on_commit = self.committed
 
     def _moved(self, code: str) -> None:
         watch = self.watches.get(code)
@@ -108,7 +107,7 @@ class Hub:
 
     async def _connect(self) -> None:
         if self.watches:  # claim before subscribing: what is published after is heard
-            await self.store.claim_watch(list(self.watches), self.store.clock())
+            await self.store.presence.claim_watch(list(self.watches), self.store.clock())
         pubsub = self.redis.pubsub()
         channels = [keys.node_channel(self.node)] + [keys.channel(c) for c in self.watches]
         try:
@@ -251,7 +250,7 @@ class Hub:
 
     async def fetch(self, code: str, after: int) -> list[EventFrame] | None:
         """The race's events after version ``after``, from the stream; None if trimmed."""
-        stored = await self.store.events_after(code, after)
+        stored = await self.store.races.events_after(code, after)
         if stored is None:
             return None
         return [EventFrame.stored(version, audience, data) for version, audience, data in stored]
@@ -264,7 +263,7 @@ class Hub:
             watch = self.watches[code] = RaceWatch(code)
             if self.shards is not None:
                 try:
-                    await self.store.claim_watch([code], self.store.clock())
+                    await self.store.presence.claim_watch([code], self.store.clock())
                     await self.shards.add(keys.channel(code))
                 except (RedisError, OSError, Unavailable) as e:  # tried again meanwhile
                     log.warning("subscribe to race %s failed: %s", code, e)
@@ -273,7 +272,7 @@ class Hub:
             elif self._pubsub is not None:
                 try:
                     # claimed first: every event committed after the claim is published
-                    await self.store.claim_watch([code], self.store.clock())
+                    await self.store.presence.claim_watch([code], self.store.clock())
                     await self._pubsub.subscribe(keys.channel(code))
                 except (RedisError, OSError, Unavailable) as e:
                     log.warning("subscribe to race %s failed: %s", code, e)
@@ -283,7 +282,7 @@ class Hub:
         """Renew this node's claims on the races it watches (run well within the claim's
         life, ``presence_ttl``)."""
         if self.watches:
-            await self.store.claim_watch(list(self.watches), self.store.clock())
+            await self.store.presence.claim_watch(list(self.watches), self.store.clock())
 
     def add(
         self,
@@ -341,7 +340,7 @@ class Hub:
             elif self._pubsub is not None:
                 await self._pubsub.unsubscribe(keys.channel(code))
             if code not in self.watches:  # not watched again meanwhile
-                await self.store.drop_watch(code)
+                await self.store.presence.drop_watch(code)
 
     async def sweep(self) -> None:
         """Dispatch events that the channel did not bring (compares each watched race's
@@ -350,7 +349,7 @@ class Hub:
         if not watches:
             return
         try:
-            versions = await self.store.race_versions([w.code for w in watches])
+            versions = await self.store.races.race_versions([w.code for w in watches])
         except Unavailable:
             return
         for watch, version in zip(watches, versions, strict=True):

@@ -38,6 +38,7 @@ from typing import Any, Protocol
 from spider_client.protocol import Matched, OpenRaceChanged, Queued, encode
 
 from . import race as rules
+from .changes import Changes
 from .closing import stop
 from .errors import Conflict, Unavailable
 from .keys import LOBBY_CHANNEL, MATCH_CHANNEL
@@ -99,16 +100,18 @@ class Lobby:
     def __init__(
         self,
         store: Store,
+        changes: Changes,
         settings: Settings,
         *,
         clock: Callable[[], float],
         rating_of: Callable[[str, str], float | Awaitable[float]] | None = None,
     ) -> None:
         self.store = store
+        self.changes = changes
         self.settings = settings
         self.clock = clock
         self.rating_of: Callable[[str, str], float | Awaitable[float]] = (
-            rating_of or store.rating_of
+            rating_of or store.ratings.rating_of
         )
         """The player's rating in a variant (read once when they queue; a plain value or
         an awaitable one)."""
@@ -180,13 +183,13 @@ class Lobby:
             self.waiters.pop(other.session.id, None)  # one queue at a time, the latest
         self.waiters[session.id] = waiter
         expiry = self.clock() + self.alive_ttl
-        result = await self.store.queue_match(
+        result = await self.store.lobby.queue_match(
             session.player, session.id, pool, rating, name, expiry, since, bot=bot
         )
         queued = Queued(req=0, variant=variant, pool=pool, wait=self.settings.match_wait)
         if result == "ok":
             return queued
-        entry = await self.store.match_entry(session.player) if result == MATCHED else None
+        entry = await self.store.lobby.match_entry(session.player) if result == MATCHED else None
         if entry is None or entry[0] != MATCHED:
             self.waiters.pop(session.id, None)
             raise Conflict("your place in the queue is being changed; try again")
@@ -200,11 +203,11 @@ class Lobby:
         their game in it is not over: a match they were told of on a connection that was
         lost before they joined it (told, then their node died), so that queueing again
         sends them there rather than into a second race."""
-        code = await self.store.race_since(player, 0.0)
-        race = None if code is None else await self.store.load_race(code)
+        code = await self.store.lobby.race_since(player, 0.0)
+        race = None if code is None else await self.store.races.load_race(code)
         if race is None or not race.options.quick or player not in race.players:
             return None
-        game = await self.store.load_game(race.code, player)
+        game = await self.store.races.load_game(race.code, player)
         return race.code if game is None or game.status not in TERMINAL else None
 
     async def _adopt(self, waiter: Waiter, entry: list[str], *, soon: bool = False) -> bool:
@@ -212,25 +215,25 @@ class Lobby:
         this one of the race once it is made and that connection's claim lapsed (its node
         stopped renewing it: it died, or the connection closed)."""
         code, conn = entry[1], entry[3]
-        if conn in self.waiters or not await self.store.match_claim_lapsed(waiter.player):
+        if conn in self.waiters or not await self.store.lobby.match_claim_lapsed(waiter.player):
             return False
         return await self._deliver(waiter, code, soon=soon)
 
     async def cancel(self, session: Member) -> None:
         """Take the connection's player out of their queue (if this connection queued)."""
         if self.waiters.pop(session.id, None) is not None:
-            await self.store.cancel_match(session.player, session.id)
+            await self.store.lobby.cancel_match(session.player, session.id)
 
     def gone(self, session: Member, spawn: Callable[[Any], object]) -> None:
         """The connection closed: out of the queue and the watchers."""
         self.watchers.pop(session.id, None)
         if self.waiters.pop(session.id, None) is not None:
-            spawn(self.store.cancel_match(session.player, session.id))
+            spawn(self.store.lobby.cancel_match(session.player, session.id))
 
     async def _deliver(self, waiter: Waiter, code: str, *, soon: bool = False) -> bool:
         """Tell the waiter of its race (if the race exists); with ``soon``, on the next
         turn of the event loop (after the reply being sent)."""
-        race = await self.store.load_race(code)
+        race = await self.store.races.load_race(code)
         if race is None or waiter.player not in race.players:
             return False
         if self.waiters.get(waiter.session.id) is not waiter:
@@ -246,7 +249,7 @@ class Lobby:
             asyncio.get_running_loop().call_soon(waiter.session.send_msg, matched)
         else:
             waiter.session.send_msg(matched)
-        await self.store.match_delivered(waiter.player, code)
+        await self.store.lobby.match_delivered(waiter.player, code)
         return True
 
     def _heard(self, data: bytes) -> asyncio.Task[bool] | None:
@@ -279,7 +282,7 @@ class Lobby:
         tasks: set[asyncio.Task[bool]] = set()
         while True:
             try:
-                async for channel, data in self.store.lobby_messages():
+                async for channel, data in self.store.lobby.lobby_messages():
                     if channel == LOBBY_CHANNEL:
                         self._listing_changed(data)
                     elif channel == MATCH_CHANNEL:
@@ -299,9 +302,9 @@ class Lobby:
         """One turn: renew this node's waiters, then take and start the groups that fit."""
         await self._renew()
         s = self.settings
-        for pool in await self.store.match_pools():
+        for pool in await self.store.lobby.match_pools():
             codes = [rules.new_code() for _ in range(CODES_PER_TURN)]
-            groups = await self.store.pop_matches(
+            groups = await self.store.lobby.pop_matches(
                 pool,
                 codes,
                 wait=s.match_wait,
@@ -337,23 +340,23 @@ class Lobby:
         waited = [round(now - m.since, 3) for m in group]
         # remembered before the race exists: a node that dies in between leaves a code in
         # the list that names no race, never a race the list misses
-        await self.store.record_match(code, group, now, waited)
+        await self.store.lobby.record_match(code, group, now, waited)
         try:
-            await self.store.commit(change, new=True)
+            await self.changes.commit(change, new=True)
         except Conflict:  # the code is taken (1 in 32**5): the waiters are queued again
             log.warning("quick-match code %s was taken; its players wait again", code)
-            await self.store.unrecord_match(code, group, now, waited)
+            await self.store.lobby.unrecord_match(code, group, now, waited)
             return
         for member in group:
-            await self.store.add_player_race(member.player, code)
+            await self.store.players.add_player_race(member.player, code)
         self.matches_made += 1
-        await self.store.announce_match(code, group)
+        await self.store.lobby.announce_match(code, group)
 
     async def _renew(self) -> None:
         waiters = list(self.waiters.values())
         if not waiters:
             return
-        entries = await self.store.renew_waiters(
+        entries = await self.store.lobby.renew_waiters(
             [(w.player, w.session.id) for w in waiters], self.clock() + self.alive_ttl
         )
         mono = time.monotonic()
@@ -371,7 +374,7 @@ class Lobby:
                     continue
                 late = mono - waiter.matched_seen
                 if late > 1.0 and not await self._deliver(waiter, entry[1]) and late > 10.0:
-                    await self.store.match_delivered(waiter.player, entry[1])  # never made
+                    await self.store.lobby.match_delivered(waiter.player, entry[1])  # never made
                     await self._requeue(waiter)
             elif entry[0] != MATCHED and entry[1] != waiter.session.id:
                 del self.waiters[waiter.session.id]  # the player queued elsewhere
@@ -380,7 +383,7 @@ class Lobby:
         """Whether the player's entry is gone because another connection of theirs was told
         of a race made since this one queued: then this one is told of it too (never
         queued again while the player has a race)."""
-        code = await self.store.race_since(waiter.player, waiter.queued_at)
+        code = await self.store.lobby.race_since(waiter.player, waiter.queued_at)
         return code is not None and await self._deliver(waiter, code)
 
     async def _requeue(self, waiter: Waiter) -> None:

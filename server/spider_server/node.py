@@ -31,8 +31,10 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 
 from . import race as rules
 from . import redisconn
+from .advancing import Advancer
+from .changes import Changes
 from .closing import bounded, ended
-from .errors import Conflict, Unavailable
+from .errors import Unavailable
 from .ghosts import GhostRunner
 from .hints import Hints
 from .http import Http, OpenFiles
@@ -46,7 +48,7 @@ from .race import Limits, Race
 from .seeds import Seeds
 from .session import Context, Session
 from .settings import Settings
-from .store import Store, cas_tries
+from .store import Store
 from .transport import (
     CLOSE_RESTART,
     Connection,
@@ -54,6 +56,7 @@ from .transport import (
     Writes,
     backlog,
     check_websockets,
+    read_frames,
     server_side,
 )
 from .watches import RaceWatch
@@ -97,22 +100,34 @@ class Node:
         self.redis: Any = redisconn.connect(redis_url)
         # health checks ask once, quickly, without retries
         self._health: Any = redisconn.connect(redis_url, health=True)
-        self.store = Store(self.redis, settings, clock=self.now, health=self._health)
+        self.store = Store.connect(self.redis, settings, clock=self.now, health=self._health)
+        """The stores, one a thing kept (:mod:`.store`)."""
         self.hub = Hub(self.redis, self.store, node=settings.node, on_event=self._on_event)
-        self.presence = Presence(self.store, self.hub, settings, clock=self.now)
+        self.changes = Changes(self.store, self.hub)
+        """Race changes committed and their events handed to the hub."""
+        self.presence = Presence(self.store, self.changes, settings, clock=self.now)
         self.workers = SolverWorkers(WorkerSettings.from_settings(settings))
         """The solver's worker processes: hints and proofs (never in this process)."""
         self.metrics.solver = self.workers
+        self.pars = ParRunner(
+            self.store, self.changes, self.workers, settings, clock=self.now, spawn=self.spawn
+        )
+        """Finished deals' pars, searched in the background (:mod:`.par`)."""
+        self.advancer = Advancer(
+            self.store, self.changes, self.pars, self.metrics, self, clock=self.now
+        )
+        """The races' transitions, made when due."""
         self.seeds = Seeds(
             self.store,
+            self.changes,
             settings,
             secret,
             clock=self.now,
-            on_prepared=self.advance,
+            on_prepared=self.advancer.advance,
             workers=self.workers,
         )
         """Proven-winnable seeds: winnable races and the daily deals."""
-        self.lobby = Lobby(self.store, settings, clock=self.now)
+        self.lobby = Lobby(self.store, self.changes, settings, clock=self.now)
         """Quick match and the open races (the matching loop runs on every node)."""
         self.writes = Writes(settings)
         self.proxies = Proxies(settings.trusted_proxies)
@@ -147,16 +162,17 @@ class Node:
             metrics=self.metrics,
             addresses=self.addresses,
             clock=self.now,
-            advance=self.advance,
-            spawn=self.spawn,
-            presence=self.presence.check,
+            transitions=self.advancer,
+            changes=self.changes,
+            spawner=self,
+            presence=self.presence,
             hints=self.hints,
             lobby=self.lobby,
         )
-        self.ghosts = GhostRunner(self.store, self.now, self.spawn, self._watched_running)
+        self.ghosts = GhostRunner(
+            self.store, self.changes, self.now, self.spawn, self._watched_running
+        )
         """Emits the due actions of the ghost races watched here (from the tick loop)."""
-        self.pars = ParRunner(self.store, self.workers, settings, clock=self.now, spawn=self.spawn)
-        """Finished deals' pars, searched in the background (:mod:`.par`)."""
         self.server: Server | None = None
         self.offset = 0.0
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -358,7 +374,7 @@ class Node:
         self.metrics.connections = len(self.connections)
         self.metrics.connections_total += 1
         try:
-            await conn.run(session)
+            await read_frames(conn, session)
         finally:
             self.connections.discard(conn)
             self.metrics.connections = len(self.connections)
@@ -370,39 +386,7 @@ class Node:
     async def advance(self, code: str) -> Race | None:
         """The race now, after performing whatever transition is due (start or finish); None
         when there is no such race. Safe on every node at once: one commit wins."""
-        for _ in cas_tries():
-            race = await self.store.load_race(code)
-            if race is None:
-                return None
-            now = self.now()
-            due = rules.due_transition(race, now)
-            if due is None:
-                self.pars.ensure(race)  # a finished race shown without its par: get it
-                return race
-            if due == "start":
-                change = rules.start(race, now)
-            else:
-                games, replays, times = await self.store.load_timed_games(race)
-                hints = await self.store.load_hints(code) if race.options.hints else None
-                if any(e.ghost for e in race.players.values()):
-                    runs = await self.store.load_ghost_runs(code)
-                    games, ghost_replays, ghost_times = rules.finish_ghosts(race, games, runs)
-                    replays.update(ghost_replays)
-                    times.update(ghost_times)
-                change = rules.finish(race, games, replays, now, hints, times)
-                # before the finish: a node that dies after it leaves the results pending
-                await self.store.mark_pending(code, now)
-            try:
-                await self.store.commit(change)
-            except Conflict:
-                continue
-            self.metrics.transitions_total[due] += 1
-            if change.finished:
-                self.spawn(self.store.apply_results(change.race))
-            self.pars.ensure(change.race)  # in the background: the finish does not wait
-            if change.finished and change.race.options.daily:
-                await self.store.record_daily(change.race)
-        raise AssertionError("unreachable: cas_tries raises when the tries are spent")
+        return await self.advancer.advance(code)
 
     def _on_event(self, watch: RaceWatch, event: EventFrame) -> None:
         """A countdown whose end has passed already (a zero countdown): start it now."""
@@ -465,7 +449,7 @@ class Node:
         while True:
             await asyncio.sleep(RESULTS_GRACE / 2)
             try:
-                await self.store.apply_pending(self.now() - RESULTS_GRACE, self.advance)
+                await self.store.ratings.apply_pending(self.now() - RESULTS_GRACE, self.advance)
             except Unavailable:
                 pass
             except Exception:
@@ -491,7 +475,7 @@ class Node:
             with contextlib.suppress(Unavailable):
                 await self.hub.renew()
             with contextlib.suppress(Unavailable):
-                await self.store.touch_presence(items, self.now())
+                await self.store.presence.touch_presence(items, self.now())
             try:
                 await self.presence.sweep()
             except Unavailable:

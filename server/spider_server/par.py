@@ -37,10 +37,11 @@ from spider_client.protocol import ParInfo
 
 from . import keys
 from . import race as rules
-from .errors import Conflict, Unavailable
+from .changes import Changes
+from .errors import Unavailable
 from .race import Race, RaceState
 from .settings import Settings
-from .store import Store, cas_tries
+from .store import Store
 from .workers import JobRefused, SolverTimeout, SolverWorkers, WorkerError
 
 __all__ = ["MAX_WAITING", "ParRunner"]
@@ -58,6 +59,7 @@ class ParRunner:
     def __init__(
         self,
         store: Store,
+        changes: Changes,
         workers: SolverWorkers,
         settings: Settings,
         *,
@@ -65,6 +67,7 @@ class ParRunner:
         spawn: Callable[[Coroutine[Any, Any, Any]], asyncio.Task[Any] | None],
     ) -> None:
         self.store = store
+        self.changes = changes
         self.workers = workers
         self.settings = settings
         self.clock = clock
@@ -94,7 +97,7 @@ class ParRunner:
         claim = keys.daily(variant, daily, "par_claim") if daily else keys.par_claim(race.code)
         try:
             while True:
-                kept = await self.store.daily_par(variant, daily) if daily else None
+                kept = await self.store.par.daily_par(variant, daily) if daily else None
                 if kept is not None:
                     await self._land(race.code, kept)
                     return
@@ -102,17 +105,17 @@ class ParRunner:
                 if claimed:
                     break
                 # another node searches: once its claim ends, the par landed or it died
-                await asyncio.sleep(await self.store.par_claim_left(claim) + 0.05)
-                now = await self.store.load_race(race.code)
+                await asyncio.sleep(await self.store.par.par_claim_left(claim) + 0.05)
+                now = await self.store.races.load_race(race.code)
                 if now is None or now.par is not None:
                     return
             if par is None:
                 return
             if daily:
-                par = await self.store.set_daily_par(variant, daily, par)
+                par = await self.store.par.set_daily_par(variant, daily, par)
             await self._land(race.code, par)
             with contextlib.suppress(Unavailable):
-                await self.store.drop_par_claim(claim)
+                await self.store.par.drop_par_claim(claim)
         finally:
             self.pending.discard(race.code)
 
@@ -122,7 +125,7 @@ class ParRunner:
         is dropped, a later showing starts again)."""
         ttl = self.settings.presence_ttl
         async with self._turn:
-            if not await self.store.claim_par(claim, ttl):
+            if not await self.store.par.claim_par(claim, ttl):
                 return False, None
             job = asyncio.ensure_future(
                 self.workers.par(
@@ -137,7 +140,7 @@ class ParRunner:
                     await asyncio.wait([job], timeout=ttl / 3)
                     if not job.done():
                         with contextlib.suppress(Unavailable):
-                            await self.store.renew_par_claim(claim, ttl)
+                            await self.store.par.renew_par_claim(claim, ttl)
                 solved = job.result()
             except SolverTimeout:
                 self.computed += 1
@@ -145,7 +148,7 @@ class ParRunner:
             except (WorkerError, JobRefused) as e:
                 log.warning("par of race %s not computed: %s", race.code, e)
                 with contextlib.suppress(Unavailable):
-                    await self.store.drop_par_claim(claim)
+                    await self.store.par.drop_par_claim(claim)
                 return True, None
             finally:
                 if not job.done():
@@ -155,16 +158,9 @@ class ParRunner:
 
     async def _land(self, code: str, par: ParInfo) -> None:
         """Keep ``par`` with race ``code`` (check-and-set: once, whoever tries)."""
-        for _ in cas_tries():
-            race = await self.store.load_race(code)
-            if race is None:
-                return
-            change = rules.par_change(race, par, self.clock())
-            if change is None:
-                return
-            try:
-                await self.store.commit(change)
-            except Conflict:
-                continue
+        now = self.clock()
+        attempt = await self.changes.race(
+            code, lambda race: None if race is None else rules.par_change(race, par, now)
+        )
+        if attempt.committed is not None:
             self.landed += 1
-            return

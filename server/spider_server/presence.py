@@ -14,15 +14,34 @@ once.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple
 
 from . import race as rules
-from .errors import Conflict
-from .hub import Hub
-from .race import Race, Status
+from .changes import Changes
+from .race import Game, Race, RaceChange, Status
+from .race.presence import Due as PresenceDue
 from .settings import Settings
-from .store import Store, cas_tries
+from .store import Store
 
 __all__ = ["Presence"]
+
+
+class _Due(NamedTuple):
+    """A race as read for its presence decision: the plan due at ``now`` and what the
+    change is decided on."""
+
+    race: Race | None
+    plan: dict[str, PresenceDue]
+    games: dict[str, Game]
+    now: float
+    since: float | None
+    """When the claims of a resumed player's lost connection lapsed (None: not known)."""
+
+
+def _decide(due: _Due) -> RaceChange | None:
+    if due.race is None or not due.plan:
+        return None
+    return rules.presence_change(due.race, due.plan, due.games, due.now, resumed_since=due.since)
 
 
 class Presence:
@@ -31,10 +50,10 @@ class Presence:
     hub's watch of a player who is out. ``clock`` is the node's server time."""
 
     def __init__(
-        self, store: Store, hub: Hub, settings: Settings, *, clock: Callable[[], float]
+        self, store: Store, changes: Changes, settings: Settings, *, clock: Callable[[], float]
     ) -> None:
         self.store = store
-        self.hub = hub
+        self.changes = changes
         self.settings = settings
         self.clock = clock
 
@@ -42,57 +61,68 @@ class Presence:
         """Commit whatever presence decision is due in race ``code`` now (away, back,
         abandoned, stuck on undo), read afresh. ``resumed``: a player who rejoins the race
         after losing a connection (their claim was just renewed)."""
-        for _ in cas_tries():
-            now = self.clock()
-            [(race, online)] = await self.store.races_present([code], now)
-            if race is None or await self._decide(race, online, now, resumed):
-                return
+        await self._check(code, resumed, None)
 
-    async def _decide(
-        self, race: Race, online: set[str], now: float, resumed: str | None = None
-    ) -> bool:
-        """Commit what :func:`~.race.presence_plan` says is due in ``race``; False when the
-        check-and-set lost (the caller reads the race again)."""
+    async def _check(
+        self, code: str, resumed: str | None, read: tuple[Race, set[str], float] | None
+    ) -> None:
+        """:meth:`check`, deciding first on the race and claims ``read`` already (if any),
+        then on what is read afresh."""
+
+        async def load() -> _Due:
+            nonlocal read
+            if read is not None:
+                race, online, now = read
+                read = None
+            else:
+                now = self.clock()
+                [(found, online)] = await self.store.presence.races_present([code], now)
+                if found is None:
+                    return _Due(None, {}, {}, now, None)
+                race = found
+            return await self._due(race, online, now, resumed)
+
+        attempt = await self.changes.decide(load, _decide)
+        due = attempt.loaded
+        if attempt.committed is None or due.race is None:
+            return
+        watch = self.changes.hub.watches.get(code)
+        if watch is None:
+            return
+        for pid, what in due.plan.items():
+            if what in ("abandoned", "stuck"):
+                watch.set_status(pid, Status.ABANDONED if what == "abandoned" else Status.STUCK)
+
+    async def _due(self, race: Race, online: set[str], now: float, resumed: str | None) -> _Due:
+        """What :func:`~.race.presence_plan` says is due in ``race``, with what the change
+        is decided on."""
         plan = rules.presence_plan(race, online, now, resumed=resumed)
         if not plan:
-            return True
+            return _Due(race, {}, {}, now, None)
         since = None
         if plan.get(resumed or "") == "resumed":
             # the claims of the lost connection are still live: it was last renewed a
             # claim's life before it expires (the newest claim is the rejoin's own)
-            claims = sorted(await self.store.last_claims(race.code, resumed or "", now))
+            claims = sorted(await self.store.presence.last_claims(race.code, resumed or "", now))
             if len(claims) > 1:
                 since = claims[-2] - self.settings.presence_ttl
         games = {}
         for pid, due in plan.items():
             if due in ("abandoned", "stuck"):
-                game = await self.store.load_game(race.code, pid)
-                if game is None:
-                    return True  # pragma: no cover - a running race has every game
+                game = await self.store.races.load_game(race.code, pid)
+                if game is None:  # pragma: no cover - a running race has every game
+                    return _Due(race, {}, {}, now, None)
                 games[pid] = game
-        change = rules.presence_change(race, plan, games, now, resumed_since=since)
-        if change is None:
-            return True
-        try:
-            await self.store.commit(change)
-        except Conflict:
-            return False
-        for pid, due in plan.items():
-            if due in ("abandoned", "stuck"):
-                watch = self.hub.watches.get(race.code)
-                if watch is not None:
-                    watch.set_status(pid, Status.ABANDONED if due == "abandoned" else Status.STUCK)
-        return True
+        return _Due(race, dict(plan), games, now, since)
 
     async def sweep(self) -> None:
         """Decide presence in every running race this node watches (see the module's
         docstring); a decision that lost its check-and-set is made again on the race read
         afresh."""
-        codes = [w.code for w in list(self.hub.watches.values()) if w.state == "running"]
+        codes = [w.code for w in list(self.changes.hub.watches.values()) if w.state == "running"]
         if not codes:
             return
         now = self.clock()
-        for race, online in await self.store.races_present(codes, now):
-            if race is not None and not await self._decide(race, online, now):
-                await self.check(race.code)
-
+        for race, online in await self.store.presence.races_present(codes, now):
+            if race is not None:
+                await self._check(race.code, None, (race, online, now))

@@ -44,9 +44,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import race as rules
-from .errors import Conflict, Unavailable
+from .changes import Changes
+from .errors import Unavailable
+from .race import Race, RaceChange
 from .settings import Settings
-from .store import Store, cas_tries, leaderboard_score
+from .store import Store, leaderboard_score
 from .workers import (
     JobRefused,
     Priority,
@@ -104,14 +106,16 @@ class Seeds:
     def __init__(
         self,
         store: Store,
+        changes: Changes,
         settings: Settings,
         secret: bytes,
         *,
         clock: Callable[[], float],
-        on_prepared: Callable[[str], Awaitable[Any]],
+        on_prepared: Callable[[str], Awaitable[object]],
         workers: SolverWorkers,
     ) -> None:
         self.store = store
+        self.changes = changes
         self.settings = settings
         self.secret = secret
         self.clock = clock
@@ -257,16 +261,16 @@ class Seeds:
         code = demand.key[1]
         while not self.closed:
             try:
-                race = await self.store.load_race(code)
+                race = await self.store.races.load_race(code)
                 if race is None or not race.preparing:
                     return
                 seed = rules.new_seed()
                 if not await self._prove(demand.variant, seed, demand):
                     continue
                 if await self.assign(code, seed):
-                    await self.store.unqueue_for_seed(demand.variant, code)
+                    await self.store.seeds.unqueue_for_seed(demand.variant, code)
                 else:
-                    await self.store.add_seed(demand.variant, seed)
+                    await self.store.seeds.add_seed(demand.variant, seed)
                     self.wake.set()
                 return
             except Unavailable:
@@ -285,13 +289,13 @@ class Seeds:
                 while seed is None and n < DAILY_ATTEMPTS and not self.closed:
                     candidate = daily_seed(self.secret, variant, day, n)
                     if await self._prove(variant, candidate, demand):
-                        seed = await self.store.set_daily_seed(variant, day, candidate)
+                        seed = await self.store.seeds.set_daily_seed(variant, day, candidate)
                     else:
                         seed = await self.daily(variant, day)  # another node's, maybe
                     n += 1
                 if seed is not None:
                     await self._serve_daily(variant, day, seed)
-                    await self.store.daily_served(variant, day)
+                    await self.store.seeds.daily_served(variant, day)
                 return
             except Unavailable:
                 await asyncio.sleep(self.settings.pool_interval)
@@ -303,23 +307,23 @@ class Seeds:
     async def take(self, variant: str) -> str | None:
         """A proven seed for a new winnable race, or None when the pool is empty (the race
         then waits: :meth:`wait`)."""
-        seed = await self.store.take_seed(variant)
+        seed = await self.store.seeds.take_seed(variant)
         self.wake.set()
         return seed
 
     async def wait(self, variant: str, code: str) -> None:
         """Queue a preparing winnable race for the pool's next proven seed."""
-        await self.store.queue_for_seed(variant, code)
+        await self.store.seeds.queue_for_seed(variant, code)
         self.wake.set()
 
     async def daily(self, variant: str, day: str) -> str | None:
         """The day's proven seed, or None when not proven yet."""
-        return await self.store.daily_seed(variant, day)
+        return await self.store.seeds.daily_seed(variant, day)
 
     async def wait_daily(self, variant: str, day: str, code: str) -> None:
         """Queue a preparing daily race for the day's seed (given at once if it was proven
         meanwhile)."""
-        await self.store.queue_daily_race(variant, day, code)
+        await self.store.seeds.queue_daily_race(variant, day, code)
         self.wake.set()
         seed = await self.daily(variant, day)
         if seed is not None:
@@ -348,45 +352,45 @@ class Seeds:
         """One round: daily races given a day's seed proven meanwhile, waiting races given
         the pools' seeds, then the pools refilled (``REFILL``, one proof at a time)."""
         store = self.store
-        for variant, day in await store.dailies_pending():
+        for variant, day in await store.seeds.dailies_pending():
             seed = await self.daily(variant, day)
             if seed is not None:
                 await self._serve_daily(variant, day, seed)
-                await store.daily_served(variant, day)
+                await store.seeds.daily_served(variant, day)
         size = self.settings.pool_size
-        for variant in await store.pool_variants():
+        for variant in await store.seeds.pool_variants():
             for _ in range(ATTEMPTS_PER_ROUND):
                 await self._pair(variant)
-                _, stocked = await store.pool_counts(variant)
+                _, stocked = await store.seeds.pool_counts(variant)
                 if stocked >= size or self.closed:
                     break
                 seed = rules.new_seed()
                 if await self._prove(variant, seed):
-                    await store.add_seed(variant, seed)
+                    await store.seeds.add_seed(variant, seed)
 
     async def _pair(self, variant: str) -> None:
         """Give waiting races the pool's seeds while there are both."""
-        while (pair := await self.store.pair_seed(variant)) is not None:
+        while (pair := await self.store.seeds.pair_seed(variant)) is not None:
             code, seed = pair
             if not await self.assign(code, seed):
-                await self.store.return_seed(variant, seed)  # the race is gone
+                await self.store.seeds.return_seed(variant, seed)  # the race is gone
 
     async def _serve_daily(self, variant: str, day: str, seed: str) -> None:
-        while (code := await self.store.pop_daily_race(variant, day)) is not None:
+        while (code := await self.store.seeds.pop_daily_race(variant, day)) is not None:
             await self.assign(code, seed)
 
     async def assign(self, code: str, seed: str) -> bool:
         """Give a preparing race its seed; False when there is no such race preparing."""
-        for _ in cas_tries():
-            race = await self.store.load_race(code)
+
+        def decide(race: Race | None) -> RaceChange | None:
             if race is None or not race.preparing:
-                return False
-            change = rules.prepare(race, seed, self.clock())
-            try:
-                await self.store.commit(change)
-            except Conflict:
-                continue
-            if change.race.state is rules.RaceState.COUNTDOWN:
-                await self.on_prepared(code)
-            return True
-        raise AssertionError("unreachable: cas_tries raises when the tries are spent")
+                return None
+            return rules.prepare(race, seed, self.clock())
+
+        attempt = await self.changes.race(code, decide)
+        change = attempt.decision
+        if change is None:
+            return False
+        if change.race.state is rules.RaceState.COUNTDOWN:
+            await self.on_prepared(code)
+        return True

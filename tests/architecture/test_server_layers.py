@@ -58,7 +58,8 @@ def test_libraries_below_their_api_are_reached_from_their_layers_only() -> None:
         *(m for m in modules if m.startswith("spider_server.store")),
     }
     assert users["websockets"] == {
-        "spider_server.transport",
+        "spider_server.transport.reading",
+        "spider_server.transport.writing",
         "spider_server.http",
         "spider_server.node",
     }

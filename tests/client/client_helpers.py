@@ -17,7 +17,7 @@ people)."""
 
 async def server_game(node: Any, code: str, player: str) -> Any:
     """The player's game as the server keeps it in Redis."""
-    game = await node.node.store.load_game(code, player)
+    game = await node.node.store.races.load_game(code, player)
     assert game is not None
     return game
 

@@ -62,7 +62,7 @@ async def test_link_cut_after_a_move_is_resumed_and_the_move_applied_once(
             # Redis holds each move once: eight actions, seq 8
             game = await server_game(node, code, client.player)
             assert game.seq == 8
-            actions = await node.node.store.load_actions(code, client.player)
+            actions = await node.node.store.races.load_actions(code, client.player)
             assert len(actions) == 8
     finally:
         await proxy.close()
@@ -139,7 +139,7 @@ async def test_an_action_with_no_answer_is_sent_again(redis_server, server_node)
             assert client.reconnects == 0
             game = await server_game(node, code, client.player)
             assert game.seq == 5
-            assert len(await node.node.store.load_actions(code, client.player)) == 5
+            assert len(await node.node.store.races.load_actions(code, client.player)) == 5
             assert client.view.text() == await server_view(node, code, client.player)
     finally:
         await proxy.close()

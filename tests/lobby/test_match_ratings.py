@@ -114,7 +114,7 @@ async def test_a_quick_match_race_of_bots_is_rated_once(redis_server, server_nod
 
         await _eventually(applied)
         store = nodes[1].node.store
-        records = await store.load_records([c.player for c in clients if c.player])
+        records = await store.ratings.load_records([c.player for c in clients if c.player])
         assert len(records) == 3
         for c in clients:
             assert c.player is not None
@@ -127,14 +127,14 @@ async def test_a_quick_match_race_of_bots_is_rated_once(redis_server, server_nod
         assert any(ch.after != ch.before for ch in changes.changes)
         # both nodes applying again (their background step) writes nothing new
         for n in nodes:
-            await n.node.store.apply_pending(n.node.now() + 1)
-            await n.node.store.apply_results(await n.node.store.load_race(code))
+            await n.node.store.ratings.apply_pending(n.node.now() + 1)
+            await n.node.store.ratings.apply_results(await n.node.store.races.load_race(code))
         assert await _counter(redis_server.url, keys.RATED_RACES) == 1
-        again = await store.load_records([c.player for c in clients if c.player])
+        again = await store.ratings.load_records([c.player for c in clients if c.player])
         assert all(r.variants["spider1"].rated == 1 for r in again.values())
-        rows, _ = await store.ladder("bots", "spider1", None)
+        rows, _ = await store.ratings.ladder("bots", "spider1", None)
         assert {row[1] for row in rows} == {c.player for c in clients}
-        assert (await store.ladder("humans", "spider1", None))[0] == []
+        assert (await store.ratings.ladder("humans", "spider1", None))[0] == []
     finally:
         for c in clients:
             await c.close()
@@ -146,7 +146,7 @@ async def test_the_queue_keeps_the_rating_read_from_the_store(redis_server, serv
         assert c.player is not None
         await _set_rating(redis_server.url, c.player, 2100)
         await _queue(c)
-        entry = await node.node.store.match_entry(c.player)
+        entry = await node.node.store.lobby.match_entry(c.player)
         assert entry is not None and float(entry[2]) == 2100.0
         await c.cancel_match()
 

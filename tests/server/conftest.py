@@ -17,7 +17,7 @@ async def hub(redis_server):
     from spider_server.store import Store
 
     redis = connect(redis_server.url)
-    hub = Hub(redis, Store(redis, Settings()), node="t", on_event=lambda w, e: None)
+    hub = Hub(redis, Store.connect(redis, Settings()), node="t", on_event=lambda w, e: None)
     yield hub
     await hub.close()
     await redis.aclose()

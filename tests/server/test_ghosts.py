@@ -182,7 +182,7 @@ async def test_two_nodes_emit_each_ghost_action_once(redis_server, server_node) 
     assert seen == [*range(1, 11), 10]
     tries = [n.node.ghosts for n in (node1, node2)]
     assert sum(t.emitted for t in tries) == 11
-    game = await node1.node.store.load_game(ghost_code, "ghost1")
+    game = await node1.node.store.races.load_game(ghost_code, "ghost1")
     assert game is not None and game.seq == 11
 
 

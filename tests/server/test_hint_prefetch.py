@@ -57,7 +57,7 @@ async def ask(client: Client, code: str) -> Any:
 
 
 async def position(node: Any, code: str, player: str) -> str:
-    game = await node.node.store.load_game(code, player)
+    game = await node.node.store.races.load_game(code, player)
     assert game is not None
     return str(game.position)
 

@@ -337,8 +337,8 @@ async def test_hints_per_player_and_per_address_get_rate_limited(
     b = await Client.connect(node.url, name="b")
     code_b = await _hint_race(b)
     assert [await _hint(b, code_b) for _ in range(3)] == ["hint_reply"] * 2 + ["rate_limited"]
-    assert await node.node.store.load_hints(code_a) == {a.player: 3}
-    assert await node.node.store.load_hints(code_b) == {b.player: 2}
+    assert await node.node.store.races.load_hints(code_a) == {a.player: 3}
+    assert await node.node.store.races.load_hints(code_b) == {b.player: 2}
     assert node.node.metrics.refused_total["hints"] == 2
     # the race goes on: the hinted move is acked after the refusals
     ack = await a.move(code_a, 1, _moves[code_a])

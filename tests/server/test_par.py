@@ -70,7 +70,7 @@ async def test_a_finished_race_gets_its_par_from_a_worker(
     before = node.node.workers.completed
     finished = await _win(a, code, seed)
     # the finish did not wait for the par
-    assert (await node.node.store.load_race(code)).par is None  # type: ignore[union-attr]
+    assert (await node.node.store.races.load_race(code)).par is None  # type: ignore[union-attr]
     events = [await c.expect("par", timeout=PAR_WAIT) for c in (a, w)]
     assert events[0] == events[1]
     par = events[0]
@@ -160,9 +160,9 @@ async def test_a_daily_races_par_is_kept_for_the_day_and_hidden_during_it(
     # the day's par is kept once per variant and day, and with the race
     kept = None
     for _ in range(int(PAR_WAIT * 10)):
-        race = await node.node.store.load_race(code)
+        race = await node.node.store.races.load_race(code)
         if race is not None and race.par is not None:
-            kept = await node.node.store.daily_par(VARIANT, day)
+            kept = await node.node.store.par.daily_par(VARIANT, day)
             break
         await asyncio.sleep(0.1)
     assert kept is not None and race is not None and race.par == kept

@@ -116,15 +116,15 @@ async def _finished(
     change = r.create_race(
         code=r.new_code(), options=options, creator=players[0], name=players[0], now=100.0
     )
-    race = replace(change.race, version=await store.commit(change, new=True))
+    race = replace(change.race, version=(await store.commits.commit(change, new=True)).version)
     for pid in players[1:]:
         change = r.join(race, pid, pid, 100.0)
-        race = replace(change.race, version=await store.commit(change))
+        race = replace(change.race, version=(await store.commits.commit(change)).version)
     for pid in players:
         change = r.set_ready(race, pid, True, 101.0)
-        race = replace(change.race, version=await store.commit(change))
+        race = replace(change.race, version=(await store.commits.commit(change)).version)
     change = r.start(race, 101.0)
-    race = replace(change.race, version=await store.commit(change))
+    race = replace(change.race, version=(await store.commits.commit(change)).version)
     if not finish:
         return race
     times = times or [10.0 + i for i in range(len(players))]
@@ -133,7 +133,7 @@ async def _finished(
     }
     race = replace(race, players={p: r.entry_of(e, games[p]) for p, e in race.players.items()})
     change = r.finish(race, games, {}, 150.0)
-    return replace(change.race, version=await store.commit(change))
+    return replace(change.race, version=(await store.commits.commit(change)).version)
 
 
 async def _stores(redis_server, n: int):
@@ -144,7 +144,7 @@ async def _stores(redis_server, n: int):
     out = []
     for i in range(n):
         redis = connect(redis_server.url)
-        out.append(Store(redis, Settings().replace(node=f"n{i}")))
+        out.append(Store.connect(redis, Settings().replace(node=f"n{i}")))
     return out
 
 
@@ -158,17 +158,17 @@ async def test_two_nodes_applying_one_race_write_it_once(redis_server) -> None:
     a, b = await _stores(redis_server, 2)
     try:
         race = await _finished(a, ["p1", "p2", "p3"])
-        await a.mark_pending(race.code, 150.0)
-        got = await asyncio.gather(*(s.apply_results(race) for s in (a, b, a, b)))
+        await a.ratings.mark_pending(race.code, 150.0)
+        got = await asyncio.gather(*(s.ratings.apply_results(race) for s in (a, b, a, b)))
         assert all(g == got[0] for g in got) and len(got[0]) == 3
         assert int(await a.redis.get(keys.RATED_RACES)) == 1
-        records = await a.load_records(["p1", "p2", "p3"])
+        records = await a.ratings.load_records(["p1", "p2", "p3"])
         assert {rec.version for rec in records.values()} == {1}
         assert all(rec.variants["spider1"].played == 1 for rec in records.values())
-        assert [len(await a.history(p)) for p in ("p1", "p2", "p3")] == [1, 1, 1]
-        assert await a.pending_races(1e12) == []
+        assert [len(await a.ratings.history(p)) for p in ("p1", "p2", "p3")] == [1, 1, 1]
+        assert await a.ratings.pending_races(1e12) == []
         # and once more, later, changes nothing
-        assert await b.apply_results(race) == got[0]
+        assert await b.ratings.apply_results(race) == got[0]
         assert int(await a.redis.get(keys.RATED_RACES)) == 1
     finally:
         await _close([a, b])
@@ -180,8 +180,8 @@ async def test_one_players_two_races_at_once_both_count(redis_server) -> None:
         one = await _finished(stores[0], ["me", "x1"])
         two = await _finished(stores[0], ["me", "x2"])
         for _ in range(3):  # both at the same moment, from two nodes, a few times
-            await asyncio.gather(stores[0].apply_results(one), stores[1].apply_results(two))
-        rec = (await stores[0].load_records(["me"]))["me"]
+            await asyncio.gather(stores[0].ratings.apply_results(one), stores[1].ratings.apply_results(two))
+        rec = (await stores[0].ratings.load_records(["me"]))["me"]
         vr = rec.variants["spider1"]
         assert rec.version == 2 and vr.played == 2 and vr.rated == 2 and vr.won == 2
         # the same as applying them one after the other, in either order
@@ -199,11 +199,11 @@ async def test_history_is_capped(redis_server) -> None:
     try:
         for _ in range(keys.HISTORY_MAX + 3):
             race = await _finished(store, ["solo", "rival"], rated=False)
-            await store.apply_results(race)
-        lines = await store.history("solo")
+            await store.ratings.apply_results(race)
+        lines = await store.ratings.history("solo")
         assert len(lines) == keys.HISTORY_MAX
         assert await store.redis.llen(keys.history("solo")) == keys.HISTORY_MAX
-        rec = (await store.load_records(["solo"]))["solo"]
+        rec = (await store.ratings.load_records(["solo"]))["solo"]
         assert rec.variants["spider1"].played == keys.HISTORY_MAX + 3
         assert 0 < await store.redis.ttl(keys.history("solo")) <= keys.PROFILE_TTL
     finally:
@@ -214,14 +214,14 @@ async def test_the_ladder_ranks_by_rating_with_the_askers_place(redis_server) ->
     (store,) = await _stores(redis_server, 1)
     try:
         for _ in range(3):
-            await store.apply_results(await _finished(store, ["top", "mid", "low"]))
-        rows, mine = await store.ladder("humans", "spider1", "low", limit=2)
+            await store.ratings.apply_results(await _finished(store, ["top", "mid", "low"]))
+        rows, mine = await store.ratings.ladder("humans", "spider1", "low", limit=2)
         assert [row[1] for row in rows] == ["top", "mid"]
         assert rows[0][3] > rows[1][3]
         assert mine is not None and mine[0] == 3 and mine[1] == "low"
-        assert (await store.ladder("bots", "spider1", "low"))[0] == []
-        assert await store.rating_of("top", "spider1") == rows[0][3]
-        assert await store.rating_of("nobody", "spider1") == DISPLAY_BASE
+        assert (await store.ratings.ladder("bots", "spider1", "low"))[0] == []
+        assert await store.ratings.rating_of("top", "spider1") == rows[0][3]
+        assert await store.ratings.rating_of("nobody", "spider1") == DISPLAY_BASE
     finally:
         await _close([store])
 
@@ -235,20 +235,20 @@ async def test_a_race_left_pending_by_a_dead_node_is_written_by_another(
     (store,) = await _stores(redis_server, 1)
     try:
         race = await _finished(store, ["p1", "p2"])
-        await store.mark_pending(race.code, 100.0)  # what the finishing node did first
-        assert await store.applied_changes(race) is None
+        await store.ratings.mark_pending(race.code, 100.0)  # what the finishing node did first
+        assert await store.ratings.applied_changes(race) is None
         await server_node(redis_server.url)
         await server_node(redis_server.url)
         for _ in range(100):
-            if await store.applied_changes(race) is not None:
+            if await store.ratings.applied_changes(race) is not None:
                 break
             await asyncio.sleep(0.1)
-        changes = await store.applied_changes(race)
+        changes = await store.ratings.applied_changes(race)
         assert changes is not None and len(changes) == 2
         await asyncio.sleep(3)  # both nodes' steps ran again: still once
         assert int(await store.redis.get(keys.RATED_RACES)) == 1
-        assert await store.pending_races(1e12) == []
-        records = await store.load_records(["p1", "p2"])
+        assert await store.ratings.pending_races(1e12) == []
+        records = await store.ratings.load_records(["p1", "p2"])
         assert {rec.version for rec in records.values()} == {1}
     finally:
         await _close([store])
@@ -257,9 +257,9 @@ async def test_a_race_left_pending_by_a_dead_node_is_written_by_another(
 async def test_a_race_not_finished_stays_pending_and_a_gone_one_is_dropped(redis_server) -> None:
     (store,) = await _stores(redis_server, 1)
     try:
-        await store.mark_pending("GONE1", 1.0)
-        assert await store.apply_pending(10.0) == 1
-        assert await store.pending_races(1e12) == []
+        await store.ratings.mark_pending("GONE1", 1.0)
+        assert await store.ratings.apply_pending(10.0) == 1
+        assert await store.ratings.pending_races(1e12) == []
     finally:
         await _close([store])
 
@@ -291,10 +291,10 @@ async def test_two_nodes_finishing_one_rated_race_write_it_once(redis_server, se
             players = [a.player, b.player]
         await asyncio.sleep(0.5)
         assert int(await store.redis.get(keys.RATED_RACES)) == 1
-        records = await store.load_records(players)
+        records = await store.ratings.load_records(players)
         assert {rec.version for rec in records.values()} == {1}
-        assert [len(await store.history(p)) for p in players] == [1, 1]
-        assert await store.pending_races(1e12) == []
+        assert [len(await store.ratings.history(p)) for p in players] == [1, 1]
+        assert await store.ratings.pending_races(1e12) == []
     finally:
         await _close([store])
 
@@ -309,15 +309,15 @@ async def test_a_pending_race_whose_finish_was_lost_is_finished_then_written(
     try:
         race = await _finished(store, ["p1", "p2"], finish=False)  # started, long due
         assert race.state is r.RaceState.RUNNING
-        await store.mark_pending(race.code, 1.0)
+        await store.ratings.mark_pending(race.code, 1.0)
         await server_node(redis_server.url)
         for _ in range(100):
-            done = await store.load_race(race.code)
-            if done is not None and done.final and await store.applied_changes(done):
+            done = await store.races.load_race(race.code)
+            if done is not None and done.final and await store.ratings.applied_changes(done):
                 break
             await asyncio.sleep(0.1)
         assert done is not None and done.final is not None
-        changes = await store.applied_changes(done)
+        changes = await store.ratings.applied_changes(done)
         assert changes is not None and len(changes) == 2
         assert int(await store.redis.get(keys.RATED_RACES)) == 1
     finally:
@@ -357,8 +357,8 @@ async def test_a_node_sigkilled_around_a_rated_finish_leaves_it_written_once(
             assert reply.applied and len(reply.changes) == 2
             players = [a.player, b.player]
         assert int(await store.redis.get(keys.RATED_RACES)) == 1
-        records = await store.load_records(players)
+        records = await store.ratings.load_records(players)
         assert {rec.version for rec in records.values()} == {1}
-        assert [len(await store.history(p)) for p in players] == [1, 1]
+        assert [len(await store.ratings.history(p)) for p in players] == [1, 1]
     finally:
         await _close([store])

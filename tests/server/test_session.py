@@ -146,7 +146,7 @@ async def test_a_hint_counts_for_everyone_in_the_race(node) -> None:
     assert reply["req"] == 3
     progress = await out.wait_for(lambda f: f["type"] == "progress")
     assert progress["player"]["hints"] == 1
-    race = await node.store.load_race(code)
+    race = await node.store.races.load_race(code)
     assert race is not None and race.players[session.player].hints == 1
 
 

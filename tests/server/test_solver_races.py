@@ -179,7 +179,7 @@ async def test_daily_deal_keeps_its_seed_until_the_day_ends(
     for c in (a, b, watcher):
         assert not any(seed.encode() in frame for frame in c.frames), c.label
     # after the day, the race shows its deal
-    stored = await node.node.store.load_race(fa.race)
+    stored = await node.node.store.races.load_race(fa.race)
     assert stored is not None and stored.options.daily
     later = rules.race_info(stored, now=rules.day_end(stored.options.daily) + 1)
     assert later.seed == seed and later.replays is not None

@@ -87,7 +87,7 @@ async def test_hints_past_the_races_budget_are_rate_limited(
     reply = await _ask(a, p.Hint(req=0, code=code))
     assert reply.type == "error" and reply.error == "rate_limited", reply
     assert "at most 2 hints" in reply.message
-    race = await node.node.store.load_race(code)
+    race = await node.node.store.races.load_race(code)
     assert race is not None and race.players[a.player].hints == 2  # the refused one is not
 
 
@@ -168,6 +168,6 @@ async def test_a_hint_sent_again_is_answered_once(redis_server: Any, server_node
     await a.drain(0.5)
     again = [m for m in a.inbox if getattr(m, "req", None) == hint.req]
     assert again == []
-    race = await node.node.store.load_race(code)
+    race = await node.node.store.races.load_race(code)
     assert race is not None and race.players[a.player].hints == 1
     await a.close()

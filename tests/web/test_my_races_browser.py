@@ -54,7 +54,7 @@ async def test_your_races_lists_them_and_leaving_one_frees_a_place(
         f"document.querySelectorAll('#my-races li').length === {LIMIT - 1}"
     )
     assert await page.locator(f'#my-races li[data-code="{codes[0]}"]').count() == 0
-    race = await node.node.store.load_race(codes[0])
+    race = await node.node.store.races.load_race(codes[0])
     assert race is None  # its only player left: the race is gone
     await page.click("#create")
     await page.wait_for_selector("#room-players")

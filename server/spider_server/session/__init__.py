@@ -1,9 +1,11 @@
 """One connection's side of the protocol, without sockets.
 
-:class:`Session` joins the handlers (:mod:`.races`, :mod:`.actions`, :mod:`.profile`) to the protocol state
-of :mod:`.core`; :data:`HANDLERS` is the table from message type to handler. The
-transport hands it frames and takes its frames (an :class:`~.core.Outbox`); everything
-else it reaches through its :class:`~.core.Context`.
+:class:`Session` (:mod:`.core`) is a connection's protocol state; the handlers of the
+messages are functions of the session and the message, module by module (:mod:`.actions`,
+:mod:`.races`, :mod:`.lists`, :mod:`.profile`, :mod:`.lobby`), and :data:`HANDLERS` is the
+table from message type to handler, which every session dispatches by. The transport hands
+a session frames and takes its frames (an :class:`~.parts.Outbox`); everything else it
+reaches through its :class:`~.parts.Context`.
 """
 
 from __future__ import annotations
@@ -30,12 +32,9 @@ from spider_client.protocol import (
     Undo,
 )
 
-from .actions import ActionHandlers
-from .core import MAX_NAME, Context, Handler, Outbox, State, display_name, race_code
-from .lists import ListHandlers
-from .lobby import LobbyHandlers
-from .profile import ProfileHandlers
-from .races import RaceHandlers
+from . import actions, lists, lobby, profile, races
+from .core import MAX_NAME, Handler, Session, State, display_name, race_code
+from .parts import Context, Outbox
 
 __all__ = [
     "HANDLERS",
@@ -48,33 +47,27 @@ __all__ = [
     "race_code",
 ]
 
-
-class Session(ActionHandlers, RaceHandlers, ListHandlers, ProfileHandlers, LobbyHandlers):
-    """One connection: says hello, then joins races and acts in them (and finds them in
-    the lobby)."""
-
-
-HANDLERS: dict[type, Handler] = {
-    MoveAction: Session.act,
-    Undo: Session.act,
-    Resign: Session.act,
+HANDLERS: dict[type[object], Handler] = {
+    MoveAction: actions.act,
+    Undo: actions.act,
+    Resign: actions.act,
     Hello: Session.hello,
-    CreateRace: Session.create_race,
-    Join: Session.join,
-    Leave: Session.leave,
-    Ready: Session.ready,
-    Hint: Session.hint,
-    DailyRace: Session.daily_race,
-    Leaderboard: Session.leaderboard,
-    MyRaces: Session.my_races,
-    Profile: Session.profile,
-    RatingChanges: Session.rating_changes,
-    RatingLeaderboard: Session.rating_leaderboard,
-    Rematch: Session.rematch,
-    OpenRaces: Session.open_races,
-    QuickMatch: Session.quick_match,
-    CancelMatch: Session.cancel_match,
+    CreateRace: races.create_race,
+    Join: races.join,
+    Leave: races.leave,
+    Ready: races.ready,
+    Hint: races.hint,
+    DailyRace: races.daily_race,
+    Leaderboard: lists.leaderboard,
+    MyRaces: lists.my_races,
+    Profile: profile.profile,
+    RatingChanges: profile.rating_changes,
+    RatingLeaderboard: profile.rating_leaderboard,
+    Rematch: profile.rematch,
+    OpenRaces: lobby.open_races,
+    QuickMatch: lobby.quick_match,
+    CancelMatch: lobby.cancel_match,
 }
-"""Message type -> the session's handler of it."""
+"""Message type -> its handler, called with the session and the message."""
 
 Session.handlers = HANDLERS

@@ -1,12 +1,14 @@
-"""One connection's protocol state, and what its handlers stand on.
+"""One connection's protocol state: :class:`Session`.
 
 A session is in one :class:`State` at a time: it awaits ``hello``, then is ready for
 every other message, and once closing handles nothing more. Frames come from the
-transport one at a time (:meth:`SessionBase.handle`: rate, size, decoding, validation,
-then the message's handler from the table of :class:`~.Session`); replies and race events go out
-through an :class:`Outbox` (the transport's connection). Handlers depend on a
-:class:`Context` (the store, the hub, the seed pool, the node's clock and transitions),
-never on sockets.
+transport one at a time (:meth:`Session.handle`: rate, size, decoding, validation, then
+the message's handler from :attr:`Session.handlers`, the package's table
+:data:`~spider_server.session.HANDLERS`); replies and race events go out through an
+:class:`~.parts.Outbox` (the transport's connection). The handlers are functions of the
+session and the message (:mod:`.actions`, :mod:`.races`, :mod:`.lists`, :mod:`.profile`,
+:mod:`.lobby`); they, and the session, depend on a :class:`~.parts.Context` (the store,
+the hub, the seed pool, the node's clock and transitions), never on sockets.
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ import enum
 import logging
 import time
 import unicodedata
-from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
+from types import MappingProxyType
+from typing import Any, ClassVar
 
 from spider_client.protocol import (
     PROTOCOL_VERSION,
@@ -43,32 +46,24 @@ from ..errors import (
     RequestError,
     TooManyRaces,
 )
-from ..hints import Hints
-from ..hub import Hub
-from ..limits import AddressLimits, TokenBucket
-from ..metrics import Metrics
-from ..race import Game, Limits, Race
-from ..seeds import Seeds
-from ..settings import Settings
-from ..store import PlayerRace, Store
+from ..limits import TokenBucket
+from ..race import Game, Race
+from ..store import PlayerRace
 from ..tokens import Identity, issue, new_player_id, verify
 from ..transport import (
     CLOSE_GOING_AWAY,
     CLOSE_POLICY,
     CLOSE_PROTOCOL,
     CLOSE_TOO_BIG,
-    EventFrame,
 )
 from ..validation import parse_frame
 from ..watches import Subscription
-from ..workers import SolverWorkers
+from .parts import Context, Outbox
 
 __all__ = [
     "MAX_NAME",
-    "Context",
     "Handler",
-    "Outbox",
-    "SessionBase",
+    "Session",
     "State",
     "counts",
     "display_name",
@@ -99,60 +94,6 @@ class State(enum.Enum):
     """Nothing more is handled; frames are read only to reach the close."""
 
 
-class Outbox(Protocol):
-    """Where a session's frames go (the transport's connection)."""
-
-    together: bool
-
-    def send(self, frame: bytes, wire: bytes | None = None) -> None:
-        """Send one frame."""
-
-    def send_ack(self, frame: bytes, about: tuple[str, str], upto: int) -> None:
-        """Send an ack; the player's own progress held up to version ``upto`` is dropped."""
-
-    def send_event(self, event: EventFrame) -> None:
-        """Send a race event."""
-
-    def send_progress(self, event: EventFrame) -> None:
-        """Send a ``progress`` event (possibly held and sent with others)."""
-
-    def drop_held(self, code: str) -> None:
-        """Forget the progress held for a race."""
-
-    def close_soon(self, code: int, reason: str) -> None:
-        """Close after the frames queued; the session is told (:meth:`SessionBase.closing`)."""
-
-
-@dataclass(kw_only=True)
-class Context:
-    """What every session of a node shares."""
-
-    settings: Settings
-    limits: Limits
-    secret: bytes
-    store: Store
-    hub: Hub
-    seeds: Seeds
-    workers: SolverWorkers
-    """The solver's worker processes (hints; the seed pool's proofs)."""
-    metrics: Metrics
-    clock: Callable[[], float]
-    """The deployment's time."""
-    advance: Callable[[str], Coroutine[Any, Any, Race | None]]
-    """The race now, after whatever transition is due (the node's)."""
-    spawn: Callable[[Coroutine[Any, Any, Any]], asyncio.Task[Any] | None]
-    """Run a coroutine in the background (the node keeps it; nothing runs once closed)."""
-    presence: Callable[..., Coroutine[Any, Any, None]]
-    """Commit what presence decision is due in a race now (the node's
-    ``check_presence(code, resumed=player)``)."""
-    addresses: AddressLimits | None = field(default=None)
-    """The node's limits per client address (None: none)."""
-    hints: Hints | None = field(default=None)
-    """The node's hints: prefetches and their cache (None: hints searched when asked)."""
-    lobby: Any = None
-    """The node's :class:`~..match.Lobby` (quick match, open races)."""
-
-
 def display_name(text: str) -> str:
     """A display name as given, trimmed; InvalidMessage when empty, too long or not
     printable."""
@@ -178,22 +119,27 @@ def race_code(text: str) -> str:
     return code
 
 
-Handler = Callable[[Any, Any], Awaitable[None]]
-"""A message's handler: called with the session and the message."""
+Handler = Callable[["Session", Any], Awaitable[None]]
+"""A message's handler: called with the session and the message (of the type the table
+names it for; the table's type cannot say which, hence ``Any``)."""
 
 
-class SessionBase:
-    """One connection's protocol state: who it speaks for, the races it follows."""
+class Session:
+    """One connection: its protocol state (who it speaks for, the races it follows), and
+    its frames handled."""
 
     _next_id = 0
-    handlers: dict[type, Handler] = {}
-    """Message type -> handler (the table is filled in by :class:`~.Session`)."""
+    handlers: ClassVar[Mapping[type[object], Handler]] = MappingProxyType({})
+    """Message type -> handler, the same for every session: the package's table
+    :data:`~spider_server.session.HANDLERS`, set by the package as it is imported (which
+    is done before an import of this module returns). This module imports no handler
+    module: they import it."""
 
     def __init__(self, ctx: Context, out: Outbox) -> None:
         self.ctx = ctx
         self.out = out
-        SessionBase._next_id += 1
-        self.id = f"{ctx.settings.node}:{SessionBase._next_id}"
+        Session._next_id += 1
+        self.id = f"{ctx.settings.node}:{Session._next_id}"
         s = ctx.settings
         self.state = State.AWAITING_HELLO
         self.identity: Identity | None = None
@@ -204,13 +150,13 @@ class SessionBase:
         self.strikes = 0
         self.told_rate = False
         self.oversize = 0
-        self._hint_tasks: set[asyncio.Task[Any]] = set()
-        """Hints being worked out for this connection (see :mod:`.races`)."""
-        self._hinting: dict[str, int] = {}
+        self.hint_tasks: set[asyncio.Task[object]] = set()
+        """Hints being worked out for this connection (see :func:`~.races.hint`)."""
+        self.hinting: dict[str, int] = {}
         """Race -> the request of the hint this connection waits for there."""
-        self._known: dict[str, tuple[Race, Game, Board]] = {}
+        self.known: dict[str, tuple[Race, Game, Board]] = {}
         """Race code -> the race, game and board as this connection's last action left
-        them (see :meth:`~.actions.ActionHandlers.apply`)."""
+        them (see :func:`~.actions.apply`)."""
 
     @property
     def player(self) -> str:
@@ -252,15 +198,18 @@ class SessionBase:
 
     def ended(self) -> None:
         """The connection is gone: stop following its races, and waiting for hints and
-        proven deals (their solver work is cancelled unless someone else waits too)."""
+        proven deals (their solver work is cancelled unless someone else waits too); out
+        of the quick-match queue and the open races' watchers too."""
         hints = self.ctx.hints
         for sub in list(self.subs.values()):
             if hints is not None and sub.role == "player" and self.identity is not None:
                 hints.forget(sub.code, self.player)
             self.unsubscribe(sub)
         self.ctx.seeds.release(self)
-        for task in list(self._hint_tasks):
+        for task in list(self.hint_tasks):
             task.cancel()
+        if self.identity is not None:
+            self.ctx.lobby.gone(self, self.ctx.spawner.spawn)
 
     def close(self, code: int, reason: str) -> None:
         """Close after the frames already queued (the outbox then calls :meth:`closing`)."""
@@ -318,6 +267,10 @@ class SessionBase:
 
     def send_msg(self, message: object) -> None:
         self.out.send(encode(message))
+
+    def send_frame(self, frame: bytes) -> None:
+        """Send a frame built once for many connections (the lobby's)."""
+        self.out.send(frame)
 
     def error(
         self,
@@ -386,7 +339,7 @@ class SessionBase:
 
     async def load(self, code: str) -> Race:
         """The race now; RaceNotFound when there is none."""
-        race = await self.ctx.store.load_race(code)
+        race = await self.ctx.store.races.load_race(code)
         if race is None:
             raise RaceNotFound(f"no race {code}")
         return race
@@ -396,7 +349,7 @@ class SessionBase:
         longer in, are dropped from the player's list, and so are those that no longer
         count (:func:`counts`) beyond the newest :data:`~..keys.PLAYER_RACES_KEPT`."""
         store = self.ctx.store
-        rows = await store.player_races(self.player)
+        rows = await store.players.player_races(self.player)
         kept: list[PlayerRace] = []
         stale: list[str] = []
         over = 0
@@ -410,7 +363,7 @@ class SessionBase:
                     stale.append(row.code)
                     continue
             kept.append(row)
-        await store.drop_player_races(self.player, stale)
+        await store.players.drop_player_races(self.player, stale)
         return kept
 
     async def check_race_limit(self) -> None:
@@ -441,27 +394,17 @@ class SessionBase:
         """Stop following a race (and, unless ``keep_presence``, say so in its presence)."""
         if self.subs.get(sub.code) is sub:
             del self.subs[sub.code]
-        self._known.pop(sub.code, None)
+        self.known.pop(sub.code, None)
         self.out.drop_held(sub.code)  # progress held for it is no longer for this connection
         self.ctx.hub.remove(sub)
         if not keep_presence and self.identity is not None:
-            self.ctx.spawn(self._drop_presence(sub.code, sub.role))
+            self.ctx.spawner.spawn(self._drop_presence(sub.code, sub.role))
 
     async def _drop_presence(self, code: str, role: str) -> None:
         """Drop this connection's claim on a race; a player's race then sees at once
         whether they are away (no other connection of theirs watches it)."""
-        await self.ctx.store.drop_presence(code, self.member(code, role), role == "spectator")
+        await self.ctx.store.presence.drop_presence(
+            code, self.member(code, role), role == "spectator"
+        )
         if role == "player":
-            await self.ctx.presence(code)
-
-    # -- the action handlers' (:mod:`.actions`), which the race handlers use too --------------
-
-    async def apply(
-        self, code: str, kind: rules.ActionKind, *, seq: int | None, move: str = ""
-    ) -> None:
-        """Apply a player's action number ``seq`` (None: ``leave``, the next one)."""
-        raise NotImplementedError
-
-    def deal_out(self, code: str) -> None:
-        """The race has started: send this player their view of the deal."""
-        raise NotImplementedError
+            await self.ctx.presence.check(code)

@@ -1,4 +1,5 @@
-"""The handlers that list: the daily deal's leaderboard and a player's races."""
+"""The handlers that list: the daily deal's leaderboard and a player's races. Each
+reads the store and changes nothing."""
 
 from __future__ import annotations
 
@@ -15,68 +16,64 @@ from spider_engine import VariantError, find_variant
 from .. import race as rules
 from ..errors import InvalidMessage
 from ..seeds import utc_day
-from .core import SessionBase, counts
+from .core import Session, counts
 
-__all__ = ["ListHandlers"]
+__all__ = ["leaderboard", "my_races"]
 
 
-class ListHandlers(SessionBase):
-    """Lists a player asks for; each reads the store and changes nothing."""
+async def leaderboard(session: Session, msg: Leaderboard) -> None:
+    """The leaderboard of a variant's daily deal on a day (by default today): its winners
+    by time, then fewer actions (rules.md §7a); equal keys share a rank."""
+    try:
+        variant = find_variant(msg.variant).id
+    except VariantError as e:
+        raise InvalidMessage(f"variant: {e}") from None
+    day = msg.day if msg.day is not None else utc_day(session.ctx.clock())
+    try:
+        rules.day_end(day)
+    except (ValueError, OverflowError):  # not a date, or the last day there is
+        raise InvalidMessage("day: a date YYYY-MM-DD before 9999-12-31") from None
+    rows = await session.ctx.store.seeds.leaderboard(variant, day)
+    ranks = rules.shared_ranks([(t, moves) for _, _, t, moves, _ in rows])
+    races = await session.ctx.store.seeds.daily_races_of(variant, day, [row[0] for row in rows])
+    entries = [
+        LeaderboardEntry(rank=i, player=player, name=name, time=t, moves=moves, bot=bot, race=code)
+        for i, (player, name, t, moves, bot), code in zip(ranks, rows, races, strict=True)
+    ]
+    session.send_msg(LeaderboardReply(req=msg.req, variant=variant, day=day, entries=entries))
 
-    async def leaderboard(self, msg: Leaderboard) -> None:
-        """The leaderboard of a variant's daily deal on a day (by default today): its winners
-        by time, then fewer actions (rules.md §7a); equal keys share a rank."""
-        try:
-            variant = find_variant(msg.variant).id
-        except VariantError as e:
-            raise InvalidMessage(f"variant: {e}") from None
-        day = msg.day if msg.day is not None else utc_day(self.ctx.clock())
-        try:
-            rules.day_end(day)
-        except (ValueError, OverflowError):  # not a date, or the last day there is
-            raise InvalidMessage("day: a date YYYY-MM-DD before 9999-12-31") from None
-        rows = await self.ctx.store.leaderboard(variant, day)
-        ranks = rules.shared_ranks([(t, moves) for _, _, t, moves, _ in rows])
-        races = await self.ctx.store.daily_races_of(variant, day, [row[0] for row in rows])
-        entries = [
-            LeaderboardEntry(
-                rank=i, player=player, name=name, time=t, moves=moves, bot=bot, race=code
-            )
-            for i, (player, name, t, moves, bot), code in zip(ranks, rows, races, strict=True)
-        ]
-        self.send_msg(LeaderboardReply(req=msg.req, variant=variant, day=day, entries=entries))
 
-    async def my_races(self, msg: MyRaces) -> None:
-        """The player's races (newest first, each with its state, the player's status and
-        whether it counts towards the limit), then the races this connection watches."""
-        races = [
-            MyRace(
-                code=row.code,
-                variant=row.variant,
-                state=row.state or "",
-                role="player",
-                players=row.players,
-                status=row.status,
-                counts=counts(row),
-                preparing=row.preparing,
-            )
-            for row in await self.my_races_now()
-        ]
-        listed = {r.code for r in races}
-        for code, sub in self.subs.items():
-            if sub.role != "spectator" or code in listed:
-                continue
-            race = await self.ctx.store.load_race(code)
-            if race is not None:
-                races.append(
-                    MyRace(
-                        code=code,
-                        variant=race.options.variant,
-                        state=race.state.value,
-                        role="spectator",
-                        players=len(race.players),
-                        preparing=race.preparing,
-                    )
+async def my_races(session: Session, msg: MyRaces) -> None:
+    """The player's races (newest first, each with its state, the player's status and
+    whether it counts towards the limit), then the races this connection watches."""
+    races = [
+        MyRace(
+            code=row.code,
+            variant=row.variant,
+            state=row.state or "",
+            role="player",
+            players=row.players,
+            status=row.status,
+            counts=counts(row),
+            preparing=row.preparing,
+        )
+        for row in await session.my_races_now()
+    ]
+    listed = {r.code for r in races}
+    for code, sub in session.subs.items():
+        if sub.role != "spectator" or code in listed:
+            continue
+        race = await session.ctx.store.races.load_race(code)
+        if race is not None:
+            races.append(
+                MyRace(
+                    code=code,
+                    variant=race.options.variant,
+                    state=race.state.value,
+                    role="spectator",
+                    players=len(race.players),
+                    preparing=race.preparing,
                 )
-        limit = self.ctx.settings.max_races_per_player
-        self.send_msg(MyRacesReply(req=msg.req, races=races, limit=limit))
+            )
+    limit = session.ctx.settings.max_races_per_player
+    session.send_msg(MyRacesReply(req=msg.req, races=races, limit=limit))

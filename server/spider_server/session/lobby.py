@@ -7,9 +7,9 @@ from spider_client.protocol import CancelMatch, Done, OpenRaceList, OpenRaces, Q
 from spider_engine import VariantError, find_variant
 
 from ..errors import InvalidMessage
-from .core import SessionBase
+from .core import Session
 
-__all__ = ["LobbyHandlers"]
+__all__ = ["cancel_match", "open_races", "quick_match"]
 
 OPEN_LIST_MAX = 100
 """Races one ``open_races`` reply lists at most."""
@@ -25,48 +25,37 @@ def _variant(name: str) -> str:
     return variant.id
 
 
-class LobbyHandlers(SessionBase):
-    """The open races and the quick-match queue."""
+async def open_races(session: Session, msg: OpenRaces) -> None:
+    """The public races waiting for players, newest first (reply: ``open_race_list``);
+    with ``watch``, ``open_race`` events follow (``watch`` False stops them)."""
+    variant = _variant(msg.variant) if msg.variant is not None else None
+    session.ctx.lobby.watch(session, msg.watch)  # before reading: no change falls between
+    races = await session.ctx.store.lobby.open_races(OPEN_LIST_MAX)
+    if variant is not None:
+        races = [r for r in races if r.variant == variant]
+    session.send_msg(OpenRaceList(req=msg.req, races=races))
 
-    def send_frame(self, frame: bytes) -> None:
-        """Send a frame built once for many connections."""
-        self.out.send(frame)
 
-    async def open_races(self, msg: OpenRaces) -> None:
-        """The public races waiting for players, newest first (reply: ``open_race_list``);
-        with ``watch``, ``open_race`` events follow (``watch`` False stops them)."""
-        variant = _variant(msg.variant) if msg.variant is not None else None
-        self.ctx.lobby.watch(self, msg.watch)  # before reading: no change falls between
-        races = await self.ctx.store.open_races(OPEN_LIST_MAX)
-        if variant is not None:
-            races = [r for r in races if r.variant == variant]
-        self.send_msg(OpenRaceList(req=msg.req, races=races))
+async def quick_match(session: Session, msg: QuickMatch) -> None:
+    """Queue for a quick match (reply: ``queued``; ``matched`` follows). Bots queue
+    with bots, humans with humans unless ``with_bots``; the player's rating in the
+    variant is read once, now, and the race made is rated."""
+    assert session.identity is not None
+    variant = _variant(msg.variant)
+    await session.check_race_limit()
+    queued = await session.ctx.lobby.queue(
+        session,
+        name=session.identity.name,
+        variant=variant,
+        undo=msg.undo,
+        bots=session.identity.bot or msg.with_bots,
+        bot=session.identity.bot,
+    )
+    queued.req = msg.req
+    session.send_msg(queued)
 
-    async def quick_match(self, msg: QuickMatch) -> None:
-        """Queue for a quick match (reply: ``queued``; ``matched`` follows). Bots queue
-        with bots, humans with humans unless ``with_bots``; the player's rating in the
-        variant is read once, now, and the race made is rated."""
-        assert self.identity is not None
-        variant = _variant(msg.variant)
-        await self.check_race_limit()
-        queued = await self.ctx.lobby.queue(
-            self,
-            name=self.identity.name,
-            variant=variant,
-            undo=msg.undo,
-            bots=self.identity.bot or msg.with_bots,
-            bot=self.identity.bot,
-        )
-        queued.req = msg.req
-        self.send_msg(queued)
 
-    async def cancel_match(self, msg: CancelMatch) -> None:
-        """Leave the quick-match queue (reply: ``done``)."""
-        await self.ctx.lobby.cancel(self)
-        self.send_msg(Done(req=msg.req))
-
-    def ended(self) -> None:
-        """The connection is gone: out of the queue and the open races' watchers too."""
-        super().ended()
-        if self.ctx.lobby is not None and self.identity is not None:
-            self.ctx.lobby.gone(self, self.ctx.spawn)
+async def cancel_match(session: Session, msg: CancelMatch) -> None:
+    """Leave the quick-match queue (reply: ``done``)."""
+    await session.ctx.lobby.cancel(session)
+    session.send_msg(Done(req=msg.req))

@@ -1,38 +1,133 @@
 """Redis: the only package of the server that sends it commands.
 
-- :mod:`.guard`: every Redis error becomes :class:`~..errors.Unavailable`
-  (``with as_unavailable:``), and a check-and-set that lost is tried again at most
-  :data:`~.guard.CAS_TRIES` times (``for _ in cas_tries(): ...``);
-- :mod:`.codec`: races, entries and games in Redis hashes;
-- :mod:`.commits`: the race and action scripts, the batched commits of players' actions,
-  and the one route of every committed event to the hub (``on_commit``);
-- :mod:`.seeds`: the proven seeds' pools, the daily deals and their leaderboards;
-- :mod:`.par`: who computes a finished deal's par (claims), the daily deal's par;
-- :mod:`.races`: :class:`Store`, with the reads, the presence and watch claims, hints and
-  players' races.
+One store a thing kept, each a plain class holding its connection and what else it needs,
+composed in one place (:class:`Store`, made by :meth:`Store.connect`):
 
-Every key and channel name is built in :mod:`..keys`.
+- :mod:`.commits`: :class:`CommitLink`, the race and action scripts and the batched
+  commits of players' actions; each returns what it committed (:class:`Committed`);
+- :mod:`.races`: :class:`RaceStore`, the races, games and events read, and hints asked;
+- :mod:`.presence`: :class:`PresenceStore`, the claims of who watches which race;
+- :mod:`.players`: :class:`PlayerStore`, each player's list of races;
+- :mod:`.ratings`: :class:`RatingStore`, records, histories, ladders, finished races'
+  results;
+- :mod:`.seeds`: :class:`SeedStore`, the proven seeds' pools, the daily deals and their
+  leaderboards;
+- :mod:`.par`: :class:`ParStore`, who computes a finished deal's par, the daily deal's par;
+- :mod:`.lobby`: :class:`LobbyStore`, the open races' list and the quick-match queues.
+
+Every call follows :mod:`.guard`: a Redis error is :class:`~..errors.Unavailable`, and a
+check-and-set that lost is decided again by :func:`check_and_set`, the server's one retry
+loop. Every key and channel name is built in :mod:`..keys`.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
 from ..race import event_data
-from .commits import Acked, OnCommit
-from .guard import CAS_TRIES, as_unavailable, cas_tries
-from .races import PRESENCE_CHUNK, SWEEP_CHUNK, PlayerRace, Store, StoredEvent
-from .seeds import leaderboard_score
+from ..settings import Settings
+from .commits import CommitLink, Committed
+from .guard import CAS_TRIES, Attempt, as_unavailable, cas_tries, check_and_set
+from .lobby import LobbyStore
+from .par import ParStore
+from .players import PlayerRace, PlayerStore
+from .presence import PRESENCE_CHUNK, PresenceStore
+from .races import SWEEP_CHUNK, RaceStore, StoredEvent
+from .ratings import RatingStore
+from .seeds import SeedStore, leaderboard_score
 
 __all__ = [
     "CAS_TRIES",
     "PRESENCE_CHUNK",
     "SWEEP_CHUNK",
-    "Acked",
-    "OnCommit",
+    "Attempt",
+    "CommitLink",
+    "Committed",
+    "LobbyStore",
+    "ParStore",
     "PlayerRace",
+    "PlayerStore",
+    "PresenceStore",
+    "RaceStore",
+    "RatingStore",
+    "SeedStore",
     "Store",
     "StoredEvent",
     "as_unavailable",
     "cas_tries",
+    "check_and_set",
     "event_data",
     "leaderboard_score",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class Store:
+    """One node's stores, each reached by what it keeps (``store.races.load_race(code)``).
+    The hub's pub/sub connection aside, nothing else of the node sends Redis commands."""
+
+    redis: Redis
+    health: Redis
+    """The client that answers :meth:`answers` (the node's asks once, without retries)."""
+    clock: Callable[[], float]
+    """The deployment's time."""
+    commits: CommitLink
+    races: RaceStore
+    presence: PresenceStore
+    players: PlayerStore
+    ratings: RatingStore
+    seeds: SeedStore
+    par: ParStore
+    lobby: LobbyStore
+
+    @classmethod
+    def connect(
+        cls,
+        redis: Any,
+        settings: Settings,
+        *,
+        clock: Callable[[], float] = time.time,
+        health: Any = None,
+        batch: bool = True,
+    ) -> Store:
+        """The stores of one node on ``redis`` (a client, or a cluster's)."""
+        commits = CommitLink(redis, settings, batch=batch, clock=clock)
+        races = RaceStore(redis, settings, commits)
+        ratings = RatingStore(redis, races, clock)
+        return cls(
+            redis=redis,
+            health=health if health is not None else redis,
+            clock=clock,
+            commits=commits,
+            races=races,
+            presence=PresenceStore(redis, settings),
+            players=PlayerStore(redis, clock),
+            ratings=ratings,
+            seeds=SeedStore(redis),
+            par=ParStore(redis, settings),
+            lobby=LobbyStore(redis, ratings, clock),
+        )
+
+    async def aclose(self) -> None:
+        """Close the commits' connection (the clients are closed by their owner)."""
+        await self.commits.aclose()
+
+    async def answers(self) -> bool:
+        """Whether Redis answers PING now (with the health client: one try, within a
+        second)."""
+        try:
+            return bool(await self.health.ping())
+        except (RedisError, OSError):
+            return False
+
+    async def now(self) -> float:
+        """Redis's clock, in seconds."""
+        with as_unavailable:
+            sec, usec = await self.redis.time()
+        return sec + usec / 1e6

@@ -1,17 +1,16 @@
-"""Committing :mod:`..race`'s decisions with the scripts of :mod:`..scripts`, and the one
-route of every commit's events to the node's hub.
+"""Committing :mod:`..race`'s decisions with the scripts of :mod:`..scripts`.
 
 A race change is a check-and-set on the race's version, a player's action a check-and-set
 on the player's seq; a lost check-and-set raises :class:`~..errors.Conflict` and the caller
-decides again (:func:`.guard.cas_tries`). Whichever it was, the committed events go to
-:attr:`StoreBase.on_commit` (the hub) at once: the node that commits dispatches its own
-events, and the channel carries them only to the other nodes.
+decides again (:func:`.guard.check_and_set`). A commit returns what it committed
+(:class:`Committed`: the version, the events, an action's ack); sending the ack and handing
+the events to the hub is the caller's (the session, :mod:`..changes`): nothing here calls
+up.
 
 The players' actions committed in one turn of the event loop go to Redis in one write, on
 a connection of their own (:class:`~..redisconn.CommandLink`), each still its own atomic
 script call with its own check-and-set: batching changes the round trips, not the
-guarantees (README, "Under load": races of ten and of one reach 0.99-1.14 of the echo
-baseline's moves a second with it).
+guarantees (README, "Under load").
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from redis.asyncio import Redis, RedisCluster
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -36,16 +35,24 @@ from .codec import entry_bytes, game_fields, meta_fields, pack_payload, text
 from .durability import Durability, run_durable
 from .guard import as_unavailable
 
-__all__ = ["Acked", "OnCommit", "StoreBase"]
+__all__ = ["CommitLink", "Committed"]
 
-OnCommit = Callable[[str, int, Sequence[tuple[str, bytes]]], None]
-"""Called with (code, version, events) when a commit of this node went through."""
-Acked = Callable[[bytes, tuple[str, str], int], None]
-"""Sends the mover's ack once their action is committed, before its events are
-dispatched (the ack goes out before their progress): called with the ack's frame, the
-(race, player) it is about, and the last version before the action's events (the
-player's own progress held up to it is dropped: the ack carries their status and
-counts). The transport's :meth:`~..transport.Connection.send_ack`."""
+
+class Committed(NamedTuple):
+    """What one commit wrote: the race's new version and its events, in order (the last
+    event has that version); for a player's action, its ack too."""
+
+    code: str
+    version: int
+    events: Sequence[tuple[str, bytes]]
+    """(audience, data) of each event, to go to the hub (none for a deleted race)."""
+    ack: bytes = b""
+    """A player's action: the mover's ack frame (empty for a race change)."""
+    player: str = ""
+    """A player's action: the mover."""
+    upto: int = 0
+    """A player's action: the last version before its events (the mover's progress held
+    up to it is dropped: the ack carries their status and counts)."""
 
 
 def _player_keys(code: str, pid: str) -> list[str]:
@@ -60,8 +67,8 @@ def _player_keys(code: str, pid: str) -> list[str]:
     ]
 
 
-class StoreBase:
-    """One node's access to the races in Redis: the commits. Every method raises
+class CommitLink:
+    """One node's commits of races and players' actions. Every method raises
     :class:`~..errors.Unavailable` when Redis does not answer."""
 
     def __init__(
@@ -71,24 +78,16 @@ class StoreBase:
         *,
         batch: bool = True,
         clock: Callable[[], float] = time.time,
-        health: Any = None,
     ) -> None:
         self.redis = redis
-        self.health = health if health is not None else redis
-        """The client that answers :meth:`answers` (the node's asks once, without
-        retries)."""
         self.settings = settings
         self.clock = clock
-        """The deployment's time (claims to watch races expire by it)."""
-        self.on_commit: OnCommit | None = None
-        """Called with (code, version, events) when a race change or an action this node
-        made is committed: the node dispatches its own events (the channel carries them
-        only to the other nodes)."""
+        """The deployment's time (stamped on the events)."""
         # on a cluster, a race's events go out on its own shard (SPUBLISH, :mod:`..shards`)
         shard = sharded if isinstance(redis, RedisCluster) else str
         self._commit_race = redis.register_script(shard(COMMIT_RACE))
         self._commit_action = redis.register_script(shard(COMMIT_ACTION))
-        self._resave_ack = redis.register_script(RESAVE_ACK)
+        self.resave_ack = redis.register_script(RESAVE_ACK)
         self.batch = batch
         """Whether players' actions committed at the same moment share one round trip."""
         self._pending: list[tuple[list[str], list[str | bytes], asyncio.Future[Any]]] = []
@@ -109,7 +108,7 @@ class StoreBase:
             return replies
         return [r if isinstance(r, Exception) else failure for r in replies]
 
-    async def _durable_script(self, script: Any, key_list: list[str], args: list[Any]) -> Any:
+    async def durable_script(self, script: Any, key_list: list[str], args: list[Any]) -> Any:
         """Run a script with the durability's wait after it (raises its error)."""
         call = ("EVALSHA", script.sha, len(key_list), *key_list, *args)
         (reply,) = await run_durable(self.redis, self.durability, [(key_list[0], call)])
@@ -170,7 +169,7 @@ class StoreBase:
                         if wait is None:
                             replies[i] = await script(keys=key_list, args=args)
                         else:
-                            replies[i] = await self._durable_script(script, key_list, args)
+                            replies[i] = await self.durable_script(script, key_list, args)
                     except RedisError as e:
                         replies[i] = e
         except BaseException as e:
@@ -193,20 +192,6 @@ class StoreBase:
         if self._link is not None:
             await self._link.aclose()
 
-    async def answers(self) -> bool:
-        """Whether Redis answers PING now (with the node's health client: one try, within
-        a second)."""
-        try:
-            return bool(await self.health.ping())
-        except (RedisError, OSError):
-            return False
-
-    async def now(self) -> float:
-        """Redis's clock, in seconds."""
-        with as_unavailable:
-            sec, usec = await self.redis.time()
-        return sec + usec / 1e6
-
     def _race_keys(self, race: Race) -> list[str]:
         code = race.code
         out = [
@@ -224,9 +209,9 @@ class StoreBase:
             out.append(keys.ghosts(code))
         return out
 
-    async def commit(self, change: RaceChange, *, new: bool = False) -> int:
+    async def commit(self, change: RaceChange, *, new: bool = False) -> Committed:
         """Apply a race change if the race's version is still ``change.base`` (with ``new``:
-        if no race has its code). Returns the new version; Conflict when it lost."""
+        if no race has its code). Returns what was committed; Conflict when it lost."""
         race = change.race
         key_list = self._race_keys(race)
         for pid in change.removed:
@@ -254,29 +239,17 @@ class StoreBase:
         ]
         with as_unavailable:
             if self.durability.waits:
-                ok, version = await self._durable_script(self._commit_race, key_list, args)
+                ok, version = await self.durable_script(self._commit_race, key_list, args)
             else:
                 ok, version = await self._commit_race(keys=key_list, args=args)
         if not ok:
             raise Conflict(f"race {race.code} is at version {version}, not {change.base}")
-        if stored and not change.delete and self.on_commit is not None:
-            self.on_commit(race.code, int(version), stored)
-        if race.options.public:
-            await self.committed_public(change, int(version))
-        return int(version)
+        return Committed(race.code, int(version), () if change.delete else stored)
 
-    async def committed_public(self, change: RaceChange, version: int) -> None:
-        """A public race's change was committed at ``version``: its listing follows
-        (:class:`~.lobby.LobbyCommands`)."""
-
-    async def commit_action(
-        self, race: Race, outcome: ActionOutcome, acked: Acked | None = None
-    ) -> int:
+    async def commit_action(self, race: Race, outcome: ActionOutcome) -> Committed:
         """Apply a player's action if their seq is still ``outcome.game.seq - 1`` and the
-        race runs. Returns the race's new version; Conflict when the seq moved on,
-        WrongState when the race is no longer running. Once committed, ``acked`` sends
-        the mover's ack and then the events go to :attr:`on_commit`, so that the ack and
-        the mover's progress leave in that order, in one write."""
+        race runs. Returns what was committed (with the mover's ack); Conflict when the
+        seq moved on, WrongState when the race is no longer running."""
         code, pid = race.code, outcome.game.player
         key_list = self._action_keys.get((code, pid))
         if key_list is None:
@@ -316,11 +289,8 @@ class StoreBase:
             reply = await self._run_action_script(key_list, args)
         if reply[0] == 1:
             version = int(reply[1])
-            if acked is not None:
-                acked(outcome.ack_frame, (code, pid), version - len(outcome.stored_events))
-            if self.on_commit is not None:
-                self.on_commit(code, version, outcome.stored_events)
-            return version
+            events = outcome.stored_events
+            return Committed(code, version, events, outcome.ack_frame, pid, version - len(events))
         if text(reply[1]) == "state":
             raise WrongState(f"race {code} is not running")
         raise Conflict(f"player {pid} is at seq {reply[2]}")

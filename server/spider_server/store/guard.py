@@ -1,16 +1,28 @@
 """The two rules every storage call follows: a Redis error is :class:`~..errors.Unavailable`
-to the caller, and a check-and-set that lost is decided again, a bounded number of times."""
+to the caller, and a check-and-set that lost is decided again, a bounded number of times.
+
+:func:`check_and_set` is the server's one retry loop: it loads, asks a pure decision,
+commits, and on :class:`~..errors.Conflict` (the check-and-set lost to another writer)
+does it all again on what it loads afresh. It returns what was loaded, decided and
+committed; what happens next (an ack, the events to the hub) is the caller's.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
 from types import TracebackType
+from typing import Generic, TypeVar
 
 from redis.exceptions import RedisError
 
-from ..errors import Unavailable
+from ..errors import Conflict, Unavailable
 
-__all__ = ["CAS_TRIES", "as_unavailable", "cas_tries"]
+__all__ = ["CAS_TRIES", "Attempt", "as_unavailable", "cas_tries", "check_and_set"]
+
+S = TypeVar("S")
+D = TypeVar("D")
+C = TypeVar("C")
 
 CAS_TRIES = 50
 """How many times one request decides and commits a check-and-set again after losing it
@@ -26,6 +38,41 @@ def cas_tries(message: str = "too much contention; try again") -> Iterator[int]:
     than the ``range`` it replaces (the move path uses it too)."""
     yield from range(CAS_TRIES)
     raise Unavailable(message)
+
+
+@dataclass(slots=True)
+class Attempt(Generic[S, D, C]):
+    """The try of :func:`check_and_set` that ended it: what it loaded, what was decided
+    (None: nothing to do) and what the commit returned (None when nothing was decided)."""
+
+    loaded: S
+    decision: D | None
+    committed: C | None
+
+
+async def check_and_set(
+    load: Callable[[], Awaitable[S]],
+    decide: Callable[[S], D | None],
+    commit: Callable[[D], Awaitable[C]],
+    *,
+    busy: str = "too much contention; try again",
+) -> Attempt[S, D, C]:
+    """Load, decide, commit; again on what is loaded afresh when the commit's
+    check-and-set lost (:class:`~..errors.Conflict`), at most :data:`CAS_TRIES` times,
+    then :class:`~..errors.Unavailable` with ``busy``. ``decide`` is pure: None when there
+    is nothing to commit (the attempt then has no commit), or a request error to refuse.
+    Errors of ``load`` and ``commit`` other than Conflict go to the caller."""
+    for _ in range(CAS_TRIES):
+        loaded = await load()
+        decision = decide(loaded)
+        if decision is None:
+            return Attempt(loaded, None, None)
+        try:
+            committed = await commit(decision)
+        except Conflict:
+            continue
+        return Attempt(loaded, decision, committed)
+    raise Unavailable(busy)
 
 
 class _AsUnavailable:

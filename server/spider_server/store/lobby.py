@@ -16,22 +16,23 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, NamedTuple
 
 import msgpack
+from redis.asyncio import Redis
 
 from spider_client.protocol import OpenRace, pack
 
 from .. import keys
-from ..race import Race, RaceChange, listing
+from ..race import Race, listing
 from ..redisconn import read_message
 from ..scripts import CANCEL_MATCH, LIST_RACE, MATCH_DELIVERED, POP_MATCHES, QUEUE_MATCH
 from .codec import text
-from .commits import StoreBase
 from .guard import as_unavailable
+from .ratings import RatingStore
 
-__all__ = ["Group", "LobbyCommands", "MATCHED", "Member"]
+__all__ = ["Group", "LobbyStore", "MATCHED", "Member"]
 
 MATCHED = "matched"
 """The pool field of a player's entry once matched (until their connection is told)."""
@@ -72,21 +73,24 @@ def _member(player: str, conn: str, field: str) -> Member:
 _RETRIES = 5
 
 
-class LobbyCommands(StoreBase):
+class LobbyStore:
     """The open races' list and the quick-match queues."""
 
-    _scripts: dict[str, Any]
+    def __init__(self, redis: Redis, ratings: RatingStore, clock: Callable[[], float]) -> None:
+        self.redis = redis
+        self.ratings = ratings
+        """The players' records (a listing shows its creator's rating)."""
+        self.clock = clock
+        """The deployment's time."""
+        self._scripts: dict[str, Any] = {}
 
     def _lobby_script(self, source: str) -> Any:
-        scripts = self.__dict__.setdefault("_scripts", {})
+        scripts = self._scripts
         if source not in scripts:
             scripts[source] = self.redis.register_script(source)
         return scripts[source]
 
     # -- the open races -----------------------------------------------------------------------
-
-    async def committed_public(self, change: RaceChange, version: int) -> None:
-        await self.list_race(change.race, version, deleted=change.delete)
 
     async def list_race(self, race: Race, version: int, *, deleted: bool = False) -> None:
         """Bring the race's listing to ``version`` (listed while open, else off the list)."""
@@ -104,7 +108,7 @@ class LobbyCommands(StoreBase):
         player without one: the display base, provisional)."""
         from ..ratings import DISPLAY_BASE
 
-        records = await self.load_records([player])  # type: ignore[attr-defined]
+        records = await self.ratings.load_records([player])
         record = records.get(player)
         found = record.variants.get(variant) if record is not None else None
         if found is None:

@@ -2,7 +2,7 @@
 deal's par, kept once per variant and day.
 
 The race's own par is a field of its meta hash, written by a race commit
-(:meth:`~.commits.StoreBase.commit` of :func:`~..race.par_change`) like every other field
+(:meth:`~.commits.CommitLink.commit` of :func:`~..race.par_change`) like every other field
 of the race: a check-and-set on the race's version, so that it lands once. The claims say
 which node is computing a par; a claim lapses ``ttl`` seconds after its last renewal, so
 that when its node dies another node (the next to show the race's end) starts again.
@@ -10,19 +10,25 @@ that when its node dies another node (the next to show the race's end) starts ag
 
 from __future__ import annotations
 
+from redis.asyncio import Redis
+
 from spider_client.protocol import ParInfo
 
 from .. import keys
+from ..settings import Settings
 from .codec import par_bytes, par_from
-from .commits import StoreBase
 from .guard import as_unavailable
 
-__all__ = ["ParCommands"]
+__all__ = ["ParStore"]
 
 
-class ParCommands(StoreBase):
+class ParStore:
     """The par's claims and the daily deal's par. Every method raises
     :class:`~..errors.Unavailable` when Redis does not answer."""
+
+    def __init__(self, redis: Redis, settings: Settings) -> None:
+        self.redis = redis
+        self.settings = settings
 
     async def claim_par(self, key: str, ttl: float) -> bool:
         """Claim the computing of a par for this node (``key``: :func:`~..keys.par_claim`

@@ -1,4 +1,4 @@
-"""Reading races, games and their events, and the claims that say who watches them.
+"""Reading races, games and their events, and the hints asked for in them.
 
 Reads of a race (its meta hash and players hash) happen in one MULTI so they are one
 moment's state; the writes are the commits (:mod:`.commits`). Every method raises
@@ -8,25 +8,21 @@ moment's state; the writes are the commits (:mod:`.commits`). Every method raise
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, NamedTuple
 
 import msgpack
+from redis.asyncio import Redis
 
 from spider_client.protocol import Ack
 
 from .. import keys
 from ..race import Game, GhostRun, Race, UndoBase
-from .codec import entry_from, game_from, race_from, text
+from ..settings import Settings
+from .codec import game_from, race_from, text
+from .commits import CommitLink
 from .guard import as_unavailable
-from .lobby import LobbyCommands
-from .par import ParCommands
-from .ratings import RatingCommands
-from .seeds import SeedCommands
 
-__all__ = ["PRESENCE_CHUNK", "SWEEP_CHUNK", "PlayerRace", "Store", "StoredEvent"]
+__all__ = ["SWEEP_CHUNK", "RaceStore", "StoredEvent"]
 
-PRESENCE_CHUNK = 32
-"""Races whose presence one pipeline renews."""
 SWEEP_CHUNK = 128
 """Races whose version one pipeline of the sweep reads."""
 
@@ -34,23 +30,16 @@ StoredEvent = tuple[int, str, bytes]
 """An event as stored: (version, audience, data)."""
 
 
-class PlayerRace(NamedTuple):
-    """A race of a player's list as it is now."""
+class RaceStore:
+    """The races, their players' games and their events, read (the writes are
+    :class:`~.commits.CommitLink`'s). Every method raises
+    :class:`~..errors.Unavailable` when Redis does not answer."""
 
-    code: str
-    state: str | None
-    """The race's state; None when the race is gone."""
-    variant: str
-    preparing: bool
-    players: int
-    status: str | None
-    """The player's status in it; None when they are no longer in it."""
-
-
-class Store(RatingCommands, SeedCommands, ParCommands, LobbyCommands):
-    """One node's access to Redis: the only object that sends it commands (the hub's
-    pub/sub connection aside). Every method raises :class:`~..errors.Unavailable` when
-    Redis does not answer."""
+    def __init__(self, redis: Redis, settings: Settings, commits: CommitLink) -> None:
+        self.redis = redis
+        self.settings = settings
+        self.commits = commits
+        """The commits (an ack resaved once durable goes through their connection)."""
 
     # -- races ------------------------------------------------------------------------------
 
@@ -159,9 +148,10 @@ class Store(RatingCommands, SeedCommands, ParCommands, LobbyCommands):
     async def load_ack(self, code: str, player: str, seq: int) -> Ack | None:
         """The ack sent for action ``seq`` of the player, if applied."""
         with as_unavailable:
-            if self.durability.waits:  # acked only once the action is saved
-                data = await self._durable_script(
-                    self._resave_ack, [keys.acks(code, player)], [str(seq)]
+            commits = self.commits
+            if commits.durability.waits:  # acked only once the action is saved
+                data = await commits.durable_script(
+                    commits.resave_ack, [keys.acks(code, player)], [str(seq)]
                 )
             else:
                 data = await self.redis.hget(keys.acks(code, player), str(seq))
@@ -195,92 +185,6 @@ class Store(RatingCommands, SeedCommands, ParCommands, LobbyCommands):
             return None
         if not out and upto is not None:
             return None
-        return out
-
-    # -- presence ---------------------------------------------------------------------------
-
-    async def touch_presence(self, items: list[tuple[str, str, bool]], now: float) -> None:
-        """Claim, until ``now + presence_ttl``, that members watch races: (code, member,
-        is_spectator) each."""
-        expiry = now + self.settings.presence_ttl
-        members: dict[str, dict[str, float]] = {}
-        for code, member, spectator in items:
-            key = keys.spectators(code) if spectator else keys.online(code)
-            members.setdefault(key, {})[member] = expiry
-        await self._claim(members, now)
-
-    async def claim_watch(self, codes: Sequence[str], now: float) -> None:
-        """Claim, until ``now + presence_ttl``, that this node watches these races: their
-        events are then published for it."""
-        expiry = now + self.settings.presence_ttl
-        await self._claim({keys.nodes(code): {self.settings.node: expiry} for code in codes}, now)
-
-    async def _claim(self, claims: dict[str, dict[str, float]], now: float) -> None:
-        """Add each key's claims (member -> expiry) to its sorted set, dropping the claims
-        that expired by ``now`` (of nodes that died). One ZADD a key, in pipelines of a few
-        dozen keys: a node with thousands of connections never holds the event loop for
-        long building or reading one."""
-        todo = list(claims.items())
-        with as_unavailable:
-            for start in range(0, len(todo), PRESENCE_CHUNK):
-                async with self.redis.pipeline(transaction=False) as pipe:
-                    for key, members in todo[start : start + PRESENCE_CHUNK]:
-                        pipe.zremrangebyscore(key, "-inf", now)
-                        pipe.zadd(key, members)
-                        pipe.expire(key, self.settings.race_ttl)
-                    await pipe.execute()
-
-    async def drop_watch(self, code: str) -> None:
-        """This node no longer watches the race."""
-        with as_unavailable:
-            await self.redis.zrem(keys.nodes(code), self.settings.node)
-
-    async def drop_presence(self, code: str, member: str, spectator: bool) -> None:
-        key = keys.spectators(code) if spectator else keys.online(code)
-        with as_unavailable:
-            await self.redis.zrem(key, member)
-
-    async def presence(self, code: str, now: float) -> tuple[set[str], int]:
-        """Players connected to a race now, and how many spectators watch it."""
-        with as_unavailable:
-            async with self.redis.pipeline(transaction=False) as pipe:
-                pipe.zrangebyscore(keys.online(code), now, "+inf")
-                pipe.zcount(keys.spectators(code), now, "+inf")
-                online, spectators = await pipe.execute()
-        return {text(m).split("|", 1)[0] for m in online}, int(spectators)
-
-    async def races_present(
-        self, codes: Sequence[str], now: float
-    ) -> list[tuple[Race | None, set[str]]]:
-        """Each race now (None: gone) with its players that have a live claim, in
-        pipelines of :data:`PRESENCE_CHUNK` races (the presence sweep). The meta hash is
-        read first: a decision on a race that changed after it loses its check-and-set."""
-        out: list[tuple[Race | None, set[str]]] = []
-        with as_unavailable:
-            for start in range(0, len(codes), PRESENCE_CHUNK):
-                chunk = codes[start : start + PRESENCE_CHUNK]
-                async with self.redis.pipeline(transaction=False) as pipe:
-                    for code in chunk:
-                        pipe.hgetall(keys.meta(code))
-                        pipe.hgetall(keys.players(code))
-                        pipe.zrangebyscore(keys.online(code), now, "+inf")
-                    replies = await pipe.execute()
-                for i in range(len(chunk)):
-                    meta, players, online = replies[3 * i : 3 * i + 3]
-                    race = race_from(meta, players) if meta and b"state" in meta else None
-                    out.append((race, {text(m).split("|", 1)[0] for m in online}))
-        return out
-
-    async def last_claims(self, code: str, player: str, now: float) -> list[float]:
-        """When each live claim of the player on the race expires (one per connection)."""
-        with as_unavailable:
-            claims: list[Any] = await self.redis.zrangebyscore(
-                keys.online(code), now, "+inf", withscores=True
-            )
-        out: list[float] = []
-        for member, score in claims:
-            if text(member).split("|", 1)[0] == player:
-                out.append(float(score))
         return out
 
     async def boards(self, race: Race, *, full: bool) -> dict[str, str]:
@@ -323,53 +227,6 @@ class Store(RatingCommands, SeedCommands, ParCommands, LobbyCommands):
         with as_unavailable:
             h = await self.redis.hgetall(keys.hints(code))
         return {text(k): int(v) for k, v in h.items()}
-
-    # -- players' races ---------------------------------------------------------------------
-
-    async def player_races(self, player: str) -> list[PlayerRace]:
-        """The races of the player's list (newest first), each as it is now: one round trip
-        for the list, one pipeline for the races."""
-        with as_unavailable:
-            found = await self.redis.zrange(keys.player_races(player), 0, -1, desc=True)
-            codes = [text(c) for c in found if isinstance(c, (bytes, str))]
-            if not codes:
-                return []
-            async with self.redis.pipeline(transaction=False) as pipe:
-                for code in codes:
-                    pipe.hmget(keys.meta(code), "state", "variant", "preparing")
-                    pipe.hget(keys.players(code), player)
-                    pipe.hlen(keys.players(code))
-                replies = await pipe.execute()
-        out = []
-        for i, code in enumerate(codes):
-            (state, variant, preparing), entry, count = replies[3 * i : 3 * i + 3]
-            out.append(
-                PlayerRace(
-                    code=code,
-                    state=text(state) or None,
-                    variant=text(variant),
-                    preparing=preparing == b"1",
-                    players=int(count),
-                    status=entry_from(entry).status if entry else None,
-                )
-            )
-        return out
-
-    async def add_player_race(self, player: str, code: str) -> None:
-        """Put race ``code`` in the player's list, at the server's clock (as the lobby's
-        :meth:`race_since` reads it)."""
-        key = keys.player_races(player)
-        with as_unavailable:
-            async with self.redis.pipeline(transaction=False) as pipe:
-                pipe.zadd(key, {code: self.clock()})
-                pipe.expire(key, keys.PLAYER_RACES_TTL)
-                await pipe.execute()
-
-    async def drop_player_races(self, player: str, codes: list[str]) -> None:
-        if not codes:
-            return
-        with as_unavailable:
-            await self.redis.zrem(keys.player_races(player), *codes)
 
     async def race_versions(self, codes: Sequence[str]) -> list[int | None]:
         """Each race's version now (None: no such race), read in pipelines of

@@ -2,35 +2,37 @@
 all under the ``{ratings}`` hash tag, are described in :mod:`..keys`; the decisions are
 :mod:`..ratings`').
 
-A finished race is written into its players' records exactly once: :meth:`RatingCommands.
+A finished race is written into its players' records exactly once: :meth:`RatingStore.
 apply_results` reads every player's record (with its version), decides with
 :func:`~..ratings.settle`, and runs :data:`~..scripts.APPLY_RESULTS`, which writes
 nothing when the race's marker is there already (another node, or an earlier try, applied
 it) and nothing when one record's version moved (another race of that player was applied
 in between: the update is decided again on the records read afresh, at most
-:data:`~.guard.CAS_TRIES` times). The finish's node marks the race pending
-(:meth:`~RatingCommands.mark_pending`) *before* it commits the finish, so a node that dies
+:data:`~.guard.CAS_TRIES` times, :func:`~.guard.check_and_set`). The finish's node marks the race pending
+(:meth:`~RatingStore.mark_pending`) *before* it commits the finish, so a node that dies
 between the finish and the write leaves the race in ``{ratings}:pending``, where every
-node's background step finds it (:meth:`~RatingCommands.pending_races`).
+node's background step finds it (:meth:`~RatingStore.pending_races`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgpack
+from redis.asyncio import Redis
 
 from .. import keys
+from ..errors import Conflict
 from ..race import Race
 from ..ratings import Change, Line, Placing, Record, pool_of, provisional, settle
 from ..scripts import APPLY_RESULTS
 from .codec import text
-from .commits import StoreBase
-from .guard import as_unavailable, cas_tries
+from .guard import as_unavailable, check_and_set
+from .races import RaceStore
 
-__all__ = ["LadderRow", "RatingCommands", "fold", "marker"]
+__all__ = ["LadderRow", "RatingStore", "fold", "marker"]
 
 LadderRow = tuple[int, str, str, int, bool]
 """A ladder's line: (place, player, name, rating shown, provisional)."""
@@ -57,15 +59,24 @@ def _pack(value: Any) -> bytes:
     return out
 
 
-class RatingCommands(StoreBase):
+class _Settled(NamedTuple):
+    """A finished race's settlement, decided: the script's keys and arguments."""
+
+    changes: list[Change]
+    key_list: list[str]
+    args: list[Any]
+
+
+class RatingStore:
     """Players' records, histories and ladders (``{ratings}:*``)."""
 
-    _apply_script: Any = None
-
-    def _script(self) -> Any:
-        if self._apply_script is None:
-            self._apply_script = self.redis.register_script(APPLY_RESULTS)
-        return self._apply_script
+    def __init__(self, redis: Redis, races: RaceStore, clock: Callable[[], float]) -> None:
+        self.redis = redis
+        self.races = races
+        """The races (a pending race is read to write its results)."""
+        self.clock = clock
+        """The deployment's time."""
+        self._apply = redis.register_script(APPLY_RESULTS)
 
     # -- the pending races ------------------------------------------------------------------
 
@@ -96,7 +107,7 @@ class RatingCommands(StoreBase):
         looked at."""
         codes = await self.pending_races(before)
         for code in codes:
-            race = await self.load_race(code)
+            race = await self.races.load_race(code)
             if race is not None and race.final is None and finish is not None:
                 race = await finish(code)
             if race is None:
@@ -107,9 +118,6 @@ class RatingCommands(StoreBase):
                 with as_unavailable:
                     await self.redis.zadd(keys.PENDING, {code: self.clock()}, xx=True)
         return len(codes)
-
-    async def load_race(self, code: str) -> Race | None:
-        raise NotImplementedError  # the Store's
 
     async def drop_pending(self, code: str) -> None:
         with as_unavailable:
@@ -182,61 +190,35 @@ class RatingCommands(StoreBase):
         ]
         players = [p.player for p in placings]
         mark = marker(race)
-        for _ in cas_tries("too much contention on players' ratings; try again"):
+
+        async def load() -> tuple[list[Change] | None, dict[str, Record], float]:
             done = await self.applied_changes(race)
             if done is not None:
-                await self.drop_pending(race.code)
-                return done
-            now = self.clock()
-            records = await self.load_records(players)
-            out = settle(
-                code=race.code,
-                variant=race.options.variant,
-                rated=race.options.rated,
-                placings=placings,
-                records=records,
-                now=now,
-            )
-            ladders: list[str] = []
-            args: list[Any] = [
-                mark,
-                race.code,
-                repr(now),
-                repr(now - keys.APPLIED_KEEP),
-                _pack([asdict(c) for c in out.changes]),
-                str(len(players)),
-                str(keys.HISTORY_MAX),
-                str(keys.PROFILE_TTL),
-                "1" if out.changes else "0",
-            ]
-            moved = {c.player for c in out.changes}
-            for rec in out.records:
-                index = 0
-                vr = rec.variants[race.options.variant]
-                if rec.player in moved:
-                    ladders.append(keys.ladder(pool_of(rec.bot), race.options.variant))
-                    index = 5 + 2 * len(players) + len(ladders)
-                args += [
-                    rec.player,
-                    str(rec.version),
-                    _pack(rec.fields()),
-                    _pack(asdict(out.lines[rec.player])),
-                    str(index),
-                    str(vr.rating),
-                    fold(rec.name),
-                ]
-            key_list = [keys.APPLIED, keys.APPLIED_AT, keys.PENDING, keys.RATED_RACES, keys.NAMES]
-            for pid in players:
-                key_list += [keys.record(pid), keys.history(pid)]
-            key_list += ladders
+                return done, {}, 0.0
+            return None, await self.load_records(players), self.clock()
+
+        def decide(loaded: tuple[list[Change] | None, dict[str, Record], float]) -> _Settled | None:
+            done, records, now = loaded
+            if done is not None:
+                return None
+            return _settlement(race, mark, placings, records, now)
+
+        async def commit(settled: _Settled) -> None:
             with as_unavailable:
-                reply = await self._script()(keys=key_list, args=args)
-            if reply[0] == 1:
-                return out.changes
-            if text(reply[1]) == "done":
-                continue  # applied by another node meanwhile: read its changes
-            # a record moved on (another race of that player): decide again
-        raise AssertionError("unreachable: cas_tries raises when the tries are spent")
+                reply = await self._apply(keys=settled.key_list, args=settled.args)
+            if reply[0] != 1:  # "done": applied by another node meanwhile (read its
+                # changes); else a record moved on (another race of that player)
+                raise Conflict(f"race {race.code}'s results: {text(reply[1])}")
+
+        attempt = await check_and_set(
+            load, decide, commit, busy="too much contention on players' ratings; try again"
+        )
+        if attempt.decision is None:
+            await self.drop_pending(race.code)
+            done = attempt.loaded[0]
+            assert done is not None
+            return done
+        return attempt.decision.changes
 
     # -- the ladders ------------------------------------------------------------------------
 
@@ -273,3 +255,53 @@ def _row(place: int, player: str, rating: int, record: Record | None, variant: s
     vr = record.variants.get(variant) if record is not None else None
     name = record.name if record is not None else player
     return (place, player, name, rating, provisional(vr.sigma) if vr is not None else True)
+
+
+def _settlement(
+    race: Race, mark: str, placings: list[Placing], records: dict[str, Record], now: float
+) -> _Settled:
+    """Decide a finished race's settlement on the records read: the changes, and the
+    script's keys and arguments that write them (checked against each record's version)."""
+    assert race.final is not None
+    players = [p.player for p in placings]
+    out = settle(
+        code=race.code,
+        variant=race.options.variant,
+        rated=race.options.rated,
+        placings=placings,
+        records=records,
+        now=now,
+    )
+    ladders: list[str] = []
+    args: list[Any] = [
+        mark,
+        race.code,
+        repr(now),
+        repr(now - keys.APPLIED_KEEP),
+        _pack([asdict(c) for c in out.changes]),
+        str(len(players)),
+        str(keys.HISTORY_MAX),
+        str(keys.PROFILE_TTL),
+        "1" if out.changes else "0",
+    ]
+    moved = {c.player for c in out.changes}
+    for rec in out.records:
+        index = 0
+        vr = rec.variants[race.options.variant]
+        if rec.player in moved:
+            ladders.append(keys.ladder(pool_of(rec.bot), race.options.variant))
+            index = 5 + 2 * len(players) + len(ladders)
+        args += [
+            rec.player,
+            str(rec.version),
+            _pack(rec.fields()),
+            _pack(asdict(out.lines[rec.player])),
+            str(index),
+            str(vr.rating),
+            fold(rec.name),
+        ]
+    key_list = [keys.APPLIED, keys.APPLIED_AT, keys.PENDING, keys.RATED_RACES, keys.NAMES]
+    for pid in players:
+        key_list += [keys.record(pid), keys.history(pid)]
+    key_list += ladders
+    return _Settled(out.changes, key_list, args)

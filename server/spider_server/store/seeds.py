@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from redis.asyncio import Redis
+
 from .. import keys
 from ..race import Race, Status
 from .codec import text
-from .commits import StoreBase
 from .guard import as_unavailable
 
-__all__ = ["SeedCommands", "leaderboard_score"]
+__all__ = ["SeedStore", "leaderboard_score"]
 
 
 def leaderboard_score(time: float, moves: int) -> int:
@@ -23,13 +24,12 @@ def _opt_text(value: bytes | str | None) -> str | None:
     return None if value is None else text(value)
 
 
-class SeedCommands(StoreBase):
+class SeedStore:
     """The pools of proven seeds (``pool:*``), the daily deals (``daily:*``) and their
     leaderboards (``leaderboard:*``)."""
 
-    @property
-    def _redis(self) -> Any:
-        return self.redis
+    def __init__(self, redis: Redis) -> None:
+        self._redis: Any = redis
 
     # -- the winnable pools -------------------------------------------------------------------
 

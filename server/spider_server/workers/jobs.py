@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, Protocol
 
 from .child import ParSolved, Solved, Suggested
 from .errors import JobRefused, WorkersClosed
@@ -12,11 +12,12 @@ from .policy import Job, JobPolicy, Priority
 from .settings import WorkerSettings
 from .worker import PoolState, Prefetch, keyed
 
-__all__ = ["JobsApi"]
+__all__ = ["JobsApi", "Pool"]
 
 
-class JobsApi:
-    """What callers ask of the workers; the pool (:class:`.SolverWorkers`) runs them."""
+class Pool(Protocol):
+    """What the jobs stand on: the pool's queue and its settings (:class:`.SolverWorkers`
+    is one; each method of :class:`JobsApi` takes it as ``self``)."""
 
     settings: WorkerSettings
     policy: JobPolicy
@@ -25,8 +26,25 @@ class JobsApi:
     _futures: dict[int, asyncio.Future[Any]]
     _passed: dict[int, asyncio.Future[Any]]
 
+    async def _run(self, job: Job) -> Any:
+        """Queue ``job`` and wait for its answer."""
+        ...
+
+    def _dispatch(self) -> None:
+        """Give queued jobs to idle workers."""
+        ...
+
+    def _abandon(self, job: Job) -> None:
+        """Drop a queued job, or tell its worker to stop."""
+        ...
+
+
+class JobsApi:
+    """What callers ask of the workers; the pool (:class:`.SolverWorkers`, a
+    :class:`Pool`) runs them."""
+
     async def hint(
-        self,
+        self: Pool,
         view_text: str,
         full_text: str,
         budget: int,
@@ -49,7 +67,7 @@ class JobsApi:
         return result
 
     async def suggest(
-        self,
+        self: Pool,
         view_text: str,
         full_text: str,
         budget: int,
@@ -70,7 +88,7 @@ class JobsApi:
         result: Suggested = await self._run(job)
         return result
 
-    def prefetch(self, full_text: str, budget: int, quick: int, *, owner: str) -> Prefetch:
+    def prefetch(self: Pool, full_text: str, budget: int, quick: int, *, owner: str) -> Prefetch:
         """Search a position's hint before it is asked for, at the lowest priority
         (:attr:`Priority.PREFETCH`; see :class:`Prefetch` for what it tells, and when).
         Refusals (:class:`QueueFull`) are raised before anything is queued; stop it with
@@ -96,7 +114,7 @@ class JobsApi:
         self._dispatch()
         return handle
 
-    def cancel(self, handle: Prefetch) -> None:
+    def cancel(self: Pool, handle: Prefetch) -> None:
         """Stop a prefetch: dropped when queued, told to stop when running; its futures are
         cancelled. Idempotent."""
         for future in (
@@ -108,7 +126,7 @@ class JobsApi:
         self._abandon(handle.job)
 
     async def prove(
-        self,
+        self: Pool,
         variant: str,
         seed: str,
         budget: int,
@@ -127,7 +145,7 @@ class JobsApi:
         return bool(await self._run(keyed("prove", (variant, seed, budget), priority, *keys)))
 
     async def solve(
-        self,
+        self: Pool,
         position_text: str,
         budget: int,
         *,
@@ -144,7 +162,7 @@ class JobsApi:
         return solved
 
     async def par(
-        self, source: str, seed: str | None, budget: int, *, deadline: float | None = None
+        self: Pool, source: str, seed: str | None, budget: int, *, deadline: float | None = None
     ) -> ParSolved:
         """The par (:func:`spider_engine.par.par`) of ``seed``'s deal of variant ``source``
         (seed None: of position ``source``), before the refills (after hints and races'
@@ -153,13 +171,3 @@ class JobsApi:
         job = Job("par", (source, seed, budget), Priority.PAR, "par", deadline)
         solved: ParSolved = await self._run(job)
         return solved
-
-    async def _run(self, job: Job) -> Any:
-        """Queue ``job`` and wait for its answer (the pool's)."""
-        raise NotImplementedError
-
-    def _dispatch(self) -> None:
-        raise NotImplementedError
-
-    def _abandon(self, job: Job) -> None:
-        raise NotImplementedError

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from typing import Protocol
 
-from .settings import Settings
+from ..settings import Settings
 
 __all__ = ["HOLD_SLACK", "RELEASE_CHUNK", "Writable", "Writes"]
 

@@ -1,6 +1,7 @@
-"""Frames onto sockets: the one module that reaches below the websockets library's API.
+"""Frames onto sockets, the transport's write side: the one module that reaches below the
+websockets library's API.
 
-A :class:`Connection` is one websocket connection's way out and in. Out: frames built
+A :class:`Connection` is one websocket connection's way out: frames built
 once (:mod:`.frames`) that one turn of the event loop gives a connection go out in one
 write (:mod:`.writes`), progress that comes within ``progress_interval`` of the last is
 held and released together, and a reader that lets ``send_queue`` frames or
@@ -8,8 +9,7 @@ held and released together, and a reader that lets ``send_queue`` frames or
 pings included), or whose frame would take the node's queued bytes past
 ``node_send_bytes``, is closed with 1008 and cut ``write_timeout`` later; a connection
 whose write buffer passes ``send_bytes`` while the node only answers its pings is read no
-more from then on. In: :meth:`Connection.run` reads frames and hands each to its
-:class:`FrameHandler` (the session), one at a time, in order.
+more from then on. The way in is :mod:`.reading`.
 
 :class:`ServerSide` is the library's server connection with what the node adds below it:
 the client's address (the peer's, or a trusted load balancer's PROXY protocol line), the
@@ -32,11 +32,11 @@ from websockets.asyncio.server import ServerConnection
 from websockets.protocol import State as WsState
 from websockets.server import ServerProtocol
 
-from .errors import ConfigError
+from ..errors import ConfigError
+from ..limits import AddressLimits, Proxies, proxy_line
+from ..metrics import Metrics
+from ..settings import Settings
 from .frames import EventFrame, array_header, stamp, wire_frame
-from .limits import AddressLimits, Proxies, proxy_line
-from .metrics import Metrics
-from .settings import Settings
 from .writes import HOLD_SLACK, RELEASE_CHUNK, Writes
 
 __all__ = [
@@ -387,39 +387,20 @@ class Connection:
             finally:
                 self._writing = False
 
-    # -- reading ----------------------------------------------------------------------------
+    # -- the connection's life (:func:`~.reading.read_frames`) -------------------------------------
 
-    async def run(self, session: FrameHandler) -> None:
-        """Read frames and hand them to ``session`` until the connection closes."""
+    def start(self, session: FrameHandler) -> asyncio.Task[None]:
+        """Hand frames to ``session`` from now on; the writer task, which the caller awaits
+        once the connection ends (:meth:`end`)."""
         self.session = session
-        writer = asyncio.get_running_loop().create_task(self._writer())
-        try:
-            while True:
-                timeout = self.settings.ping_timeout if self.closing else session.read_timeout()
-                try:
-                    if timeout is None:  # in a race: no idle limit (and no timer per frame)
-                        frame = await self.ws.recv()
-                    else:
-                        async with asyncio.timeout(timeout):
-                            frame = await self.ws.recv()
-                except TimeoutError:
-                    if self.closing:
-                        break
-                    session.timed_out()
-                    continue
-                except websockets.ConnectionClosed:
-                    break
-                if not self.closing:  # once closing, frames are read only to reach the close
-                    await session.handle(frame)
-        finally:
-            if not self.closing:
-                self.out.put_nowait(None)
-            with contextlib.suppress(asyncio.CancelledError):
-                await writer
-            self._forget_queued()
-            session.ended()
+        return asyncio.get_running_loop().create_task(self._writer())
 
-    def _forget_queued(self) -> None:
+    def end(self) -> None:
+        """The reading ended: the writer ends after what is queued (unless closing did)."""
+        if not self.closing:
+            self.out.put_nowait(None)
+
+    def forget_queued(self) -> None:
         """Drop what is still queued (the connection is gone): its bytes leave the node's."""
         self.writes.queued_bytes -= self.queued_bytes
         self.queued_bytes = 0

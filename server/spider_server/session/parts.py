@@ -1,0 +1,98 @@
+"""What a session stands on: the :class:`Outbox` its frames go to (the transport's
+connection) and the :class:`Context` every session of a node shares, with the node's parts
+the context names by what the session asks of them (:class:`Transitions`,
+:class:`Spawner`, :class:`PresenceCheck`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from ..changes import Changes
+from ..closing import Spawner
+from ..hints import Hints
+from ..hub import Hub
+from ..limits import AddressLimits
+from ..match import Lobby
+from ..metrics import Metrics
+from ..race import Limits, Race
+from ..seeds import Seeds
+from ..settings import Settings
+from ..store import Store
+from ..transport import EventFrame
+from ..workers import SolverWorkers
+
+__all__ = ["Context", "Outbox", "PresenceCheck", "Spawner", "Transitions"]
+
+
+class Outbox(Protocol):
+    """Where a session's frames go (the transport's connection)."""
+
+    together: bool
+
+    def send(self, frame: bytes, wire: bytes | None = None) -> None:
+        """Send one frame."""
+
+    def send_ack(self, frame: bytes, about: tuple[str, str], upto: int) -> None:
+        """Send an ack; the player's own progress held up to version ``upto`` is dropped."""
+
+    def send_event(self, event: EventFrame) -> None:
+        """Send a race event."""
+
+    def send_progress(self, event: EventFrame) -> None:
+        """Send a ``progress`` event (possibly held and sent with others)."""
+
+    def drop_held(self, code: str) -> None:
+        """Forget the progress held for a race."""
+
+    def close_soon(self, code: int, reason: str) -> None:
+        """Close after the frames queued; the session is told
+        (:meth:`~.core.Session.closing`)."""
+
+
+class Transitions(Protocol):
+    """Whatever transition of a race is due, performed (the node's)."""
+
+    async def advance(self, code: str) -> Race | None:
+        """The race now, after whatever transition is due (start or finish); None when
+        there is no such race."""
+
+
+class PresenceCheck(Protocol):
+    """Presence decisions (the node's :class:`~..presence.Presence`)."""
+
+    async def check(self, code: str, *, resumed: str | None = None) -> None:
+        """Commit whatever presence decision is due in race ``code`` now; ``resumed``: a
+        player who rejoins the race after losing a connection."""
+
+
+@dataclass(kw_only=True)
+class Context:
+    """What every session of a node shares."""
+
+    settings: Settings
+    limits: Limits
+    secret: bytes
+    store: Store
+    hub: Hub
+    changes: Changes
+    """Race changes committed and their events handed to the hub."""
+    seeds: Seeds
+    workers: SolverWorkers
+    """The solver's worker processes (hints; the seed pool's proofs)."""
+    metrics: Metrics
+    clock: Callable[[], float]
+    """The deployment's time."""
+    transitions: Transitions
+    """The races' transitions (the node's :class:`~..advancing.Advancer`)."""
+    spawner: Spawner
+    """Background work (the node's :meth:`~..node.Node.spawn`)."""
+    presence: PresenceCheck
+    """Presence decisions (the node's :class:`~..presence.Presence`)."""
+    lobby: Lobby
+    """The node's lobby: quick match, open races."""
+    addresses: AddressLimits | None = field(default=None)
+    """The node's limits per client address (None: none)."""
+    hints: Hints | None = field(default=None)
+    """The node's hints: prefetches and their cache (None: hints searched when asked)."""
