@@ -141,37 +141,9 @@ class CommitLink:
     async def _flush(
         self, batch: list[tuple[list[str], list[str | bytes], asyncio.Future[Any]]]
     ) -> None:
-        script = self._commit_action
-        wait = self.durability.command
-        replies: list[Any]
+        """Send one batch and answer its commits."""
         try:
-            if self._link is not None:
-                commands = [("EVALSHA", script.sha, len(k), *k, *a) for k, a, _ in batch]
-                replies = await self._link.run(commands if wait is None else [*commands, wait])
-                if wait is not None:
-                    replies = self._waited(replies)
-                lost = [i for i, r in enumerate(replies) if type(r) is RedisConnectionError]
-                if lost:  # once more on a new connection: each commit is a check-and-set
-                    with contextlib.suppress(RedisError):  # no connection: they stay lost
-                        retry = [commands[i] for i in lost]
-                        again = await self._link.run(retry if wait is None else [*retry, wait])
-                        if wait is not None:
-                            again = self._waited(again)
-                        for i, reply in zip(lost, again, strict=True):
-                            replies[i] = reply
-            else:  # a cluster: each master's commits on one connection, then its wait
-                calls = [(k[0], ("EVALSHA", script.sha, len(k), *k, *a)) for k, a, _ in batch]
-                replies = await run_durable(self.redis, self.durability, calls)
-            for i, reply in enumerate(replies):
-                if isinstance(reply, NoScriptError):  # not run: Redis lost its scripts
-                    key_list, args, _ = batch[i]
-                    try:
-                        if wait is None:
-                            replies[i] = await script(keys=key_list, args=args)
-                        else:
-                            replies[i] = await self.durable_script(script, key_list, args)
-                    except RedisError as e:
-                        replies[i] = e
+            replies = await self._send(batch)
         except BaseException as e:
             for _, _, future in batch:
                 if not future.done():
@@ -186,6 +158,52 @@ class CommitLink:
                 future.set_exception(reply)
             else:
                 future.set_result(reply)
+
+    async def _send(
+        self, batch: list[tuple[list[str], list[str | bytes], asyncio.Future[Any]]]
+    ) -> list[Any]:
+        """One batch's replies (an error for each commit that failed). What has to be sent
+        again (a lost connection; a script Redis lost, sent whole) goes on the commits' own
+        connection, after what was sent meanwhile: the replies come back in the order the
+        commits ran, so a race's events reach the hub in version order."""
+        script = self._commit_action
+        wait = self.durability.command
+        replies: list[Any]
+        if self._link is None:  # a cluster: each master's commits on one connection, then its wait
+            calls = [(k[0], ("EVALSHA", script.sha, len(k), *k, *a)) for k, a, _ in batch]
+            replies = await run_durable(self.redis, self.durability, calls)
+            for i, reply in enumerate(replies):
+                if isinstance(reply, NoScriptError):  # not run: Redis lost its scripts
+                    key_list, args, _ = batch[i]
+                    try:
+                        replies[i] = await self.durable_script(script, key_list, args)
+                    except RedisError as e:
+                        replies[i] = e
+            return replies
+        commands = [("EVALSHA", script.sha, len(k), *k, *a) for k, a, _ in batch]
+        replies = await self._run_on_link(commands, wait)
+        lost = [i for i, r in enumerate(replies) if type(r) is RedisConnectionError]
+        if lost:  # once more on a new connection: each commit is a check-and-set
+            with contextlib.suppress(RedisError):  # no connection: they stay lost
+                again = await self._run_on_link([commands[i] for i in lost], wait)
+                for i, reply in zip(lost, again, strict=True):
+                    replies[i] = reply
+        unknown = [i for i, r in enumerate(replies) if isinstance(r, NoScriptError)]
+        if unknown:  # not run: Redis lost its scripts (EVAL caches it again)
+            evals = [("EVAL", script.script, *commands[i][2:]) for i in unknown]
+            try:
+                again = await self._run_on_link(evals, wait)
+            except RedisError as e:
+                again = [e] * len(unknown)
+            for i, reply in zip(unknown, again, strict=True):
+                replies[i] = reply
+        return replies
+
+    async def _run_on_link(self, commands: list[tuple[Any, ...]], wait: Any) -> list[Any]:
+        """Commands on the commits' connection, with the durability's wait after them."""
+        assert self._link is not None
+        replies = await self._link.run(commands if wait is None else [*commands, wait])
+        return replies if wait is None else self._waited(replies)
 
     async def aclose(self) -> None:
         """Close the commits' connection (the client is closed by its owner)."""
