@@ -214,7 +214,7 @@ def daily_seeds(monkeypatch: pytest.MonkeyPatch) -> tuple[str, ...]:
     :data:`DAILY_SEEDS` instead of the secret's HMAC of the day: a test of the daily deal
     then plays the same deal every day (the day's own draw may be a deal whose proof or
     line takes many times as long)."""
-    from spider_server import seeds
+    from spider_server.runners import seeds
 
     monkeypatch.setattr(
         seeds, "daily_seed", lambda secret, variant, day, n: DAILY_SEEDS[n % len(DAILY_SEEDS)]

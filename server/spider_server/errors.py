@@ -57,6 +57,7 @@ __all__ = [
     "TooManyActions",
     "TooManyRaces",
     "Unavailable",
+    "Contended",
     "UndoNotAllowed",
     "WrongState",
 ]
@@ -156,6 +157,10 @@ class RateLimited(RequestError):
 
 class Unavailable(RequestError):
     code = "unavailable"
+
+
+class Contended(Unavailable):
+    """A check-and-set lost every try (:func:`~.store.check_and_set`)."""
 
 
 class Conflict(ServerError):

@@ -31,13 +31,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import redisconn
 from .embedded import RedisProcess, redis_password
 from .errors import ConfigError, EmbeddedRedisError, ServerError
 from .logs import FORMATS, LEVELS
 from .logs import configure as configure_logs
 from .node import Node
 from .settings import Settings, redacted_url
+from .store import redisconn
 from .tokens import load_secret
 
 __all__ = [

@@ -1,7 +1,7 @@
 """A server node's life: start, stop (SIGTERM), its periodic loops, and the races'
 transitions.
 
-One :class:`Node` serves websocket connections on ``/ws`` and plain HTTP (:mod:`.http`) on
+One :class:`Node` serves websocket connections on ``/ws`` and plain HTTP (:mod:`.transport.http`) on
 the same port. The nodes of a deployment share one Redis and one token secret; any node
 serves any race. It joins each connection's transport (:mod:`.transport`) and session
 (:mod:`.session`) and gives the sessions their context (store, hub, seed pool, clock).
@@ -9,9 +9,9 @@ serves any race. It joins each connection's transport (:mod:`.transport`) and se
 Transitions due at a time (a countdown's end, a time limit) or when every game is over
 are decided by :func:`~.race.due_transition` alone, on the light view each watch keeps
 from the events (no read from Redis), every ``tick``, by every node for the races its
-connections watch (it also emits their ghosts, :mod:`.ghosts`); the check-and-set on the
+connections watch (it also emits their ghosts, :mod:`.runners.ghosts`); the check-and-set on the
 race's version lets one succeed. A race nobody watches moves on when someone next joins it.
-Presence is decided by :mod:`.presence` the same way, from what every node sees in Redis.
+Presence is decided by :mod:`.runners.presence` the same way, from what every node sees in Redis.
 """
 
 from __future__ import annotations
@@ -30,25 +30,24 @@ import websockets
 from websockets.asyncio.server import Server, ServerConnection, serve
 
 from . import race as rules
-from . import redisconn
-from .advancing import Advancer
-from .changes import Changes
 from .closing import bounded, ended
 from .errors import Unavailable
-from .ghosts import GhostRunner
-from .hints import Hints
-from .http import Http, OpenFiles
-from .hub import Hub
+from .fanout.changes import Changes
+from .fanout.hub import Hub
+from .fanout.watches import RaceWatch
 from .limits import AddressLimits, Proxies
-from .match import Lobby
 from .metrics import Metrics
-from .par import ParRunner
-from .presence import Presence
 from .race import Limits, Race
-from .seeds import Seeds
+from .runners.ghosts import GhostRunner
+from .runners.hints import Hints
+from .runners.lobby import Lobby
+from .runners.par import ParRunner
+from .runners.presence import Presence
+from .runners.seeds import Seeds
+from .runners.transitions import Advancer
 from .session import Context, Session
 from .settings import Settings
-from .store import Store
+from .store import Store, redisconn
 from .transport import (
     CLOSE_RESTART,
     Connection,
@@ -59,7 +58,7 @@ from .transport import (
     read_frames,
     server_side,
 )
-from .watches import RaceWatch
+from .transport.http import Http, OpenFiles
 from .workers import SolverWorkers, WorkerSettings
 
 __all__ = ["RESULTS_GRACE", "Node", "check_libraries"]
@@ -74,7 +73,7 @@ node's background step writes them."""
 def check_libraries() -> None:
     """ConfigError unless the installed websockets, redis-py and hiredis have the private
     attributes the transport and the Redis links use (see :mod:`.transport` and
-    :mod:`.redisconn`): a clear error at start rather than an AttributeError mid-race."""
+    :mod:`.store.redisconn`): a clear error at start rather than an AttributeError mid-race."""
     check_websockets()
     redisconn.check_redis()
 
@@ -112,7 +111,7 @@ class Node:
         self.pars = ParRunner(
             self.store, self.changes, self.workers, settings, clock=self.now, spawn=self.spawn
         )
-        """Finished deals' pars, searched in the background (:mod:`.par`)."""
+        """Finished deals' pars, searched in the background (:mod:`.runners.par`)."""
         self.advancer = Advancer(
             self.store, self.changes, self.pars, self.metrics, self, clock=self.now
         )
@@ -150,7 +149,7 @@ class Node:
             refused=self._refused,
         )
         self.hints = Hints(self.workers, settings, self.metrics)
-        """Hints searched before they are asked for, and kept (:mod:`.hints`)."""
+        """Hints searched before they are asked for, and kept (:mod:`.runners.hints`)."""
         self.context = Context(
             settings=settings,
             limits=self.limits,
@@ -445,7 +444,7 @@ class Node:
 
     async def _results_loop(self) -> None:
         """Writes the results that their finishing node did not (it died, or Redis failed
-        it) once they waited :data:`RESULTS_GRACE` (:meth:`~.store.Store.apply_pending`)."""
+        it) once they waited :data:`RESULTS_GRACE` (:meth:`~.store.RatingStore.apply_pending`)."""
         while True:
             await asyncio.sleep(RESULTS_GRACE / 2)
             try:

@@ -1,6 +1,6 @@
 """``spider-race bench hint --think S``: how long a player who thinks waits for a hint.
 
-The server's own hints (:class:`spider_server.hints.Hints`, with the server's default
+The server's own hints (:class:`spider_server.runners.hints.Hints`, with the server's default
 settings: prefetches of ``hint_budget`` positions, a quick search of ``hint_quick_budget``)
 run in this process with one real solver worker process
 (:class:`spider_server.workers.SolverWorkers`, at niceness 0: the node is idle here). For each position of the hint corpus, in
@@ -46,8 +46,8 @@ def _cpu(pid: int) -> float:
 
 
 async def _measure(positions: list[CorpusPosition], think: float, budget: int | None) -> int:
-    from spider_server.hints import Hints
     from spider_server.metrics import Metrics
+    from spider_server.runners.hints import Hints
     from spider_server.settings import Settings
     from spider_server.workers import SolverWorkers, WorkerSettings
 

@@ -27,15 +27,14 @@ from typing import Any
 
 import pytest
 
-from spider_server.redisconn import connect
-
+from spider_server.store.redisconn import connect
 from tests.server.server_helpers import Player, start_race
 
 ACK = ("spider_server.transport.writing", "Connection", "send_ack")
 """Where the mover's ack is sent: module, class, method (called with the ack's frame, the
 (race, player) it is about, and the last version before the action's events)."""
 
-HUB = ("spider_server.hub", "Hub", "committed")
+HUB = ("spider_server.fanout.hub", "Hub", "committed")
 """Where a commit's events reach the hub: module, class, method (called with the race, the
 last event's version, and the events)."""
 

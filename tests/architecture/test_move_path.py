@@ -56,7 +56,7 @@ READ_LOOP = ("spider_server.transport.reading", "read_frames")
 """The transport's loop that reads a connection's frames (module, qualified name): the task
 running it for the mover's connection is the one traced."""
 
-PASSED_THROUGH = ("spider_server.session", "spider_server.store", "spider_server.hub")
+PASSED_THROUGH = ("spider_server.session", "spider_server.store", "spider_server.fanout.hub")
 """Packages or modules the move's path must go through (a trace without them saw no move)."""
 
 WARM_UP_MOVES = 1

@@ -51,15 +51,15 @@ def test_libraries_below_their_api_are_reached_from_their_layers_only() -> None:
             if top in users:
                 users[top].add(name)
     assert users["redis"] <= {
-        "spider_server.redisconn",
-        "spider_server.hub",
-        "spider_server.shards",
+        "spider_server.store.redisconn",
+        "spider_server.fanout.hub",
+        "spider_server.fanout.shards",
         "spider_server.embedded",
         *(m for m in modules if m.startswith("spider_server.store")),
     }
     assert users["websockets"] == {
         "spider_server.transport.reading",
         "spider_server.transport.writing",
-        "spider_server.http",
+        "spider_server.transport.http",
         "spider_server.node",
     }

@@ -10,7 +10,7 @@ import asyncio
 from openskill.models import PlackettLuce
 
 from spider_client import Client
-from spider_server.ratings import display
+from spider_server.race.ratings import display
 from tests.client.client_helpers import FAST
 
 

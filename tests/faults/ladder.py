@@ -36,7 +36,7 @@ from typing import Any
 import msgpack
 import redis.asyncio as aioredis
 
-from spider_server.ratings import display
+from spider_server.race.ratings import display
 
 __all__ = [
     "Condition",

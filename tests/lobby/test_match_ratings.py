@@ -13,8 +13,8 @@ import redis.asyncio as aioredis
 
 from spider_client import Client, NotAPlayer, NotFound, WrongState
 from spider_client import protocol as p
-from spider_server import keys
-from spider_server.ratings import Record, VariantRecord
+from spider_server.race.ratings import Record, VariantRecord
+from spider_server.store import keys
 
 MATCH = {
     "match_wait": 2.0,

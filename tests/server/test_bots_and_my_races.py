@@ -17,7 +17,7 @@ import redis.asyncio as aioredis
 from spider_client import protocol as p
 from spider_engine import Board
 from spider_engine.solver import solve
-from spider_server import keys
+from spider_server.store import keys
 from spider_server.store.codec import entry_from, race_from
 from tests.server.server_helpers import Client
 

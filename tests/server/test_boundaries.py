@@ -10,9 +10,9 @@ import pytest
 from spider_client import protocol as p
 from spider_server.errors import BadFrame, BadToken, ConfigError, InvalidMessage
 from spider_server.limits import TokenBucket
+from spider_server.session.validation import parse_frame
 from spider_server.settings import Settings
 from spider_server.tokens import Identity, issue, load_secret, verify
-from spider_server.validation import parse_frame
 
 
 def test_tokens_round_trip_and_refuse_tampering() -> None:

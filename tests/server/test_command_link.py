@@ -9,7 +9,7 @@ import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, ResponseError
 
-from spider_server.redisconn import CommandLink, connect
+from spider_server.store.redisconn import CommandLink, connect
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ import pytest
 
 from spider_client import protocol as p
 from spider_engine import Board, Move
-from spider_server import keys
+from spider_server.store import keys
 from tests.leakscan import LeakScanner
 from tests.server.server_helpers import Client, Player
 

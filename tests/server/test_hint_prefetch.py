@@ -1,4 +1,4 @@
-"""Hints searched before they are asked for (spider_server.hints), on a real node with real
+"""Hints searched before they are asked for (spider_server.runners.hints), on a real node with real
 solver workers and real clients: a move starts a prefetch, whose hint then answers at once
 from the cache (the solver's at the prefetch's budget); a newer move cancels the older
 prefetch without killing its worker; a race's prefetches stop at ``prefetch_per_race``;

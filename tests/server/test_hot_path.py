@@ -14,9 +14,9 @@ from typing import Any
 import msgpack
 import pytest
 
-from spider_server import keys
-from spider_server.hub import EventFrame, Hub, Subscription
-from spider_server.redisconn import connect
+from spider_server.fanout.hub import EventFrame, Hub, Subscription
+from spider_server.store import keys
+from spider_server.store.redisconn import connect
 
 
 class Recorder:
@@ -89,7 +89,7 @@ async def test_committed_events_of_a_race_not_watched_here_are_ignored(hub) -> N
 def test_commands_are_packed_as_the_python_packer_packs_them(args) -> None:
     from redis.asyncio.connection import Connection
 
-    from spider_server.redisconn import FastConnection
+    from spider_server.store.redisconn import FastConnection
 
     assert b"".join(FastConnection().pack_command(*args)) == b"".join(
         Connection().pack_command(*args)

@@ -247,7 +247,7 @@ async def test_open_race_everyone_left_is_deleted(redis_server, server_node) -> 
 
 
 async def test_static_files_only_from_the_package(redis_server, server_node) -> None:
-    from spider_server import http
+    from spider_server.transport import http
 
     node = await server_node(redis_server.url)
     for path in ("/../app.py", "/%2e%2e/app.py", "/.hidden", "/static/../../x"):

@@ -153,7 +153,7 @@ async def test_near_the_open_files_limit_new_connections_get_503_and_healthz_ans
 ) -> None:
     node = await server_node(redis_server.url, **FAST)
     code, (player,), _ = await start_race(node.url, players=1)
-    caplog.set_level(logging.INFO, logger="spider_server.http")
+    caplog.set_level(logging.INFO, logger="spider_server.transport.http")
     node.node.http.open_files.reserve = 1_000_000  # as if every file but a few were open
     node.node.http.open_files._checked = 0.0
     for _ in range(5):

@@ -14,9 +14,9 @@ import redis.asyncio as aioredis
 from spider_client import protocol as p
 from spider_engine import Board, Move
 from spider_engine.solver import solve
-from spider_server import keys
 from spider_server import race as rules
-from spider_server.seeds import utc_day
+from spider_server.runners.seeds import utc_day
+from spider_server.store import keys
 from tests.leakscan import LeakScanner
 from tests.server.server_helpers import Client
 
@@ -104,7 +104,7 @@ def test_the_node_imports_no_par_code() -> None:
     par (only the solver's worker, :mod:`spider_server.workers.child`, does, when it runs
     a par job)."""
     probe = (
-        "import sys, spider_server.node, spider_server.main, spider_server.par;"
+        "import sys, spider_server.node, spider_server.main, spider_server.runners.par;"
         "print('spider_engine.par' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)

@@ -9,11 +9,10 @@ from typing import Any
 from spider_client import Client
 from spider_client.protocol import Away, Back, Finished, PlayerInfo, Progress
 from spider_engine import Board, Move
-from spider_server import keys
 from spider_server import store as store_module
-from spider_server.redisconn import connect
 from spider_server.settings import Settings
-from spider_server.store import Store
+from spider_server.store import Store, keys
+from spider_server.store.redisconn import connect
 from tests.client.client_helpers import Collector
 
 

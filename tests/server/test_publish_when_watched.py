@@ -13,9 +13,9 @@ import time
 
 import msgpack
 
-from spider_server import keys
-from spider_server.hub import GAP_WAIT
-from spider_server.redisconn import connect
+from spider_server.fanout.hub import GAP_WAIT
+from spider_server.store import keys
+from spider_server.store.redisconn import connect
 from tests.server.server_helpers import Player, start_race
 from tests.server.test_hot_path import _progress, _watched
 

@@ -11,9 +11,8 @@ import pytest
 from openskill.models import PlackettLuce
 
 from spider_client.protocol import CreateRace
-from spider_server import keys
 from spider_server import race as r
-from spider_server.ratings import (
+from spider_server.race.ratings import (
     DISPLAY_BASE,
     Placing,
     Record,
@@ -22,6 +21,7 @@ from spider_server.ratings import (
     rate,
     settle,
 )
+from spider_server.store import keys
 
 # -- the update, against openskill called directly ----------------------------------------
 
@@ -137,9 +137,9 @@ async def _finished(
 
 
 async def _stores(redis_server, n: int):
-    from spider_server.redisconn import connect
     from spider_server.settings import Settings
     from spider_server.store import Store
+    from spider_server.store.redisconn import connect
 
     out = []
     for i in range(n):

@@ -13,9 +13,9 @@ import redis.asyncio as aioredis
 from spider_client import protocol as p
 from spider_engine import Board, Move
 from spider_engine.solver import rank_moves, solve
-from spider_server import keys
 from spider_server import race as rules
-from spider_server.seeds import leaderboard_score, utc_day
+from spider_server.runners.seeds import leaderboard_score, utc_day
+from spider_server.store import keys
 from tests.server.server_helpers import Client
 
 VARIANT = "spider1"

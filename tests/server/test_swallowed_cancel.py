@@ -11,7 +11,7 @@ import pytest
 
 from spider_server.closing import ended
 from spider_server.errors import Unavailable
-from spider_server.redisconn import raise_if_cancelled
+from spider_server.store.redisconn import raise_if_cancelled
 
 
 async def _swallowing_call() -> None:

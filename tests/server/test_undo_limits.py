@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from spider_engine import Board
-from spider_server.keys import UNDO_MARK
+from spider_server.store.keys import UNDO_MARK
 from tests.client.client_helpers import FAST
 from tests.server.server_helpers import Player, start_race
 

@@ -272,7 +272,7 @@ def test_a_running_prefetch_is_preempted_before_a_refill() -> None:
 
 
 def test_the_hint_cache_is_bounded_in_entries_and_bytes() -> None:
-    from spider_server.hints import HintCache
+    from spider_server.runners.hints import HintCache
     from spider_server.workers import Suggested
 
     cache = HintCache(entries=2, limit=10_000)

@@ -17,8 +17,8 @@ import redis.asyncio as aioredis
 from spider_client import Client
 from spider_engine import Board
 from spider_engine.solver import solve
-from spider_server import keys
-from spider_server.seeds import utc_day
+from spider_server.runners.seeds import utc_day
+from spider_server.store import keys
 from tests.web.web_helpers import assert_no_leaks, open_page
 
 VARIANT = "spider1"

@@ -6,7 +6,7 @@ A race goes through four states, in order (:class:`RaceState`)::
                                                          (everyone done, or the time limit)
 
 Each operation takes the race (and a player's :class:`Game` where it acts on one) as read
-from storage, checks that the state allows it (a named :class:`~.errors.RequestError`
+from storage, checks that the state allows it (a named :class:`~..errors.RequestError`
 otherwise, and nothing changes), and returns a decision: a :class:`RaceChange` (what to
 write and which events to append, for a check-and-set on the race's version) or an
 :class:`ActionOutcome` (the player's new game, the ack and the events, for a check-and-set

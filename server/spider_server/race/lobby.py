@@ -81,7 +81,7 @@ def window(waited: float, *, base: float, growth: float, wait: float) -> float:
     """How far apart two ratings may be for a player who has waited ``waited`` seconds:
     ``base``, widened by ``growth`` a second; unbounded from ``wait`` seconds on (so that
     nobody waits longer than ``wait`` while anyone else is queued). The queue's script
-    (:data:`~..scripts.POP_MATCHES`) computes the same."""
+    (:data:`~..store.scripts.POP_MATCHES`) computes the same."""
     if waited >= wait:
         return float("inf")
     return base + growth * max(0.0, waited)

@@ -49,7 +49,7 @@ class RaceOptions:
     """Players whose hello said ``bot`` may not join (an honour rule: the flag is
     declared, not detected)."""
     rated: bool = False
-    """The finish moves the players' ratings (:mod:`...ratings`)."""
+    """The finish moves the players' ratings (:mod:`.ratings`)."""
     public: bool = False
     """Listed in the lobby's open races while it waits for players."""
     quick: bool = False

@@ -1,7 +1,7 @@
 """A finished deal's par landing on its race: the rules, without I/O.
 
 The par itself is computed in a solver worker (:func:`spider_engine.par.par`, started by
-:mod:`spider_server.par`); here the race gets it once. Its line is a list of moves in
+:mod:`spider_server.runners.par`); here the race gets it once. Its line is a list of moves in
 the spec's notation: moves name columns and counts (``d1j``, ``s``), never cards; still, a
 daily race's par is part of what its day keeps hidden (its line would tell how the day's
 deal is won): the ``par`` event goes out only when the race's deal is public

@@ -64,7 +64,7 @@ def rematch_race(
     """The new race of ``race``'s rematch, with join code ``code``: the same options, a
     fresh secret seed, the players who accepted (in the order they accepted), each ready:
     its countdown starts at once (a winnable race: dealt ``seed``, or ``preparing`` until a
-    proven one comes). For :meth:`~..store.Store.commit` with ``new``."""
+    proven one comes). For :meth:`~..store.CommitLink.commit` with ``new``."""
     assert race.rematch is not None
     accepted = [p for p in race.rematch.accepted if p in race.players]
     first = race.players[accepted[0]]

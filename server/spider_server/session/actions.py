@@ -5,7 +5,7 @@ A move is decided on the race, game and board the connection's last committed ac
 the store (:func:`~..store.check_and_set`: the commit's check-and-set on the player's seq
 catches any change made elsewhere, and then the race and game are read afresh). What was
 committed comes back here: the session sends the mover's ack (the transport's
-``send_ack``), then hands the events to the hub (:meth:`~..changes.Changes.publish`).
+``send_ack``), then hands the events to the hub (:meth:`~..fanout.changes.Changes.publish`).
 """
 
 from __future__ import annotations

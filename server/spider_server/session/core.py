@@ -35,7 +35,6 @@ from spider_client.protocol import (
 )
 from spider_engine import Board
 
-from .. import keys
 from .. import race as rules
 from ..errors import (
     BadFrame,
@@ -46,9 +45,10 @@ from ..errors import (
     RequestError,
     TooManyRaces,
 )
+from ..fanout.watches import Subscription
 from ..limits import TokenBucket
 from ..race import Game, Race
-from ..store import PlayerRace
+from ..store import PlayerRace, keys
 from ..tokens import Identity, issue, new_player_id, verify
 from ..transport import (
     CLOSE_GOING_AWAY,
@@ -56,9 +56,8 @@ from ..transport import (
     CLOSE_PROTOCOL,
     CLOSE_TOO_BIG,
 )
-from ..validation import parse_frame
-from ..watches import Subscription
 from .parts import Context, Outbox
+from .validation import parse_frame
 
 __all__ = [
     "MAX_NAME",
@@ -347,7 +346,7 @@ class Session:
     async def my_races_now(self) -> list[PlayerRace]:
         """The player's races now, newest first. Races gone, or that the player is no
         longer in, are dropped from the player's list, and so are those that no longer
-        count (:func:`counts`) beyond the newest :data:`~..keys.PLAYER_RACES_KEPT`."""
+        count (:func:`counts`) beyond the newest :data:`~..store.keys.PLAYER_RACES_KEPT`."""
         store = self.ctx.store
         rows = await store.players.player_races(self.player)
         kept: list[PlayerRace] = []

@@ -15,7 +15,7 @@ from spider_engine import VariantError, find_variant
 
 from .. import race as rules
 from ..errors import InvalidMessage
-from ..seeds import utc_day
+from ..runners.seeds import utc_day
 from .core import Session, counts
 
 __all__ = ["leaderboard", "my_races"]

@@ -1,5 +1,5 @@
 """The lobby's handlers: the open races' list (and following it), quick match and its
-cancel. The queue and the feed are the node's :class:`~..match.Lobby`."""
+cancel. The queue and the feed are the node's :class:`~..runners.lobby.Lobby`."""
 
 from __future__ import annotations
 

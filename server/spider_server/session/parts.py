@@ -9,15 +9,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ..changes import Changes
 from ..closing import Spawner
-from ..hints import Hints
-from ..hub import Hub
+from ..fanout.changes import Changes
+from ..fanout.hub import Hub
 from ..limits import AddressLimits
-from ..match import Lobby
 from ..metrics import Metrics
 from ..race import Limits, Race
-from ..seeds import Seeds
+from ..runners.hints import Hints
+from ..runners.lobby import Lobby
+from ..runners.seeds import Seeds
 from ..settings import Settings
 from ..store import Store
 from ..transport import EventFrame
@@ -60,7 +60,7 @@ class Transitions(Protocol):
 
 
 class PresenceCheck(Protocol):
-    """Presence decisions (the node's :class:`~..presence.Presence`)."""
+    """Presence decisions (the node's :class:`~..runners.presence.Presence`)."""
 
     async def check(self, code: str, *, resumed: str | None = None) -> None:
         """Commit whatever presence decision is due in race ``code`` now; ``resumed``: a
@@ -85,11 +85,11 @@ class Context:
     clock: Callable[[], float]
     """The deployment's time."""
     transitions: Transitions
-    """The races' transitions (the node's :class:`~..advancing.Advancer`)."""
+    """The races' transitions (the node's :class:`~..runners.transitions.Advancer`)."""
     spawner: Spawner
     """Background work (the node's :meth:`~..node.Node.spawn`)."""
     presence: PresenceCheck
-    """Presence decisions (the node's :class:`~..presence.Presence`)."""
+    """Presence decisions (the node's :class:`~..runners.presence.Presence`)."""
     lobby: Lobby
     """The node's lobby: quick match, open races."""
     addresses: AddressLimits | None = field(default=None)

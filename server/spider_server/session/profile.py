@@ -1,6 +1,6 @@
 """The handlers of players' records: a profile, a finished race's rating changes, and the
 rating ladders; and the rematch of a finished race. Each reads or writes through the store
-(:mod:`..store.ratings`), deciding with :mod:`..ratings` and :mod:`..race`."""
+(:mod:`..store.ratings`), deciding with :mod:`..race.ratings` and :mod:`..race`."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from spider_engine import VariantError, find_variant
 from .. import race as rules
 from ..errors import Conflict, InvalidMessage, NotAPlayer, RaceNotFound, WrongState
 from ..race import Race
-from ..ratings import short_id
+from ..race.ratings import short_id
 from ..store import check_and_set
 from ..store.ratings import LadderRow
 from .core import Session, race_code

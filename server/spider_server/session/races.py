@@ -1,6 +1,6 @@
 """The handlers of races as a whole: create, the daily race, join, leave, ready and hints
 (the lists a player asks for are :mod:`.lists`). Each decides with :mod:`..race` and
-commits through :class:`~..changes.Changes` (again on the race read afresh when its
+commits through :class:`~..fanout.changes.Changes` (again on the race read afresh when its
 check-and-set lost)."""
 
 from __future__ import annotations
@@ -35,10 +35,10 @@ from ..errors import (
     Unavailable,
     WrongState,
 )
+from ..fanout.watches import Subscription
 from ..race import TERMINAL, Race, RaceState
-from ..seeds import Seeds, utc_day
+from ..runners.seeds import Seeds, utc_day
 from ..transport import stamp
-from ..watches import Subscription
 from ..workers import HintPending, ProofCapReached, WorkerError
 from ..workers.child import SUGGESTIONS
 from .actions import apply, deal_out
@@ -84,7 +84,7 @@ def _check_creation_rate(session: Session) -> None:
 
 def _wait_for_deal(session: Session, key: tuple[str, ...], variant: str) -> None:
     """Wait (this connection) for a preparing race's proven deal: the node proves it
-    while someone waits (see :mod:`..seeds`)."""
+    while someone waits (see :mod:`..runners.seeds`)."""
     session.ctx.seeds.need(
         key, session, variant=variant, identity=session.player, address=session.address
     )
@@ -225,7 +225,7 @@ async def daily_race(session: Session, msg: DailyRace) -> None:
 async def hint(session: Session, msg: Hint) -> None:
     """A hint from the player's full position (races with ``hints``), counted.
 
-    The checks are made here; the hint comes from the node's :mod:`~..hints` (a
+    The checks are made here; the hint comes from the node's :mod:`~..runners.hints` (a
     prefetch kept or under way, else a quick search in a solver worker) while this
     connection's other messages go on, and the reply comes when it is done: the first
     move of a winning line (then the ranking's other moves, and the verdict), or, when

@@ -17,7 +17,7 @@ composed in one place (:class:`Store`, made by :meth:`Store.connect`):
 
 Every call follows :mod:`.guard`: a Redis error is :class:`~..errors.Unavailable`, and a
 check-and-set that lost is decided again by :func:`check_and_set`, the server's one retry
-loop. Every key and channel name is built in :mod:`..keys`.
+loop. Every key and channel name is built in :mod:`.keys`.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from redis.exceptions import RedisError
 from ..race import event_data
 from ..settings import Settings
 from .commits import CommitLink, Committed
-from .guard import CAS_TRIES, Attempt, as_unavailable, cas_tries, check_and_set
+from .guard import CAS_TRIES, Attempt, as_unavailable, check_and_set
 from .lobby import LobbyStore
 from .par import ParStore
 from .players import PlayerRace, PlayerStore
@@ -60,7 +60,6 @@ __all__ = [
     "Store",
     "StoredEvent",
     "as_unavailable",
-    "cas_tries",
     "check_and_set",
     "event_data",
     "leaderboard_score",

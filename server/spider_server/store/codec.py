@@ -1,4 +1,4 @@
-"""How races, entries and games are laid out in Redis hashes (see :mod:`..keys`), both ways."""
+"""How races, entries and games are laid out in Redis hashes (see :mod:`.keys`), both ways."""
 
 from __future__ import annotations
 

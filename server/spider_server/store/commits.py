@@ -1,14 +1,14 @@
-"""Committing :mod:`..race`'s decisions with the scripts of :mod:`..scripts`.
+"""Committing :mod:`..race`'s decisions with the scripts of :mod:`.scripts`.
 
 A race change is a check-and-set on the race's version, a player's action a check-and-set
 on the player's seq; a lost check-and-set raises :class:`~..errors.Conflict` and the caller
 decides again (:func:`.guard.check_and_set`). A commit returns what it committed
 (:class:`Committed`: the version, the events, an action's ack); sending the ack and handing
-the events to the hub is the caller's (the session, :mod:`..changes`): nothing here calls
+the events to the hub is the caller's (the session, :mod:`..fanout.changes`): nothing here calls
 up.
 
 The players' actions committed in one turn of the event loop go to Redis in one write, on
-a connection of their own (:class:`~..redisconn.CommandLink`), each still its own atomic
+a connection of their own (:class:`~.redisconn.CommandLink`), each still its own atomic
 script call with its own check-and-set: batching changes the round trips, not the
 guarantees (README, "Under load").
 """
@@ -25,15 +25,15 @@ from redis.asyncio import Redis, RedisCluster
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, RedisError
 
-from .. import keys
 from ..errors import Conflict, WrongState
 from ..race import ActionOutcome, Race, RaceChange, event_data
-from ..redisconn import CommandLink
-from ..scripts import COMMIT_ACTION, COMMIT_RACE, RESAVE_ACK, sharded
 from ..settings import Settings
+from . import keys
 from .codec import entry_bytes, game_fields, meta_fields, pack_payload, text
 from .durability import Durability, run_durable
 from .guard import as_unavailable
+from .redisconn import CommandLink
+from .scripts import COMMIT_ACTION, COMMIT_RACE, RESAVE_ACK, sharded
 
 __all__ = ["CommitLink", "Committed"]
 
@@ -83,7 +83,7 @@ class CommitLink:
         self.settings = settings
         self.clock = clock
         """The deployment's time (stamped on the events)."""
-        # on a cluster, a race's events go out on its own shard (SPUBLISH, :mod:`..shards`)
+        # on a cluster, a race's events go out on its own shard (SPUBLISH, :mod:`..fanout.shards`)
         shard = sharded if isinstance(redis, RedisCluster) else str
         self._commit_race = redis.register_script(shard(COMMIT_RACE))
         self._commit_action = redis.register_script(shard(COMMIT_ACTION))

@@ -9,16 +9,16 @@ committed; what happens next (an ack, the events to the hub) is the caller's.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Generic, TypeVar
 
 from redis.exceptions import RedisError
 
-from ..errors import Conflict, Unavailable
+from ..errors import Conflict, Contended, Unavailable
 
-__all__ = ["CAS_TRIES", "Attempt", "as_unavailable", "cas_tries", "check_and_set"]
+__all__ = ["CAS_TRIES", "Attempt", "as_unavailable", "check_and_set"]
 
 S = TypeVar("S")
 D = TypeVar("D")
@@ -29,15 +29,6 @@ CAS_TRIES = 50
 (:class:`~..errors.Conflict`). A check-and-set loses only to another writer of the same
 race or game at the same moment, so a loss or two is normal under load; losing this many
 times in a row is a storm, and the request is answered ``unavailable`` (nothing changed)."""
-
-
-def cas_tries(message: str = "too much contention; try again") -> Iterator[int]:
-    """The tries of a check-and-set: ``for _ in cas_tries(): ... commit; break`` (or
-    return), ``continue`` on :class:`~..errors.Conflict`. After :data:`CAS_TRIES` tries,
-    :class:`~..errors.Unavailable` with ``message``. One generator a request, no more
-    than the ``range`` it replaces (the move path uses it too)."""
-    yield from range(CAS_TRIES)
-    raise Unavailable(message)
 
 
 @dataclass(slots=True)
@@ -56,13 +47,14 @@ async def check_and_set(
     commit: Callable[[D], Awaitable[C]],
     *,
     busy: str = "too much contention; try again",
+    tries: int = CAS_TRIES,
 ) -> Attempt[S, D, C]:
     """Load, decide, commit; again on what is loaded afresh when the commit's
-    check-and-set lost (:class:`~..errors.Conflict`), at most :data:`CAS_TRIES` times,
-    then :class:`~..errors.Unavailable` with ``busy``. ``decide`` is pure: None when there
+    check-and-set lost (:class:`~..errors.Conflict`), at most ``tries`` times, then
+    :class:`~..errors.Contended` (``unavailable`` to the client) with ``busy``. ``decide`` is pure: None when there
     is nothing to commit (the attempt then has no commit), or a request error to refuse.
     Errors of ``load`` and ``commit`` other than Conflict go to the caller."""
-    for _ in range(CAS_TRIES):
+    for _ in range(tries):
         loaded = await load()
         decision = decide(loaded)
         if decision is None:
@@ -72,7 +64,7 @@ async def check_and_set(
         except Conflict:
             continue
         return Attempt(loaded, decision, committed)
-    raise Unavailable(busy)
+    raise Contended(busy)
 
 
 class _AsUnavailable:

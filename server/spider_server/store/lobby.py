@@ -24,13 +24,14 @@ from redis.asyncio import Redis
 
 from spider_client.protocol import OpenRace, pack
 
-from .. import keys
+from ..errors import Conflict, Contended
 from ..race import Race, listing
-from ..redisconn import read_message
-from ..scripts import CANCEL_MATCH, LIST_RACE, MATCH_DELIVERED, POP_MATCHES, QUEUE_MATCH
+from . import keys
 from .codec import text
-from .guard import as_unavailable
+from .guard import as_unavailable, check_and_set
 from .ratings import RatingStore
+from .redisconn import read_message
+from .scripts import CANCEL_MATCH, LIST_RACE, MATCH_DELIVERED, POP_MATCHES, QUEUE_MATCH
 
 __all__ = ["Group", "LobbyStore", "MATCHED", "Member"]
 
@@ -70,7 +71,12 @@ def _member(player: str, conn: str, field: str) -> Member:
     return Member(player, conn, field, False, math.nan)
 
 
-_RETRIES = 5
+_TRIES = 5
+"""Tries of a queue's change before it answers ``busy``."""
+
+
+def _same(seen: str) -> str:
+    return seen
 
 
 class LobbyStore:
@@ -106,7 +112,7 @@ class LobbyStore:
     async def _creator_rating(self, player: str, variant: str) -> tuple[float, bool]:
         """The rating shown of ``player`` in ``variant`` and whether it is provisional (a
         player without one: the display base, provisional)."""
-        from ..ratings import DISPLAY_BASE
+        from ..race.ratings import DISPLAY_BASE
 
         records = await self.ratings.load_records([player])
         record = records.get(player)
@@ -191,10 +197,15 @@ class LobbyStore:
         when the queue moved under every try."""
         entry = f"{pool}\t{conn}\t{rating!r}\t{_entry_name(name, bot, since)}"
         old = await self.match_entry(player)
-        expected = "" if old is None else old[0]
         script = self._lobby_script(QUEUE_MATCH)
-        for _ in range(_RETRIES):
-            old_queue = keys.match_queue(expected) if expected else keys.match_queue(pool)
+        expected = ["" if old is None else old[0]]
+        """The player's pool as last seen (the script tells when it moved)."""
+
+        async def load() -> str:
+            return expected[0]
+
+        async def commit(seen: str) -> str:
+            old_queue = keys.match_queue(seen) if seen else keys.match_queue(pool)
             key_list = [
                 keys.MATCH_WHO,
                 keys.MATCH_ALIVE,
@@ -202,14 +213,20 @@ class LobbyStore:
                 keys.match_queue(pool),
                 old_queue,
             ]
-            args = [player, entry, repr(since), repr(expiry), expected, pool]
+            args = [player, entry, repr(since), repr(expiry), seen, pool]
             with as_unavailable:
                 reply = await script(keys=key_list, args=args)
             if isinstance(reply, list):
-                expected = text(reply[1])
-                continue
+                expected[0] = text(reply[1])
+                raise Conflict(f"{player}'s place in the queues moved")
             return text(reply)
-        return "busy"
+
+        try:
+            attempt = await check_and_set(load, _same, commit, tries=_TRIES)
+        except Contended:
+            return "busy"
+        assert attempt.committed is not None
+        return attempt.committed
 
     async def cancel_match(self, player: str, conn: str = "") -> str:
         """Take the player out of their queue (only connection ``conn``'s entry unless
@@ -217,19 +234,29 @@ class LobbyStore:
         old = await self.match_entry(player)
         if old is None:
             return "none"
-        expected = old[0]
         script = self._lobby_script(CANCEL_MATCH)
-        for _ in range(_RETRIES):
-            if expected == MATCHED:
-                return MATCHED
-            key_list = [keys.MATCH_WHO, keys.MATCH_ALIVE, keys.match_queue(expected)]
+        expected = [old[0]]
+
+        async def load() -> str:
+            return expected[0]
+
+        def decide(seen: str) -> str | None:
+            return None if seen == MATCHED else seen
+
+        async def commit(seen: str) -> str:
+            key_list = [keys.MATCH_WHO, keys.MATCH_ALIVE, keys.match_queue(seen)]
             with as_unavailable:
-                reply = await script(keys=key_list, args=[player, conn, expected])
+                reply = await script(keys=key_list, args=[player, conn, seen])
             if isinstance(reply, list):
-                expected = text(reply[1])
-                continue
+                expected[0] = text(reply[1])
+                raise Conflict(f"{player}'s place in the queues moved")
             return text(reply)
-        return "busy"
+
+        try:
+            attempt = await check_and_set(load, decide, commit, tries=_TRIES)
+        except Contended:
+            return "busy"
+        return MATCHED if attempt.committed is None else attempt.committed
 
     async def match_pools(self) -> list[str]:
         """The pools with players queued (one SMEMBERS: cheap when none)."""

@@ -14,8 +14,8 @@ from redis.asyncio import Redis
 
 from spider_client.protocol import ParInfo
 
-from .. import keys
 from ..settings import Settings
+from . import keys
 from .codec import par_bytes, par_from
 from .guard import as_unavailable
 
@@ -31,7 +31,7 @@ class ParStore:
         self.settings = settings
 
     async def claim_par(self, key: str, ttl: float) -> bool:
-        """Claim the computing of a par for this node (``key``: :func:`~..keys.par_claim`
+        """Claim the computing of a par for this node (``key``: :func:`~.keys.par_claim`
         of the race, or the day's ``daily:<variant>:<day>:par_claim``), for ``ttl`` seconds; False when another claim is
         live."""
         with as_unavailable:

@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 from redis.asyncio import Redis
 
-from .. import keys
+from . import keys
 from .codec import entry_from, text
 from .guard import as_unavailable
 

@@ -11,9 +11,9 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from .. import keys
 from ..race import Race
 from ..settings import Settings
+from . import keys
 from .codec import race_from, text
 from .guard import as_unavailable
 

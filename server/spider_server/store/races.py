@@ -14,9 +14,9 @@ from redis.asyncio import Redis
 
 from spider_client.protocol import Ack
 
-from .. import keys
 from ..race import Game, GhostRun, Race, UndoBase
 from ..settings import Settings
+from . import keys
 from .codec import game_from, race_from, text
 from .commits import CommitLink
 from .guard import as_unavailable

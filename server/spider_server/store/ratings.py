@@ -1,10 +1,10 @@
 """Redis commands of ratings, players' records, histories and the rating ladders (the keys,
-all under the ``{ratings}`` hash tag, are described in :mod:`..keys`; the decisions are
-:mod:`..ratings`').
+all under the ``{ratings}`` hash tag, are described in :mod:`.keys`; the decisions are
+:mod:`..race.ratings`').
 
 A finished race is written into its players' records exactly once: :meth:`RatingStore.
 apply_results` reads every player's record (with its version), decides with
-:func:`~..ratings.settle`, and runs :data:`~..scripts.APPLY_RESULTS`, which writes
+:func:`~..race.ratings.settle`, and runs :data:`~.scripts.APPLY_RESULTS`, which writes
 nothing when the race's marker is there already (another node, or an earlier try, applied
 it) and nothing when one record's version moved (another race of that player was applied
 in between: the update is decided again on the records read afresh, at most
@@ -23,14 +23,14 @@ from typing import Any, NamedTuple
 import msgpack
 from redis.asyncio import Redis
 
-from .. import keys
 from ..errors import Conflict
 from ..race import Race
-from ..ratings import Change, Line, Placing, Record, pool_of, provisional, settle
-from ..scripts import APPLY_RESULTS
+from ..race.ratings import Change, Line, Placing, Record, pool_of, provisional, settle
+from . import keys
 from .codec import text
 from .guard import as_unavailable, check_and_set
 from .races import RaceStore
+from .scripts import APPLY_RESULTS
 
 __all__ = ["LadderRow", "RatingStore", "fold", "marker"]
 
@@ -144,7 +144,7 @@ class RatingStore:
         record = (await self.load_records([player])).get(player)
         vr = record.variants.get(variant) if record is not None else None
         if vr is None:
-            from ..ratings import DISPLAY_BASE
+            from ..race.ratings import DISPLAY_BASE
 
             return DISPLAY_BASE
         return vr.rating

@@ -1,5 +1,5 @@
 """Redis commands of the proven seeds' pools, the daily deals and their leaderboards (the
-keys are described in :mod:`..keys`; what uses them is :mod:`..seeds`)."""
+keys are described in :mod:`.keys`; what uses them is :mod:`..runners.seeds`)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from .. import keys
 from ..race import Race, Status
+from . import keys
 from .codec import text
 from .guard import as_unavailable
 

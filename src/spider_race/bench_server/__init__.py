@@ -32,7 +32,7 @@ on the same machine with the same number of connections and the same rate mode:
 ``baseline_per_s``, the messages a second of a bare websocket echo server that does one
 Redis transaction per message (a ``MULTI``/``EXEC`` of one ``INCR``), built with the
 same libraries and the same Redis client settings as the server
-(:func:`spider_server.redisconn.connect`), and ``ratio`` = moves_per_s / baseline_per_s.
+(:func:`spider_server.store.redisconn.connect`), and ``ratio`` = moves_per_s / baseline_per_s.
 CPU time per move during the timed phase — of the server process, of Redis (from its
 ``INFO cpu``) and of the bots (this process) — is printed too
 (``server_cpu_ms_per_move``, …, and the baseline's ``baseline_server_cpu_ms_per_message``,

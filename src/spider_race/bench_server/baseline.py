@@ -25,8 +25,8 @@ async def echo_server(port: int, redis_url: str) -> None:
     ``EXEC``). The websocket options are the server's; the Redis client is the server's."""
     from websockets.asyncio.server import ServerConnection, serve
 
-    from spider_server.redisconn import connect
     from spider_server.settings import Settings
+    from spider_server.store.redisconn import connect
 
     settings = Settings()
     redis = connect(redis_url)

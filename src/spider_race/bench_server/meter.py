@@ -37,7 +37,7 @@ class CpuMeter:
         """Connect to Redis now, before the measured time: the first import and connection
         would hold this process's loop for tens of milliseconds just as it starts."""
         if self.redis_url is not None:
-            from spider_server.redisconn import connect
+            from spider_server.store.redisconn import connect
 
             self.redis = connect(self.redis_url)
             with contextlib.suppress(Exception):

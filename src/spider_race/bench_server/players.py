@@ -190,8 +190,8 @@ async def timed_phase(
 
 async def moves_in_redis(redis_url: str, bots: list[tuple[str, str]], opening: int) -> int:
     """The moves in the bots' action lists, less their openings."""
-    from spider_server import keys
-    from spider_server.redisconn import connect
+    from spider_server.store import keys
+    from spider_server.store.redisconn import connect
 
     redis = connect(redis_url)
     try:

@@ -3,7 +3,7 @@ feed.
 
 Every node runs the same loop (:meth:`Lobby.run`): every ``match_turn`` seconds it asks
 which pools have players (one SMEMBERS: cheap while the queues are empty), and takes from
-each the groups that fit (one script, :data:`~.scripts.POP_MATCHES`: a group taken is this
+each the groups that fit (one script, :data:`~..store.scripts.POP_MATCHES`: a group taken is this
 node's alone, so no player lands in two races and no race is made twice), then creates
 each group's race, every player in it and ready, counting down ``match_countdown``
 seconds. The players' nodes hear of it on the queues' channel and tell their connections
@@ -14,9 +14,9 @@ A player's rating is read once, when they queue, from :attr:`Lobby.rating_of` (b
 default the store's: the rating shown in that variant, 1500 for a newcomer) and kept in
 their queue entry; the rating window starts at :attr:`Lobby.window_base` and widens by
 :attr:`Lobby.window_growth` a second; from ``match_wait`` seconds on, any rating fits.
-Quick-match races are rated (:attr:`~.race.RaceOptions.rated`): their finish moves the
-players' ratings once (:mod:`.store.ratings`). Each race made is remembered with how
-long each of its players waited, on the server's clock (:meth:`~.store.Store.record_match`).
+Quick-match races are rated (:attr:`~..race.RaceOptions.rated`): their finish moves the
+players' ratings once (:mod:`..store.ratings`). Each race made is remembered with how
+long each of its players waited, on the server's clock (:meth:`~..store.LobbyStore.record_match`).
 
 A player whose entry is matched already when they queue (their connection was on a node
 that died before telling them) is told of that match on the new connection; so is one
@@ -37,16 +37,16 @@ from typing import Any, Protocol
 
 from spider_client.protocol import Matched, OpenRaceChanged, Queued, encode
 
-from . import race as rules
-from .changes import Changes
-from .closing import stop
-from .errors import Conflict, Unavailable
-from .keys import LOBBY_CHANNEL, MATCH_CHANNEL
-from .race import TERMINAL, RaceOptions
-from .redisconn import raise_if_cancelled
-from .settings import Settings
-from .store import Store
-from .store.lobby import MATCHED, Group, open_race_from
+from .. import race as rules
+from ..closing import stop
+from ..errors import Conflict, Unavailable
+from ..fanout.changes import Changes
+from ..race import TERMINAL, RaceOptions
+from ..settings import Settings
+from ..store import Store
+from ..store.keys import LOBBY_CHANNEL, MATCH_CHANNEL
+from ..store.lobby import MATCHED, Group, open_race_from
+from ..store.redisconn import raise_if_cancelled
 
 __all__ = ["DEFAULT_RATING", "Lobby", "Waiter", "pool_name"]
 

@@ -1,7 +1,7 @@
 """Fan-out of race events to this node's connections, through Redis.
 
 Every event of a race is appended to the race's stream and published on its channel by the
-same script (:mod:`.scripts`), so the channel delivers events in version order to every
+same script (:mod:`..store.scripts`), so the channel delivers events in version order to every
 node, and the stream holds them for catch-up. The script publishes only when a node other
 than the committing one has claimed the race (its ``nodes`` set): the committing node
 dispatches its own events at once (:meth:`Hub.committed`), from the stream when something
@@ -34,13 +34,12 @@ from redis.asyncio import Redis, RedisCluster
 from redis.asyncio.client import PubSub
 from redis.exceptions import RedisError
 
-from . import keys
-from .closing import stop
-from .errors import Unavailable
-from .redisconn import read_message, take_buffered
+from ..closing import stop
+from ..errors import Unavailable
+from ..store import Store, keys
+from ..store.redisconn import read_message, take_buffered
+from ..transport import EventFrame
 from .shards import ShardFeed
-from .store import Store
-from .transport import EventFrame
 from .watches import RaceWatch, Subscriber, Subscription
 
 __all__ = ["GAP_WAIT", "EventFrame", "Hub", "RaceWatch", "Subscriber", "Subscription"]

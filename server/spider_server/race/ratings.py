@@ -3,8 +3,8 @@ what to write out.
 
 A player's rating in a variant is an ``openskill`` Plackett–Luce rating (``mu``,
 ``sigma``), made for free-for-all results of any number of players. It moves only in a
-*rated* race (:attr:`~.race.RaceOptions.rated`), from the server's own ranking
-(:func:`~.race.rank`: players of equal standing share a rank, and share it here). Humans
+*rated* race (:attr:`~.RaceOptions.rated`), from the server's own ranking
+(:func:`~.rank`: players of equal standing share a rank, and share it here). Humans
 and bots are rated apart: each pool's players are ranked among themselves (a race that
 mixes them rates its humans against its humans and its bots against its bots), so bots
 climb their own ladder.
@@ -17,7 +17,7 @@ rating is *provisional* (shown with a ``?``) while ``sigma`` is above
 
 Every finished race, rated or not, adds a line to each player's history and counts in
 their record per variant (races, wins, best time, streaks). :func:`settle` decides it
-all; the store (:mod:`.store.ratings`) writes it once per race with a check-and-set on
+all; the store (:mod:`..store.ratings`) writes it once per race with a check-and-set on
 every player's record version.
 """
 

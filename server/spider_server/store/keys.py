@@ -330,6 +330,8 @@ def history(player: str) -> str:
 
 def ladder(pool: str, variant: str) -> str:
     return f"{{ratings}}:ladder:{pool}:{variant}"
+
+
 LOBBY_OPEN = "{lobby}:open"
 LOBBY_INFO = "{lobby}:open:info"
 LOBBY_VERSIONS = "{lobby}:open:ver"

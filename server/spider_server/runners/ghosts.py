@@ -2,7 +2,7 @@
 
 A node emits the due actions of the running ghost races it watches (its tick loop starts a
 :class:`GhostRunner` task per such race). The schedule is derived from the race's start
-and the recorded times alone (:func:`~.race.next_due`), so any node can emit the next
+and the recorded times alone (:func:`~..race.next_due`), so any node can emit the next
 action, and after a restart the node that watches the race next goes on from the ghost's
 seq in Redis (actions already due are emitted at once, in order). Every node that watches
 the race tries each action when it is due; the action is committed like a player's, with
@@ -22,11 +22,11 @@ from typing import Any
 
 from spider_engine import Board
 
-from . import race as rules
-from .changes import Changes
-from .errors import GameOver, RequestError, Unavailable, WrongState
-from .race import ActionOutcome, Game, GhostRun, Race, RaceState
-from .store import Store, check_and_set
+from .. import race as rules
+from ..errors import GameOver, RequestError, Unavailable, WrongState
+from ..fanout.changes import Changes
+from ..race import ActionOutcome, Game, GhostRun, Race, RaceState
+from ..store import Store, check_and_set
 
 __all__ = ["GhostRunner"]
 

@@ -1,8 +1,8 @@
 """The Lua scripts that keep a race's invariants, as module constants.
 
-Each is registered once per Redis client (:class:`~.store.Store`) and called with explicit
+Each is registered once per Redis client (:class:`~.Store`) and called with explicit
 keys (all of one race's hash tag) and arguments. Payloads are msgpack maps (Lua's
-``cmsgpack``) whose hash values are strings, written by :mod:`.store`.
+``cmsgpack``) whose hash values are strings, written by :mod:`.`.
 
 Both scripts append events the same way: for each event, in order, the race's version is
 incremented, the event is appended to the race's stream with id ``<version>-0`` (fields
@@ -12,7 +12,7 @@ an event is in the stream before anyone hears of it on the channel.
 
 The events are published only when a node other than the committing one watches the race
 (the race's ``nodes`` set holds each watching node until its claim expires): the committing
-node dispatches its own events itself (:meth:`.hub.Hub.committed`), and a node registers
+node dispatches its own events itself (:meth:`..fanout.hub.Hub.committed`), and a node registers
 before it subscribes, so any event it could miss is in the snapshot it reads next.
 """
 

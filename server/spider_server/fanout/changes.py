@@ -1,8 +1,8 @@
 """Race changes committed and their events handed to the hub: the one way a race changes.
 
 :class:`Changes` composes the store and the hub. :meth:`Changes.race` loads a race, asks a
-pure decision of :mod:`.race` for its change, commits it with a check-and-set (again on
-the race read afresh when it lost, :func:`~.store.check_and_set`), and returns what was
+pure decision of :mod:`..race` for its change, commits it with a check-and-set (again on
+the race read afresh when it lost, :func:`~..store.check_and_set`), and returns what was
 committed; the events then go to the hub (:meth:`~.hub.Hub.committed`, this node's own
 watches at once; other nodes hear them on the race's channel), and a public race's
 listing follows. A player's action is the session's (it sends the mover's ack first, then
@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
+from ..race import Race, RaceChange, new_code
+from ..store import Attempt, Committed, Store, check_and_set
 from .hub import Hub
-from .race import Race, RaceChange, new_code
-from .store import Attempt, Committed, Store, check_and_set
 
 __all__ = ["BUSY", "Changes", "RaceAttempt"]
 

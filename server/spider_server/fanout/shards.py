@@ -1,7 +1,7 @@
 """Sharded pub/sub on a Redis Cluster: each race's channel on the shard that owns its slot.
 
 On a cluster the scripts publish a race's events with ``SPUBLISH`` on the race's channel
-(``{race:<code>}:ch``, in the race's hash slot, :mod:`.keys`), which only the master that
+(``{race:<code>}:ch``, in the race's hash slot, :mod:`..store.keys`), which only the master that
 owns the slot (and its replicas) carries: pub/sub traffic grows with the events, not with
 the events times the shards as a cluster-wide ``PUBLISH`` does. A node ``SSUBSCRIBE``\\ s
 to the channels of the races it watches, on one connection per master (:class:`ShardFeed`).
@@ -28,8 +28,8 @@ from redis.asyncio import Redis, RedisCluster
 from redis.asyncio.client import PubSub
 from redis.exceptions import RedisError
 
-from . import keys
-from .redisconn import read_message
+from ..store import keys
+from ..store.redisconn import read_message
 
 __all__ = ["RETRY", "ShardFeed"]
 

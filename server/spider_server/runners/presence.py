@@ -1,5 +1,5 @@
 """Presence: who of a running race is away, back, abandoned, or stuck on undo
-(:mod:`.race.presence` decides; this module reads and commits).
+(:mod:`..race.presence` decides; this module reads and commits).
 
 Like the races' transitions, it is decided from what every node sees in Redis: the
 players' claims on the race (renewed by the node holding each connection, every third of
@@ -16,12 +16,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
-from . import race as rules
-from .changes import Changes
-from .race import Game, Race, RaceChange, Status
-from .race.presence import Due as PresenceDue
-from .settings import Settings
-from .store import Store
+from .. import race as rules
+from ..fanout.changes import Changes
+from ..race import Game, Race, RaceChange, Status
+from ..race.presence import Due as PresenceDue
+from ..settings import Settings
+from ..store import Store
 
 __all__ = ["Presence"]
 
@@ -94,7 +94,7 @@ class Presence:
                 watch.set_status(pid, Status.ABANDONED if what == "abandoned" else Status.STUCK)
 
     async def _due(self, race: Race, online: set[str], now: float, resumed: str | None) -> _Due:
-        """What :func:`~.race.presence_plan` says is due in ``race``, with what the change
+        """What :func:`~..race.presence_plan` says is due in ``race``, with what the change
         is decided on."""
         plan = rules.presence_plan(race, online, now, resumed=resumed)
         if not plan:

@@ -36,9 +36,9 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-from .metrics import Metrics
-from .settings import Settings
-from .workers import JobRefused, Prefetch, SolverWorkers, Suggested, WorkersClosed
+from ..metrics import Metrics
+from ..settings import Settings
+from ..workers import JobRefused, Prefetch, SolverWorkers, Suggested, WorkersClosed
 
 __all__ = ["WAIT", "HintCache", "Hints"]
 

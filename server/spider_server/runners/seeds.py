@@ -1,6 +1,6 @@
 """Proven-winnable deals: the pool of seeds per variant, and the daily deal.
 
-The solver runs in the node's worker processes (:class:`~.workers.SolverWorkers`), never
+The solver runs in the node's worker processes (:class:`~..workers.SolverWorkers`), never
 in the node's own process, each attempt within :attr:`Settings.solve_budget` positions
 and :attr:`Settings.proof_deadline` seconds. Two kinds of work:
 
@@ -9,7 +9,7 @@ and :attr:`Settings.proof_deadline` seconds. Two kinds of work:
   creates the race (or asks for the day's deal, or rejoins a race still preparing) and
   counted against that player's identity and client address: at most
   ``proofs_per_identity`` and ``proofs_per_address`` demands each on a node, more are
-  refused (:class:`~.workers.ProofCapReached`, ``rate_limited``) before anything is
+  refused (:class:`~..workers.ProofCapReached`, ``rate_limited``) before anything is
   created. Other sessions that wait for the same race or deal join the demand. When the
   last of them stops waiting (left the race, or disconnected) the demand is cancelled,
   and so is the proof its worker runs: no core burns for a race nobody waits for. A
@@ -43,13 +43,13 @@ from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import race as rules
-from .changes import Changes
-from .errors import Unavailable
-from .race import Race, RaceChange
-from .settings import Settings
-from .store import Store, leaderboard_score
-from .workers import (
+from .. import race as rules
+from ..errors import Unavailable
+from ..fanout.changes import Changes
+from ..race import Race, RaceChange
+from ..settings import Settings
+from ..store import Store, leaderboard_score
+from ..workers import (
     JobRefused,
     Priority,
     ProofCapReached,

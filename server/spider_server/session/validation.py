@@ -22,7 +22,7 @@ from pydantic_core import SchemaValidator
 
 from spider_client.protocol import CLIENT_TYPES, ClientMessage
 
-from .errors import BadFrame, InvalidMessage
+from ..errors import BadFrame, InvalidMessage
 
 __all__ = ["ADAPTER", "parse_frame"]
 

@@ -43,7 +43,7 @@ from redis.exceptions import (
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 try:  # the hiredis reader's "no whole reply yet", to take replies that came together
     from redis._parsers.hiredis import NOT_ENOUGH_DATA as _NOT_ENOUGH_DATA

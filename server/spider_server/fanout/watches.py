@@ -15,9 +15,9 @@ import logging
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from .errors import Unavailable
-from .race import SPECTATORS, Entry, Race, RaceOptions, RaceState, Status
-from .transport import EventFrame
+from ..errors import Unavailable
+from ..race import SPECTATORS, Entry, Race, RaceOptions, RaceState, Status
+from ..transport import EventFrame
 
 __all__ = ["EventSource", "RaceWatch", "Subscriber", "Subscription"]
 
@@ -138,7 +138,7 @@ def _light_view(
     ends_at: float | None,
     statuses: dict[str, str],
 ) -> Race:
-    """A race that holds only what :func:`~.race.due_transition` reads: its state, times
+    """A race that holds only what :func:`~..race.due_transition` reads: its state, times
     and players' statuses (the rest is left empty; nothing else reads it)."""
     return Race(
         code=code,
@@ -167,7 +167,7 @@ class RaceWatch:
         self.seen: int | None = None
         self.view: Race | None = None
         """The race as far as its transitions go (state, times, players' statuses: what
-        :func:`~.race.due_transition` reads), from the first subscription's snapshot and
+        :func:`~..race.due_transition` reads), from the first subscription's snapshot and
         then the events; None before that, or once the race is gone."""
         self.unseen = False
         """Events were committed here before anything was dispatched (the snapshot of the
@@ -179,7 +179,7 @@ class RaceWatch:
         self.next_attempt = 0.0
         """Monotonic time before which the node does not try a transition again."""
         self.ghosts = False
-        """The race has ghosts (:mod:`.ghosts`): this node emits their due actions. Ghosts
+        """The race has ghosts (:mod:`..runners.ghosts`): this node emits their due actions. Ghosts
         are not in :attr:`view`: they never hold the race's end."""
 
     @property

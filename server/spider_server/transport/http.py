@@ -30,8 +30,8 @@ from websockets.asyncio.server import ServerConnection
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
-from .limits import Proxies
-from .race import normalize_code
+from ..limits import Proxies
+from ..race import normalize_code
 
 __all__ = ["ALLOWED", "STATIC", "WS_PATH", "Http", "OpenFiles", "static_file"]
 

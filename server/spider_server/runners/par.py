@@ -10,10 +10,10 @@ died is computed again. Exactly once across nodes:
   runs; another node that finds the claim live waits for it to end and looks again: the
   par landed (done), or the claim lapsed (its node died: it claims and searches);
 - **a check-and-set**: the par lands on the race with a race commit
-  (:func:`~.race.par_change`) on the race's version, which no race without par refuses
+  (:func:`~..race.par_change`) on the race's version, which no race without par refuses
   and every race with its par already skips: one ``par`` event per race whatever happens.
 
-The search runs in a solver worker (:meth:`~.workers.SolverWorkers.par`: after hints and
+The search runs in a solver worker (:meth:`~..workers.SolverWorkers.par`: after hints and
 races' proofs, before the pool's refills, without resting; ``par_budget`` positions,
 ``par_deadline`` seconds), never in the node's
 process; the finish never waits for it. A search that runs past its deadline counts as
@@ -35,14 +35,13 @@ from typing import Any
 
 from spider_client.protocol import ParInfo
 
-from . import keys
-from . import race as rules
-from .changes import Changes
-from .errors import Unavailable
-from .race import Race, RaceState
-from .settings import Settings
-from .store import Store
-from .workers import JobRefused, SolverTimeout, SolverWorkers, WorkerError
+from .. import race as rules
+from ..errors import Unavailable
+from ..fanout.changes import Changes
+from ..race import Race, RaceState
+from ..settings import Settings
+from ..store import Store, keys
+from ..workers import JobRefused, SolverTimeout, SolverWorkers, WorkerError
 
 __all__ = ["MAX_WAITING", "ParRunner"]
 

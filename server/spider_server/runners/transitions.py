@@ -2,8 +2,8 @@
 every game over finishes it.
 
 :meth:`Advancer.advance` reads the race (and, for a finish, every game, its hints and its
-ghosts' runs), asks :func:`~.race.due_transition` and the rules' ``start`` / ``finish``
-for the change, and commits it through :class:`~.changes.Changes`. Safe on every node at
+ghosts' runs), asks :func:`~..race.due_transition` and the rules' ``start`` / ``finish``
+for the change, and commits it through :class:`~..fanout.changes.Changes`. Safe on every node at
 once: the check-and-set on the race's version lets one commit win; the others read the
 race again and find nothing due.
 """
@@ -13,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
-from . import race as rules
-from .changes import Changes
-from .closing import Spawner
-from .metrics import Metrics
+from .. import race as rules
+from ..closing import Spawner
+from ..fanout.changes import Changes
+from ..metrics import Metrics
+from ..race import Game, Race, RaceChange
+from ..store import Committed, Store
 from .par import ParRunner
-from .race import Game, Race, RaceChange
-from .store import Committed, Store
 
 __all__ = ["Advancer"]
 
