@@ -6,7 +6,7 @@ Starts the embedded server's binary on a free port, subscribes one reader to a r
 channel (``SUBSCRIBE`` or ``SSUBSCRIBE``), publishes ``--n`` event-sized messages in
 pipelines of 1,000, and prints the server's CPU (user + system, from ``INFO cpu``) per
 message for each command, twice each, alternating. The server keeps plain ``PUBLISH`` on a
-single server (``spider_server.shards``): both cost the same there.
+single server (``spider_server.fanout.shards``): both cost the same there.
 """
 
 from __future__ import annotations
