@@ -12,8 +12,7 @@ a dead master drops: the feed reads the slot map again, subscribes on the new ow
 until it is accepted), and then calls ``moved(code)``, and the hub reads from the race's
 stream whatever was published in between (:meth:`.hub.Hub.refresh`). A single Redis keeps
 plain ``PUBLISH``/``SUBSCRIBE``: on one server they cost the same within the noise
-(0.56-0.68 µs of server CPU a message either way, ``scripts/pubsub_cost.py``), and the
-hub keeps its one pub/sub connection.
+(``scripts/pubsub_cost.py`` measures both), and the hub keeps its one pub/sub connection.
 """
 
 from __future__ import annotations

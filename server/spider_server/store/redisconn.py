@@ -80,8 +80,7 @@ _PACKABLE = frozenset({str, bytes, int})
 class _FastPack:
     """Commands packed by hiredis (in C) rather than in Python: the same bytes for the
     arguments the server sends (text, bytes, integers); anything else as before. Every
-    move's script call has some 30 arguments, packed within the node's 0.12-0.14 ms of CPU
-    per move (README, "Under load")."""
+    move's script call has some 30 arguments (what it saves: README, "Under load")."""
 
     def pack_command(self, *args: Any) -> list[bytes]:
         head = args[0] if args else None

@@ -1,8 +1,8 @@
 """Frames built once: an event's websocket frame is the same bytes for every recipient.
 
 - a frame is framed once, not once per recipient (``ServerConnection.send`` would frame
-  it again for every connection): with 1,000 spectators a move costs the node 15-21 µs
-  per spectator, so what is done per recipient is kept to appending bytes;
+  it again for every connection): what is done per recipient is kept to appending bytes
+  (``spider-race bench server --spectators``, README, "Under load");
 - :func:`stamp` adds an event's version by patching the stored msgpack map instead of
   decoding and encoding it again, for every dispatch and catch-up.
 """

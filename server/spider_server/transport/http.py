@@ -38,7 +38,7 @@ __all__ = ["ALLOWED", "STATIC", "WS_PATH", "Http", "OpenFiles", "static_file"]
 log = logging.getLogger(__name__)
 
 WS_PATH = "/ws"
-STATIC = Path(__file__).resolve().parent / "static"
+STATIC = Path(__file__).resolve().parent.parent / "static"
 _STATIC_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,254}")
 ALLOWED = ("GET", "HEAD")
 """The HTTP methods served."""

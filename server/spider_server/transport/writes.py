@@ -2,11 +2,11 @@
 connection's time, and the bytes queued for slow readers on the whole node.
 
 - the frames of one turn go out in one ``transport.write`` (the mover's ack and progress
-  together, several players' progress together): the node's 0.12-0.14 ms of CPU per move,
-  which sets the ratio of 0.99-1.14 against the echo baseline, is measured with it;
+  together, several players' progress together);
 - held progress (0.1 s by default) and releases of at most :data:`RELEASE_CHUNK`
-  connections a turn keep a thousand players' frames from landing at once (ack p99 of
-  6.7-8.1 ms at 1,000 players).
+  connections a turn keep a thousand players' frames from landing at once.
+
+What each saves is measured by ``spider-race bench server`` (README, "Under load").
 """
 
 from __future__ import annotations
