@@ -109,7 +109,7 @@ class Node:
         """The solver's worker processes: hints and proofs (never in this process)."""
         self.metrics.solver = self.workers
         self.pars = ParRunner(
-            self.store, self.changes, self.workers, settings, clock=self.now, spawn=self.spawn
+            self.store, self.changes, self.workers, settings, clock=self.now, spawner=self
         )
         """Finished deals' pars, searched in the background (:mod:`.runners.par`)."""
         self.advancer = Advancer(
@@ -168,9 +168,7 @@ class Node:
             hints=self.hints,
             lobby=self.lobby,
         )
-        self.ghosts = GhostRunner(
-            self.store, self.changes, self.now, self.spawn, self._watched_running
-        )
+        self.ghosts = GhostRunner(self.store, self.changes, self.now, self, self._watched_running)
         """Emits the due actions of the ghost races watched here (from the tick loop)."""
         self.server: Server | None = None
         self.offset = 0.0

@@ -67,7 +67,7 @@ from .model import (
     entry_of,
     event_data,
 )
-from .options import Limits, RaceOptions
+from .options import Limits, RaceOptions, offered_variant
 from .par import par_change, par_event, par_info
 from .presence import Due, presence_change, presence_plan
 from .progress import progress_of, runs_completed, status_after, undo_only
@@ -133,6 +133,7 @@ __all__ = [
     "join",
     "leave",
     "new_code",
+    "offered_variant",
     "new_salt",
     "normalize_code",
     "new_seed",

@@ -5,11 +5,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from spider_client.protocol import CreateRace
-from spider_engine import VariantError, find_variant
+from spider_engine import Variant, VariantError, find_variant
 
 from ..errors import InvalidMessage
 
-__all__ = ["Limits", "RaceOptions", "unrated_because"]
+__all__ = ["Limits", "RaceOptions", "offered_variant", "unrated_because"]
+
+
+def offered_variant(name: str) -> Variant:
+    """The variant of that name that races are offered in; InvalidMessage when there is
+    none, or it is not offered."""
+    try:
+        variant = find_variant(name)
+    except VariantError as e:
+        raise InvalidMessage(f"variant: {e}") from None
+    if not variant.listed:
+        raise InvalidMessage(f"variant: {name!r} is not offered")
+    return variant
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -59,12 +71,7 @@ class RaceOptions:
     def from_request(cls, msg: CreateRace, limits: Limits) -> RaceOptions:
         """The options of a ``create_race``; :class:`InvalidMessage` when one is out of range
         or the variant is unknown."""
-        try:
-            variant = find_variant(msg.variant)
-        except VariantError as e:
-            raise InvalidMessage(f"variant: {e}") from None
-        if not variant.listed:
-            raise InvalidMessage(f"variant: {msg.variant!r} is not offered")
+        variant = offered_variant(msg.variant)
         if not 1 <= msg.max_players <= limits.max_players:
             raise InvalidMessage(f"max_players: between 1 and {limits.max_players}")
         if not 1 <= msg.time_limit <= limits.max_time_limit:

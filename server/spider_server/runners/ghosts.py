@@ -17,12 +17,12 @@ import functools
 import logging
 import math
 import time
-from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any
+from collections.abc import Awaitable, Callable
 
 from spider_engine import Board
 
 from .. import race as rules
+from ..closing import Spawner
 from ..errors import GameOver, RequestError, Unavailable, WrongState
 from ..fanout.changes import Changes
 from ..race import ActionOutcome, Game, GhostRun, Race, RaceState
@@ -38,7 +38,7 @@ RECHECK = 1.0
 
 class GhostRunner:
     """The ghost-emitting tasks of one node, one per running ghost race it watches.
-    ``active(code)`` says whether the node still watches the race running; ``spawn`` runs
+    ``active(code)`` says whether the node still watches the race running; ``spawner`` runs
     a coroutine in the node's background."""
 
     def __init__(
@@ -46,13 +46,13 @@ class GhostRunner:
         store: Store,
         changes: Changes,
         clock: Callable[[], float],
-        spawn: Callable[[Coroutine[Any, Any, Any]], asyncio.Task[Any] | None],
+        spawner: Spawner,
         active: Callable[[str], bool],
     ) -> None:
         self.store = store
         self.changes = changes
         self.clock = clock
-        self.spawn = spawn
+        self.spawn = spawner.spawn
         self.active = active
         self.running: set[str] = set()
         self.done: dict[str, float] = {}

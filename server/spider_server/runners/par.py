@@ -30,12 +30,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Coroutine
-from typing import Any
+from collections.abc import Callable
 
 from spider_client.protocol import ParInfo
 
 from .. import race as rules
+from ..closing import Spawner
 from ..errors import Unavailable
 from ..fanout.changes import Changes
 from ..race import Race, RaceState
@@ -52,7 +52,7 @@ MAX_WAITING = 256
 
 
 class ParRunner:
-    """The par searches of one node (see the module). ``spawn`` runs a coroutine in the
+    """The par searches of one node (see the module). ``spawner`` runs a coroutine in the
     node's background; ``clock`` is the deployment's time."""
 
     def __init__(
@@ -63,14 +63,14 @@ class ParRunner:
         settings: Settings,
         *,
         clock: Callable[[], float],
-        spawn: Callable[[Coroutine[Any, Any, Any]], asyncio.Task[Any] | None],
+        spawner: Spawner,
     ) -> None:
         self.store = store
         self.changes = changes
         self.workers = workers
         self.settings = settings
         self.clock = clock
-        self.spawn = spawn
+        self.spawn = spawner.spawn
         self.pending: set[str] = set()
         """Races whose par this node is getting (waiting for its turn or searching)."""
         self._turn = asyncio.Semaphore(1)

@@ -19,7 +19,7 @@ from spider_client.protocol import (
     Ready,
     Role,
 )
-from spider_engine import Board, VariantError, find_variant
+from spider_engine import Board
 from spider_engine.solver import rank_moves
 
 from .. import race as rules
@@ -176,12 +176,7 @@ async def _new_race(
 
 async def daily_race(session: Session, msg: DailyRace) -> None:
     """Race the day's deal alone (reply: ``joined``); asking again rejoins the race."""
-    try:
-        variant = find_variant(msg.variant)
-    except VariantError as e:
-        raise InvalidMessage(f"variant: {e}") from None
-    if not variant.listed:
-        raise InvalidMessage(f"variant: {msg.variant!r} is not offered")
+    variant = rules.offered_variant(msg.variant)
     ctx, store = session.ctx, session.ctx.store
     day = utc_day(ctx.clock())
     code = await store.seeds.daily_race_of(variant.id, day, session.player)
