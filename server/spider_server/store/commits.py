@@ -91,7 +91,11 @@ class CommitLink:
         self.batch = batch
         """Whether players' actions committed at the same moment share one round trip."""
         self._pending: list[tuple[list[str], list[str | bytes], asyncio.Future[Any]]] = []
-        self._link = CommandLink(redis) if batch and isinstance(redis, Redis) else None
+        self._link = (
+            CommandLink(redis, name=f"commits:{settings.node}")
+            if batch and isinstance(redis, Redis)
+            else None
+        )
         """The commits' own pipelined connection (one Redis; a cluster uses pipelines)."""
         self._action_keys: dict[tuple[str, str], list[str]] = {}
         """The keys an action of (race, player) touches (kept for the next action)."""

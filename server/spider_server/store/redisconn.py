@@ -193,9 +193,14 @@ class CommandLink:
     ``timeout`` seconds) fails every command still waiting, with a connection or timeout
     error, and the next batch connects again."""
 
-    def __init__(self, redis: Redis, timeout: float = 10.0) -> None:
+    def __init__(self, redis: Redis, timeout: float = 10.0, *, name: str = "") -> None:
         self._pool = redis.connection_pool
         self._timeout = timeout
+        self._name = "".join(
+            c if c.isascii() and c.isprintable() and c != " " else "_" for c in name
+        )
+        """The connection's name in Redis (``CLIENT SETNAME``, which takes no spaces;
+        empty: none), as ``CLIENT LIST`` shows it."""
         self._conn: Any = None
         self._reader: asyncio.Task[None] | None = None
         self._waiting: collections.deque[asyncio.Future[Any]] = collections.deque()
@@ -231,6 +236,9 @@ class CommandLink:
             if self._conn is None:
                 conn = self._pool.make_connection()
                 await conn.connect()
+                if self._name:
+                    await conn.send_command("CLIENT", "SETNAME", self._name)
+                    await conn.read_response()
                 self._conn = conn
                 self._reader = asyncio.get_running_loop().create_task(self._read(conn))
             return self._conn
