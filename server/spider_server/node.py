@@ -190,6 +190,9 @@ class Node:
         check_libraries()
         with contextlib.suppress(Unavailable):
             await self._measure_clock()
+            reason = await self.store.durability_unmet()
+            if reason is not None:  # not ready until it can be had (every probe asks)
+                log.warning("%s: commits fail and /readyz answers 503 until it is met", reason)
         await self.hub.start()
         gc.callbacks.append(self._gc_timer)
         self.workers.start()
@@ -332,13 +335,17 @@ class Node:
         return await self.store.answers()
 
     async def unready(self) -> str | None:
-        """Why ``/readyz`` answers 503 now (draining, or Redis not answering); None when
-        the node is ready for new connections."""
+        """Why ``/readyz`` answers 503 now (draining, Redis not answering, or the
+        durability asked for cannot be had: checked on every probe); None when the node
+        is ready for new connections."""
         if self.draining:
             return "draining"
         if not await self.redis_answers():
             return "redis is not answering"
-        return None
+        try:
+            return await self.store.durability_unmet()
+        except Unavailable:
+            return "redis is not answering"
 
     def races_by_state(self) -> Counter[str]:
         return Counter(w.state for w in self.hub.watches.values() if w.state)

@@ -135,3 +135,51 @@ async def test_fsync_durability_waits_for_the_aof(redis_server, server_node) -> 
         assert reply.type == "error" and reply.error == "unavailable", reply
         for pl in players:
             await pl.client.close()
+
+
+async def _ready(node: Any) -> tuple[int, str]:
+    from tests.server.test_http_and_lifecycle import _get
+
+    status, _, body = await asyncio.to_thread(_get, node.http_url + "/readyz")
+    return status, body
+
+
+async def _ready_becomes(node: Any, status: int) -> str:
+    """Probe ``/readyz`` until it answers ``status`` (each probe checks afresh); its body."""
+    async with asyncio.timeout(30):
+        while True:
+            got, body = await _ready(node)
+            if got == status:
+                return body
+            await asyncio.sleep(0.05)
+
+
+async def test_a_durability_that_cannot_be_had_is_not_ready(redis_server, server_node) -> None:
+    # a replica asked for, none connected: not ready, and says why; the primary level is
+    replica = await server_node(redis_server.url, durability="replica", durability_timeout=0.2)
+    status, body = await _ready(replica)
+    assert status == 503 and "replica" in body, (status, body)
+    plain = await server_node(redis_server.url)
+    assert (await _ready(plain))[0] == 200
+    # an append-only file asked for, and turned off: not ready until it is on again
+    r = Redis.from_url(redis_server.url)
+    try:
+        fsync = await server_node(redis_server.url, durability="fsync")
+        assert (await _ready(fsync))[0] == 200
+        r.config_set("appendonly", "no")
+        assert "append-only" in await _ready_becomes(fsync, 503)
+        r.config_set("appendonly", "yes")
+        await _ready_becomes(fsync, 200)
+    finally:
+        r.config_set("appendonly", "yes")
+        r.close()
+
+
+async def test_replica_durability_is_ready_while_a_replica_is_connected(
+    primary_and_replica, server_node
+) -> None:
+    primary, replica = primary_and_replica
+    node = await server_node(primary.url, durability="replica", durability_timeout=0.5)
+    assert (await _ready(node))[0] == 200
+    replica.kill()  # the primary sees its replica go: no commit can be saved now
+    assert "replica" in await _ready_becomes(node, 503)

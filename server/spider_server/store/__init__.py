@@ -33,6 +33,7 @@ from redis.exceptions import RedisError
 from ..race import event_data
 from ..settings import Settings
 from .commits import CommitLink, Committed
+from .durability import unmet
 from .guard import CAS_TRIES, Attempt, as_unavailable, check_and_set
 from .lobby import LobbyStore
 from .par import ParStore
@@ -124,6 +125,12 @@ class Store:
             return bool(await self.health.ping())
         except (RedisError, OSError):
             return False
+
+    async def durability_unmet(self) -> str | None:
+        """Why no commit can be saved as the node's durability asks now (None: it can be;
+        see :func:`.durability.unmet`)."""
+        with as_unavailable:
+            return await unmet(self.health, self.commits.durability)
 
     async def now(self) -> float:
         """Redis's clock, in seconds."""

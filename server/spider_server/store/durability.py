@@ -27,7 +27,7 @@ from redis.exceptions import (
 )
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-__all__ = ["LEVELS", "NotDurable", "Durability", "run_durable"]
+__all__ = ["LEVELS", "NotDurable", "Durability", "run_durable", "unmet"]
 
 LEVELS = ("primary", "fsync", "replica")
 """The durability levels, weakest first."""
@@ -185,3 +185,27 @@ async def _run_on_cluster(
             if failure is not None and not isinstance(replies[j], Exception):
                 replies[j] = failure
         pending = []
+
+
+async def unmet(redis: Redis | RedisCluster, durability: Durability) -> str | None:
+    """Why no commit can be saved as ``durability`` asks now (None: it can be): no replica
+    connected to a primary for ``replica``, a primary without its append-only file for
+    ``fsync``. Asked of every primary of a cluster; a Redis error raises."""
+    if durability.level == "primary":
+        return None
+    section = "replication" if durability.level == "replica" else "persistence"
+    if isinstance(redis, RedisCluster):
+        replies = await redis.info(section, target_nodes=RedisCluster.PRIMARIES)
+        infos = (
+            list(replies.values())
+            if isinstance(replies, dict) and all(isinstance(v, dict) for v in replies.values())
+            else [replies]
+        )
+    else:
+        infos = [await redis.info(section)]
+    for info in infos:
+        if durability.level == "replica" and int(info.get("connected_slaves", 0)) < 1:
+            return "durability replica: a primary has no replica connected"
+        if durability.level == "fsync" and int(info.get("aof_enabled", 0)) != 1:
+            return "durability fsync: a primary's append-only file is off"
+    return None
