@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 
+import pytest
 import redis.asyncio as aioredis
 
 from spider_client import protocol as p
@@ -14,6 +15,7 @@ from spider_engine.solver import solve
 from spider_server.runners.seeds import utc_day
 from spider_server.store import keys
 from tests.server.server_helpers import Client
+from tests.web.layout import SIZES
 from tests.web.web_helpers import assert_no_leaks, open_page
 
 VARIANT = "spider1"
@@ -44,10 +46,11 @@ GHOST_CARD_BOXES = """() => {
 
 
 async def ghost_card_in_place(page) -> None:
-    """The ghost's progress card sits in the players' panel like any other: inside the
-    page's width, over no other card (the player's own included)."""
+    """The ghost's progress card sits in the players' panel like any other: shown, inside
+    the page's width, over no other card (the player's own included)."""
     boxes = await page.evaluate(GHOST_CARD_BOXES)
     (gl, gt, gr, gb), (ml, mt, mr, mb) = boxes["ghost"], boxes["me"]
+    assert gr > gl and gb > gt and mr > ml and mb > mt, boxes  # both cards are on screen
     assert boxes["position"] != "fixed", boxes
     assert gl >= 0 and gr <= boxes["width"], boxes
     assert gr <= ml or mr <= gl or gb <= mt or mb <= gt, boxes  # no overlap
@@ -102,8 +105,9 @@ async def test_race_your_own_run_as_a_ghost(browser, redis_server, server_node) 
     assert player.errors == []
 
 
+@pytest.mark.parametrize(("width", "height"), SIZES)
 async def test_the_days_leader_as_a_ghost_shows_progress_only(
-    browser, redis_server, server_node, daily_seeds
+    browser, redis_server, server_node, daily_seeds, width, height
 ) -> None:
     node = await server_node(redis_server.url, pool_size=0, rate=1000.0, burst=1000)
     leader = await Client.connect(node.url, name="Lea")
@@ -125,7 +129,10 @@ async def test_the_days_leader_as_a_ghost_shows_progress_only(
         await asyncio.sleep(0.01)
     await leader.expect("finished")
 
-    player = await open_page(browser, "chaser", "player", node.http_url)
+    phone = width < 600
+    player = await open_page(
+        browser, "chaser", "player", node.http_url, width=width, height=height, touch=phone
+    )
     page = player.page
     await page.fill("#name", "Cy")
     await page.select_option("#daily-variant", VARIANT)
@@ -140,7 +147,7 @@ async def test_the_days_leader_as_a_ghost_shows_progress_only(
     await ghost_card(page, ":not([data-moves='0'])")
     await ghost_card(page, "[data-status='won']")
     await ghost_card_in_place(page)
-    await player.shot("daily-ghost")
+    await player.shot(f"daily-ghost-{width}")
     await page.evaluate("window.spiderRace.session.act('resign')")
     await page.wait_for_selector("#results", timeout=30_000)
     assert "(ghost)" in await page.inner_text("#results tbody tr[data-player='ghost1']")
