@@ -63,8 +63,9 @@ async def apply(
             busy="too much contention on this game; try again",
         )
     except GameOver:
-        race = action.race
-        if race is not None and race.ends_at is not None and ctx.clock() >= race.ends_at:
+        race = action.race  # over by its clock, not finished yet: the finish is due
+        due = race is not None and race.ends_at is not None and ctx.clock() >= race.ends_at
+        if due and not action.advanced:
             ctx.spawner.spawn(ctx.transitions.advance(code))
         raise
     read, outcome, committed = attempt.loaded, attempt.decision, attempt.committed
@@ -110,7 +111,7 @@ class _Read(NamedTuple):
 class _Action:
     """One action of a player: its tries' load, decision and commit."""
 
-    __slots__ = ("code", "kind", "move", "race", "seq", "session")
+    __slots__ = ("advanced", "code", "kind", "move", "race", "seq", "session")
 
     def __init__(
         self, session: Session, code: str, kind: rules.ActionKind, seq: int | None, move: str
@@ -122,6 +123,8 @@ class _Action:
         self.move = move
         self.race: Race | None = None
         """The race as last read."""
+        self.advanced = False
+        """The commit found the race no longer running and made its transition."""
 
     async def load(self) -> _Read:
         """The race, game and board the connection's last committed action left, when this
@@ -190,6 +193,7 @@ class _Action:
         try:
             return await ctx.store.commits.commit_action(race, outcome)
         except WrongState:
+            self.advanced = True
             now = await ctx.transitions.advance(self.code)
             if now is not None and now.state is RaceState.FINISHED:
                 raise GameOver("the race is over") from None

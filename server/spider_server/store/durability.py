@@ -196,6 +196,7 @@ async def unmet(redis: Redis | RedisCluster, durability: Durability) -> str | No
     section = "replication" if durability.level == "replica" else "persistence"
     if isinstance(redis, RedisCluster):
         replies = await redis.info(section, target_nodes=RedisCluster.PRIMARIES)
+        # one primary's INFO by itself, or each primary's by node name
         infos = (
             list(replies.values())
             if isinstance(replies, dict) and all(isinstance(v, dict) for v in replies.values())

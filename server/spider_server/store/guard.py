@@ -51,9 +51,10 @@ async def check_and_set(
 ) -> Attempt[S, D, C]:
     """Load, decide, commit; again on what is loaded afresh when the commit's
     check-and-set lost (:class:`~..errors.Conflict`), at most ``tries`` times, then
-    :class:`~..errors.Contended` (``unavailable`` to the client) with ``busy``. ``decide`` is pure: None when there
-    is nothing to commit (the attempt then has no commit), or a request error to refuse.
-    Errors of ``load`` and ``commit`` other than Conflict go to the caller."""
+    :class:`~..errors.Contended` (``unavailable`` to the client) with ``busy``. ``decide``
+    is pure: None when there is nothing to commit (the attempt then has no commit), or a
+    request error to refuse. Errors of ``load`` and ``commit`` other than Conflict go to
+    the caller."""
     for _ in range(tries):
         loaded = await load()
         decision = decide(loaded)
