@@ -22,6 +22,13 @@ DECKS = [
 ]
 
 
+PLAYED_TO_THE_END = """() => {
+  const slider = document.querySelector('#replay-slider');
+  return slider.value === slider.max && document.querySelector('#replay-play').textContent === 'Play'
+    && document.querySelector('#replay-moves li.on')?.dataset.step === slider.max;
+}"""
+
+
 async def start_alone(player: Player, base: str, options: list[str], seed: str) -> None:
     """Create a race of one from the lobby, ready, and wait for the deal."""
     page = player.page
@@ -84,12 +91,13 @@ async def test_every_deck_legible(browser, redis_server, server_node, width, hei
         if i == 0:
             await page.wait_for_selector("#replay-board")
             await check_screen(player, "end")
-            await page.click("#replay-play")
-            await page.wait_for_function(
-                "() => document.querySelector('#replay-play').textContent === 'Play'"
-            )
-            assert await page.input_value("#replay-slider") == "1"  # played to its end
+            # the replay of the whole game (its one action, the resign), at the deal
             assert "resign" in await page.inner_text("#replay-moves")
+            assert await page.get_attribute("#replay-slider", "max") == "1"
+            assert await page.input_value("#replay-slider") == "0"
+            await page.click("#replay-play")
+            # played by itself to its end, then stopped: waited for as a state, not a time
+            await page.wait_for_function(PLAYED_TO_THE_END)
             await check_screen(player, "replay")
         await page.click("#new-race")
         await page.wait_for_selector("#create")
