@@ -286,3 +286,157 @@ def test_the_hint_cache_is_bounded_in_entries_and_bytes() -> None:
         small.put("x" * 50 + str(i), 10, hint_of)
     assert small.bytes <= 200 and len(small) == 1
     assert small.get("x" * 50 + "9", 10) is hint_of  # the most recent kept
+
+
+class Clock:
+    """The policy's clock, moved by hand."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def daily(owner: str = "asker") -> Job:
+    return Job("prove", (), Priority.DAILY, owner, 10.0, identity=owner)
+
+
+def suggest(player: str) -> Job:
+    return Job("suggest", (), Priority.HINT, player, 10.0, player=player)
+
+
+def test_a_days_deal_is_proven_after_races_and_pars_and_before_refills() -> None:
+    policy = JobPolicy(yield_after=0)
+    refill, d, par, race = job(owner="pool"), daily(), job(Priority.PAR, "par"), job(Priority.RACE)
+    for j in (refill, d, par, race):
+        policy.submit(j)
+    assert take_all(policy) == [race, par, d, refill]
+
+
+def test_a_running_daily_proof_is_stopped_for_a_race_and_runs_again_after_it() -> None:
+    policy = JobPolicy()
+    d = daily()
+    policy.submit(d)
+    assert policy.take() is d
+    refill = job(owner="pool")
+    policy.submit(refill)
+    assert policy.victim() is None  # a refill waiting stops no daily proof
+    race = job(Priority.RACE, "honest", identity="honest")
+    policy.submit(race)
+    assert policy.victim(coming=1) is None  # a worker soon free takes the race's proof
+    assert policy.victim() is d
+    policy.requeue(d)
+    assert take_all(policy) == [race, d, refill]
+
+
+def test_a_running_refill_is_stopped_for_a_waiting_daily_proof_but_no_daily_for_a_daily() -> None:
+    policy = JobPolicy()
+    refill, first = job(owner="pool"), daily("a")
+    for j in (refill, first):
+        policy.submit(j)
+    assert take_all(policy) == [first, refill]
+    policy.submit(daily("b"))
+    assert policy.victim() is refill
+
+
+def test_a_daily_proof_taken_on_its_turn_is_not_stopped() -> None:
+    policy = JobPolicy(yield_after=1)
+    d = daily()
+    policy.submit(d)
+    policy.submit(job(Priority.RACE, "a", identity="a"))
+    policy.submit(job(Priority.RACE, "b", identity="b"))
+    assert policy.take().priority is Priority.RACE
+    assert policy.take() is d and d.turn
+    assert policy.victim() is None
+
+
+def test_the_least_served_owner_goes_first_and_service_decays() -> None:
+    clock = Clock()
+    policy = JobPolicy(clock=clock, half_life=60.0, fair_margin=0.5, proofs_per_identity=10)
+    first = job(Priority.RACE, "flood", identity="flood")
+    policy.submit(first)
+    assert policy.take() is first
+    clock.now += 4.0
+    policy.finish(first)
+    assert policy.service("flood") == pytest.approx(4.0)
+    clock.now += 60.0
+    assert policy.service("flood") == pytest.approx(2.0)  # half of it a half-life later
+    flood = [job(Priority.RACE, "flood", identity="flood") for _ in range(2)]
+    for j in flood:
+        policy.submit(j)
+    light = job(Priority.RACE, "light", identity="light")
+    policy.submit(light)
+    # flood is first in line but was served 2 s, light nothing: light goes first
+    assert take_all(policy) == [light, flood[0], flood[1]]
+
+
+def test_owners_within_the_margin_keep_their_turns() -> None:
+    clock = Clock()
+    policy = JobPolicy(clock=clock, fair_margin=0.5, proofs_per_identity=10)
+    for owner, seconds in (("a", 0.4), ("b", 0.0)):
+        j = job(Priority.RACE, owner, identity=owner)
+        policy.submit(j)
+        policy.take()
+        clock.now += seconds
+        policy.finish(j)
+    a, b = job(Priority.RACE, "a", identity="a"), job(Priority.RACE, "b", identity="b")
+    policy.submit(a)
+    policy.submit(b)
+    assert take_all(policy) == [a, b]  # a was served 0.4 s more: within the margin
+
+
+def test_a_flooders_running_hint_is_stopped_once_for_a_player_who_hardly_asked() -> None:
+    clock = Clock()
+    policy = JobPolicy(clock=clock, stoppable=frozenset({"suggest"}))
+    for _ in range(3):  # the flooder has had three hints of a second each
+        j = suggest("flood")
+        policy.submit(j)
+        policy.take()
+        clock.now += 1.0
+        policy.finish(j)
+    spam = suggest("flood")
+    policy.submit(spam)
+    assert policy.take() is spam
+    other = suggest("flood2")  # a second flooder, served as little as the honest player
+    honest = suggest("honest")
+    policy.submit(honest)
+    assert policy.victim(coming=1) is None  # a worker soon free takes the honest hint
+    assert policy.victim() is spam
+    policy.requeue(spam)
+    policy.submit(other)
+    assert policy.take() is honest
+    # first in line again, but a newcomer served less goes ahead of it
+    assert take_all(policy) == [other, spam]
+    policy.finish(honest)
+    policy.finish(other)
+    policy.submit(suggest("honest2"))
+    assert policy.victim() is None  # spared: a job is preempted so once at most
+
+
+def test_peers_and_unstoppable_jobs_are_not_preempted_for_fairness() -> None:
+    clock = Clock()
+    policy = JobPolicy(clock=clock, stoppable=frozenset({"suggest"}))
+    for player in ("p", "q"):
+        j = suggest(player)
+        policy.submit(j)
+        policy.take()
+        clock.now += 2.0
+        policy.finish(j)
+    running = suggest("p")
+    policy.submit(running)
+    assert policy.take() is running
+    policy.submit(suggest("q"))
+    assert policy.victim() is None  # p and q were served alike
+    killed_to_stop = hint("r")  # a ``hint`` is stopped by killing its worker: never so
+    policy2 = JobPolicy(clock=clock, stoppable=frozenset({"suggest"}))
+    heavy = hint("heavy")
+    policy2.submit(heavy)
+    policy2.take()
+    clock.now += 5.0
+    policy2.finish(heavy)
+    again = hint("heavy")
+    policy2.submit(again)
+    policy2.take()
+    policy2.submit(killed_to_stop)
+    assert policy2.victim() is None

@@ -5,22 +5,37 @@ and never waits, so it is tested synchronously. The process side (:mod:`.pool`) 
 for the next job whenever a worker is free and tells it when a job ends.
 
 - **Priorities.** :class:`Priority` ``HINT`` before ``RACE`` (a proof a waiting race needs)
-  before ``PAR`` (a finished race's par, which its players wait to see) before ``REFILL``
-  (the seed pool's own stock) before ``PREFETCH`` (a hint searched before it is asked
-  for). A lower priority is not starved: once ``yield_after`` jobs of higher
-  priorities were taken while it waited, its next job goes first (0: strict priorities);
-  prefetches, which may never be asked for, get no such turn.
-- **Round-robin by owner.** Within a priority, owners (the caller's key: a player, an
-  identity, an address) take turns, one job each; an owner's own jobs run in the order
-  given. One owner with many jobs delays each other owner by one job at most per turn.
+  before ``PAR`` (a finished race's par, which its players wait to see) before ``DAILY``
+  (a day's deal asked for and not proven yet) before ``REFILL`` (the seed pool's own
+  stock) before ``PREFETCH`` (a hint searched before it is asked for). A lower priority
+  is not starved: once ``yield_after`` jobs of higher priorities were taken while it
+  waited, its next job goes first (0: strict priorities); prefetches, which may never be
+  asked for, get no such turn.
+- **Turns by owner, the least served first.** Within a priority, owners (the caller's
+  key: a player, an identity, an address) take turns, one job each; an owner's own jobs
+  run in the order given. Each owner's *service* is the worker time its jobs had
+  (finished, stopped or preempted), decaying by half every ``half_life`` seconds; the
+  turn goes to the first owner in line whose service is within ``fair_margin`` seconds
+  of the least served owner waiting. One owner with many jobs delays each other owner by
+  one job at most per turn, and an owner who used the workers little goes ahead of those
+  who used them much.
 - **Quotas.** Per player at most one hint queued or running (:class:`HintPending`); per
   identity and per address at most a cap of other jobs queued or running
   (:class:`ProofCapReached`); per priority at most ``queue_limit`` jobs waiting
   (:class:`QueueFull`). A refused job changes nothing.
-- **Preemption.** When a hint, a race's proof or a par waits and no worker is free, a running
-  prefetch (the one taken last), else a running refill that was taken in the ordinary
-  order (not on its turn against starvation) is the :meth:`JobPolicy.victim`: the process side stops it and :meth:`JobPolicy.requeue` puts it
-  back first in line. A refill taken on its anti-starvation turn is never preempted.
+- **Preemption.** When a job of a priority above ``REFILL`` waits and no worker is free, a
+  running prefetch (the one taken last), else a running refill, else a running daily
+  proof (when what waits is above ``DAILY``), each taken in the ordinary order (not on
+  its turn against starvation), is the :meth:`JobPolicy.victim`: the process side stops
+  it and :meth:`JobPolicy.requeue` puts it back first in line. A job taken on its
+  anti-starvation turn is never preempted.
+- **Fair preemption.** When a hint or a race's proof waits, no worker is free or about to
+  be, and nothing lower can be stopped, a running job of the same priority that the
+  worker can stop (``stoppable`` kinds) is the victim when its owner's service exceeds
+  the waiting owner's by ``fair_margin`` seconds or more: a player who floods the workers
+  does not hold a player who hardly used them. A job is preempted so at most once (the
+  second time it runs to its end), so that owners of equal standing never keep stopping
+  each other.
 
 A job's life: :meth:`~JobPolicy.submit` (``QUEUED``) → :meth:`~JobPolicy.take`
 (``RUNNING``) → :meth:`~JobPolicy.finish` (``DONE``); a queued job may instead be
@@ -32,13 +47,23 @@ from __future__ import annotations
 
 import enum
 import itertools
+import math
+import time
 from collections import Counter, deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import HintPending, ProofCapReached, QueueFull
 
-__all__ = ["Job", "JobPolicy", "JobState", "Priority"]
+__all__ = ["FAIR_MARGIN", "HALF_LIFE", "Job", "JobPolicy", "JobState", "Priority"]
+
+FAIR_MARGIN = 0.5
+"""Seconds of service by which owners differ before the less served one goes first."""
+HALF_LIFE = 60.0
+"""Seconds in which an owner's service falls by half."""
+OWNERS_KEPT = 10_000
+"""Owners whose service is remembered (the least recently counted are forgotten)."""
 
 
 class Priority(enum.IntEnum):
@@ -50,9 +75,11 @@ class Priority(enum.IntEnum):
     """A race waits for a proven deal (a winnable race preparing, the daily deal)."""
     PAR = 2
     """A finished race's par: its players' end screens wait for it."""
-    REFILL = 3
+    DAILY = 3
+    """A day's deal asked for and not proven yet: stopped for hints, races and pars."""
+    REFILL = 4
     """The seed pool's own stock: nobody waits."""
-    PREFETCH = 4
+    PREFETCH = 5
     """A hint searched from a player's new position before they ask for it."""
 
 
@@ -87,6 +114,10 @@ class Job:
     state: JobState = JobState.QUEUED
     turn: bool = False
     """Taken on its turn against starvation (then never preempted)."""
+    spared: bool = False
+    """Preempted once for a less served owner (then never so again)."""
+    started: float = 0.0
+    """When a worker last took it (the policy's clock)."""
 
 
 class JobPolicy:
@@ -99,11 +130,22 @@ class JobPolicy:
         proofs_per_identity: int = 2,
         proofs_per_address: int = 4,
         yield_after: int = 8,
+        fair_margin: float = FAIR_MARGIN,
+        half_life: float = HALF_LIFE,
+        stoppable: frozenset[str] = frozenset(),
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.queue_limit = queue_limit
         self.proofs_per_identity = proofs_per_identity
         self.proofs_per_address = proofs_per_address
         self.yield_after = yield_after
+        self.fair_margin = fair_margin
+        self.half_life = half_life
+        self.stoppable = stoppable
+        """Kinds of job a worker stops when told to (the others are never fairly preempted)."""
+        self.clock = clock
+        self._service: dict[str, tuple[float, float]] = {}
+        """Owner -> (seconds of service, when counted), decaying (see :meth:`service`)."""
         # per priority: each owner's queued jobs, and the owners in their turn's order
         self._jobs: dict[Priority, dict[str, deque[Job]]] = {p: {} for p in Priority}
         self._order: dict[Priority, deque[str]] = {p: deque() for p in Priority}
@@ -137,6 +179,15 @@ class JobPolicy:
         if identity is not None:
             return self._identities[identity]
         return self._addresses[address] if address is not None else 0
+
+    def service(self, owner: str) -> float:
+        """Seconds of worker time ``owner``'s ended runs had, each halved every
+        ``half_life`` seconds since (a running job counts once it ends)."""
+        kept = self._service.get(owner)
+        if kept is None:
+            return 0.0
+        seconds, when = kept
+        return seconds * math.exp2(-(self.clock() - when) / self.half_life)
 
     # -- a job's life -----------------------------------------------------------------------
 
@@ -187,6 +238,7 @@ class JobPolicy:
         job = self._dequeue(chosen)
         job.state = JobState.RUNNING
         job.turn = chosen is not top
+        job.started = self.clock()
         self._running[job.id] = job
         return job
 
@@ -198,6 +250,7 @@ class JobPolicy:
             return
         if job.state is JobState.RUNNING:
             del self._running[job.id]
+            self._served(job)
             self._release(job)
 
     def cancel(self, job: Job) -> bool:
@@ -222,24 +275,46 @@ class JobPolicy:
         if job.state is not JobState.RUNNING:
             raise ValueError(f"job {job.id} is {job.state.value}")
         del self._running[job.id]
+        self._served(job)
         job.turn = False
         self._enqueue(job, first=True)
 
     def victim(self, *, coming: int = 0) -> Job | None:
-        """The running job to stop for a waiting hint, race's proof or par: a prefetch, else a
-        refill (the one taken last), or None: when no more of them wait than ``coming``
-        workers (starting, soon free) will take, or no running job may be preempted. Call
-        it when no worker is free."""
-        waiting = sum(self._queued[p] for p in (Priority.HINT, Priority.RACE, Priority.PAR))
-        if waiting <= coming:
+        """The running job to stop for a waiting one (see the module), or None: when no
+        more jobs that may preempt wait than ``coming`` workers (starting, soon free) will
+        take, or no running job may be preempted. Call it when no worker is free; put the
+        victim back with :meth:`requeue`."""
+        urgent = [p for p in Priority if p < Priority.REFILL and self._queued[p]]
+        if not urgent or sum(self._queued[p] for p in urgent) <= coming:
             return None
-        for job in reversed(self._running.values()):
-            if job.priority is Priority.PREFETCH:
-                return job
-        for job in reversed(self._running.values()):
-            if job.priority is Priority.REFILL and not job.turn:
-                return job
-        return None
+        top = urgent[0]
+        for lower in (Priority.PREFETCH, Priority.REFILL, Priority.DAILY):
+            if lower <= top:
+                continue
+            for job in reversed(self._running.values()):
+                if job.priority is lower and not job.turn:
+                    return job
+        if coming or top not in (Priority.HINT, Priority.RACE):
+            return None
+        return self._unfair(top)
+
+    def _unfair(self, priority: Priority) -> Job | None:
+        """A running job of ``priority`` whose owner was served ``fair_margin`` seconds
+        more than the least served owner waiting at it (the most served first)."""
+        least = min(self.service(owner) for owner in self._order[priority])
+        found, most = None, least + self.fair_margin
+        for job in self._running.values():
+            if (
+                job.priority is priority
+                and job.kind in self.stoppable
+                and not job.turn
+                and not job.spared
+                and (served := self.service(job.owner)) >= most
+            ):
+                found, most = job, served
+        if found is not None:
+            found.spared = True
+        return found
 
     def drain(self) -> list[Job]:
         """Every queued and running job, now ``DONE`` (the workers stop)."""
@@ -272,8 +347,13 @@ class JobPolicy:
         self._queued[job.priority] += 1
 
     def _dequeue(self, priority: Priority) -> Job:
+        """The next job of ``priority``: of the first owner in line served at most
+        ``fair_margin`` seconds more than the least served one waiting."""
         jobs, order = self._jobs[priority], self._order[priority]
-        owner = order.popleft()
+        served = {owner: self.service(owner) for owner in order}
+        least = min(served.values())
+        owner = next(o for o in order if served[o] <= least + self.fair_margin)
+        order.remove(owner)
         mine = jobs[owner]
         job = mine.popleft()
         if mine:
@@ -282,6 +362,15 @@ class JobPolicy:
             del jobs[owner]
         self._queued[priority] -= 1
         return job
+
+    def _served(self, job: Job) -> None:
+        """Count a run that ended (answered, stopped, preempted) in its owner's service."""
+        now = self.clock()
+        seconds = self.service(job.owner) + max(0.0, now - job.started)
+        self._service.pop(job.owner, None)
+        self._service[job.owner] = (seconds, now)  # the most recently counted last
+        while len(self._service) > OWNERS_KEPT:
+            del self._service[next(iter(self._service))]
 
     def _release(self, job: Job) -> None:
         job.state = JobState.DONE

@@ -69,6 +69,7 @@ class SolverWorkers(JobsApi):
             proofs_per_identity=s.proofs_per_identity,
             proofs_per_address=s.proofs_per_address,
             yield_after=s.solver_yield_after,
+            stoppable=GENTLE,
         )
         self.state = PoolState.NEW
         self._ctx = multiprocessing.get_context("spawn")
