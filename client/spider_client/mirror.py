@@ -267,7 +267,11 @@ class RaceMirror:
             race.preparing, race.commitment = False, event.commitment
         elif isinstance(event, p.Par):
             race.par = p.ParInfo(
-                moves=event.moves, line=event.line, first=event.first, none=event.none
+                moves=event.moves,
+                line=event.line,
+                first=event.first,
+                none=event.none,
+                provisional=event.provisional,
             )
         elif isinstance(event, p.Finished):
             race.state = "finished"

@@ -52,3 +52,13 @@ def test_no_par_line_while_the_deal_is_hidden() -> None:
     hidden = render_results(RESULTS, race=_finished(None, seed=None)).plain
     assert "par" not in hidden
     assert "par" not in render_results(RESULTS).plain
+
+
+def test_a_provisional_par_says_it_is_the_line_so_far() -> None:
+    known = ParInfo(moves=140, line=["d1j"] * 140, provisional=True)
+    last = render_results(RESULTS, me="p1", race=_finished(known)).plain.splitlines()[-1]
+    assert last == "par 140 so far · you 150 (+10) · bob 120 (−20) · looking for a shorter line…"
+    settled = ParInfo(moves=132, line=["d1j"] * 132, first=300)
+    assert "so far" not in render_par(settled, RESULTS) and "looking" not in render_par(
+        settled, RESULTS
+    )

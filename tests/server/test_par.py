@@ -69,15 +69,21 @@ async def test_a_finished_race_gets_its_par_from_a_worker(
     await w.join(code, role="spectator")
     before = node.node.workers.completed
     finished = await _win(a, code, seed)
-    # the finish did not wait for the par
-    assert (await node.node.store.races.load_race(code)).par is None  # type: ignore[union-attr]
+    first = [m.text() for m in solve(Board.deal(VARIANT, seed), budget=BUDGET).line]
+    # at once, the winner's line as the provisional par: a commit of its own after the finish
+    known = [await c.expect("par", timeout=PAR_WAIT) for c in (a, w)]
+    assert known[0] == known[1]
+    assert known[0].provisional and known[0].race == code and known[0].first is None
+    assert known[0].line == first and known[0].moves == len(first)
+    assert known[0].version > finished.version
+    # then the search's par settles it
     events = [await c.expect("par", timeout=PAR_WAIT) for c in (a, w)]
     assert events[0] == events[1]
     par = events[0]
-    assert par.race == code and not par.none and par.version > finished.version
+    assert not par.provisional and par.version > known[0].version
+    assert par.race == code and not par.none
     assert par.line is not None and par.moves == len(par.line)
     assert _wins(seed, par.line)
-    first = solve(Board.deal(VARIANT, seed), budget=BUDGET).line
     assert par.first == len(first) and par.moves <= par.first
     # the search ran in a worker process, and only once
     assert node.node.workers.completed == before + 1 and node.node.pars.computed == 1
@@ -89,7 +95,7 @@ async def test_a_finished_race_gets_its_par_from_a_worker(
     await asyncio.sleep(0.3)
     assert node.node.pars.computed == 1
     r = aioredis.from_url(redis_server.url)
-    assert len(await _par_events(r, code)) == 1
+    assert [e.get("provisional") for e in await _par_events(r, code)] == [True, False]
     assert not await r.exists(keys.par_claim(code))  # dropped once the par landed
     # the par lives with the race: same TTL as its other keys
     meta_ttl, events_ttl = await r.ttl(keys.meta(code)), await r.ttl(keys.events(code))
@@ -124,18 +130,23 @@ async def test_a_node_killed_before_its_par_lands_leaves_it_to_another(
     await _win(a, code, seed)
     node1.kill()  # the node that committed the finish (and started the par) is gone
     r = aioredis.from_url(redis_server.url)
-    assert not await r.hexists(keys.meta(code), "par")  # before its par landed
+    # before its par settled (the provisional one may have landed)
+    assert all(e.get("provisional") for e in await _par_events(r, code))
     # someone shows the race's end on the other node: that node gets the par, once
     b = await Client.connect(node2.url, name="bob")
     joined = await b.join(code, role="spectator")
-    assert joined.race.state == "finished" and joined.race.par is None
-    par = await b.expect("par", timeout=PAR_WAIT)
+    assert joined.race.state == "finished"
+    assert joined.race.par is None or joined.race.par.provisional
+    par = await b.expect("par", lambda m: not m.provisional, timeout=PAR_WAIT)
     assert not par.none and par.line is not None and _wins(seed, par.line)
     assert par.moves is not None and par.first is not None and par.moves <= par.first
     c = await Client.connect(node2.url, name="cy")
-    assert (await c.join(code, role="spectator")).race.par is not None
+    assert (await c.join(code, role="spectator")).race.par == p.ParInfo(
+        moves=par.moves, line=par.line, first=par.first
+    )
     await asyncio.sleep(0.3)
-    assert len(await _par_events(r, code)) == 1
+    assert [e.get("provisional") for e in await _par_events(r, code)][-1:] == [False]
+    assert sum(not e.get("provisional") for e in await _par_events(r, code)) == 1
     assert node2.node.pars.computed == 1
     await r.aclose()
     for client in (b, c):
@@ -177,5 +188,34 @@ async def test_a_daily_races_par_is_kept_for_the_day_and_hidden_during_it(
     assert rules.race_info(race, now=time.time()).par is None
     # after the day, the snapshot shows it
     assert rules.race_info(race, now=rules.day_end(day) + 1).par == kept
+    await r.aclose()
+    await a.close()
+
+
+async def test_a_winnable_races_proof_is_its_par_at_once_when_nobody_won(
+    redis_server: Any, server_node: Any
+) -> None:
+    """A winnable race's deal was proven with a winning line: kept with the seed, it is the
+    race's provisional par as soon as the race ends, though nobody won; then the search's."""
+    node = await server_node(redis_server.url, pool_size=0, par_budget=BUDGET, **FAST)
+    a = await Client.connect(node.url, name="ann")
+    joined = await a.create(variant=VARIANT, winnable=True, countdown=0, time_limit=600)
+    code = joined.race.code
+    await a.ready(code)
+    await a.expect("prepared", timeout=60)  # a bound for a busy machine
+    await a.expect("ack", lambda m: m.seq == 0 and m.code == code)
+    await a.send(p.Resign(code=code, seq=1))
+    finished = await a.expect("finished")
+    assert finished.results[0].status == "resigned"
+    r = aioredis.from_url(redis_server.url)
+    proof = await node.node.store.par.proof(VARIANT, finished.seed)
+    assert proof is not None and _wins(finished.seed, proof)  # the proof's line, kept
+    known = await a.expect("par", timeout=PAR_WAIT)
+    assert known.provisional and known.line == proof and known.moves == len(proof)
+    par = await a.expect("par", timeout=PAR_WAIT)
+    assert not par.provisional and par.moves is not None and par.moves <= len(proof)
+    assert par.line is not None and _wins(finished.seed, par.line)
+    # the proof lives with a TTL of its own, not for ever
+    assert 0 < await r.ttl(keys.proof(VARIANT, finished.seed)) <= keys.PROOF_TTL
     await r.aclose()
     await a.close()

@@ -118,7 +118,8 @@ async def test_proofs_and_searches_equal_the_in_process_solver(workers: Factory)
     for variant, seed, budget in cases:
         solution = solve(Board.deal(variant, seed), budget=budget)
         verdicts.append(solution.verdict)
-        assert await pool.prove(variant, seed, budget) == (solution.verdict == "won")
+        proof = await pool.prove(variant, seed, budget)  # the line that won, or None
+        assert proof == (tuple(m.text() for m in solution.line) if solution.line else None)
         solved = await pool.solve(Board.deal(variant, seed).text(), budget)
         assert (solved.verdict, solved.positions, solved.line) == (
             solution.verdict,
@@ -136,7 +137,7 @@ async def test_a_job_past_its_deadline_is_killed_and_the_pool_goes_on(workers: F
         await pool.prove("spider4", "1", LONG, deadline=1.5)
     assert pool.timed_out == 1 and pool.running == 0
     await until(lambda: not alive(first))
-    assert await pool.prove("spider1", "1", 5000) is True
+    assert await pool.prove("spider1", "1", 5000) is not None
     assert first not in pool.pids() and pool.spawned == 2
 
 
@@ -154,7 +155,7 @@ async def test_cancelling_a_waiting_caller_drops_its_queued_job(workers: Factory
     with pytest.raises(asyncio.CancelledError):
         await long
     assert pool.cancelled == 2 and pool.running == 0
-    assert await pool.prove("spider1", "1", 5000) is True
+    assert await pool.prove("spider1", "1", 5000) is not None
     assert pool.completed == 1  # the dropped job never ran
     assert pool.pids() == [busy] and alive(busy) and pool.spawned == 1
 
@@ -164,14 +165,16 @@ async def test_a_hint_nobody_waits_for_has_its_worker_killed(workers: Factory) -
     pool = workers()
     board = Board.deal("spider4", "1")
     long = await started(
-        pool, pool.hint(board.view_text(), board.text(), LONG, player="p", deadline=BOUND), running=1
+        pool,
+        pool.hint(board.view_text(), board.text(), LONG, player="p", deadline=BOUND),
+        running=1,
     )
     [busy] = pool.pids()
     long.cancel()
     with pytest.raises(asyncio.CancelledError):
         await long
     await until(lambda: not alive(busy))
-    assert await pool.prove("spider1", "1", 5000) is True
+    assert await pool.prove("spider1", "1", 5000) is not None
     assert busy not in pool.pids() and pool.spawned == 2
 
 
@@ -207,9 +210,9 @@ async def test_caps_of_pending_proofs_per_identity_and_address(workers: Factory)
     a.cancel()
     with pytest.raises(asyncio.CancelledError):
         await a
-    assert await b is True
+    assert await b is not None
     # both places are free again: "a" is accepted (and answered) once more
-    assert await pool.prove("spider1", "1", 5000, identity="a", address=ip) is True
+    assert await pool.prove("spider1", "1", 5000, identity="a", address=ip) is not None
 
 
 async def test_a_hint_preempts_a_running_refill(workers: Factory) -> None:
@@ -235,7 +238,7 @@ async def test_a_worker_that_dies_fails_its_job_and_is_replaced(workers: Factory
     with pytest.raises(WorkerCrashed):
         await asyncio.wait_for(task, BOUND)
     assert pool.failed == 1
-    assert await pool.prove("spider1", "1", 5000) is True
+    assert await pool.prove("spider1", "1", 5000) is not None
 
 
 async def test_stop_with_a_busy_worker_returns_soon_and_leaves_no_process(
@@ -289,11 +292,11 @@ async def test_workers_beyond_the_warm_ones_start_when_jobs_wait(workers: Factor
     pool = workers(solver_workers=2, solver_warm=0)
     await asyncio.sleep(0.2)
     assert pool.pids() == [] and pool.spawned == 0
-    assert await pool.prove("spider1", "1", 5000) is True
+    assert await pool.prove("spider1", "1", 5000) is not None
     assert pool.spawned == 1  # one job waited: one worker
     both = [pool.prove("spider1", s, 5000, owner=s) for s in ("1", "2")]
     expected = [solve(Board.deal("spider1", s), budget=5000).verdict == "won" for s in "12"]
-    assert await asyncio.gather(*both) == expected
+    assert [line is not None for line in await asyncio.gather(*both)] == expected
     assert pool.spawned == 2  # never more than solver_workers
 
 
@@ -305,7 +308,7 @@ async def test_a_worker_is_replaced_after_its_share_of_jobs(workers: Factory) ->
         await pool.prove("spider1", seed, 2000)
     assert pool.spawned == 2
     await until(lambda: not alive(first))
-    assert await pool.prove("spider1", "1", 5000) is True
+    assert await pool.prove("spider1", "1", 5000) is not None
 
 
 ORPHAN = """
@@ -387,7 +390,7 @@ async def test_a_refill_computes_its_share_of_the_wall_time_and_a_race_proof_all
     share of 1, refills at 0.5."""
     pool = workers(refill_share=0.5)
     loop = asyncio.get_running_loop()
-    assert await pool.prove("spider1", "1", 5000) is True  # the worker is up
+    assert await pool.prove("spider1", "1", 5000) is not None  # the worker is up
     before, began = pool.cpu_seconds, loop.time()
     # 30,000 positions of a four-suit deal: a second or so of search, settling nothing
     await pool.prove("spider4", "2", 30_000, priority=Priority.REFILL)
@@ -398,8 +401,8 @@ async def test_a_refill_computes_its_share_of_the_wall_time_and_a_race_proof_all
     [worker] = pool._workers
     send = worker.conn.send
     worker.conn.send = lambda message: (sent.append(message), send(message))[1]  # type: ignore[method-assign]
-    assert await pool.prove("spider1", "1", 5000) is True
-    assert await pool.prove("spider1", "1", 5000, priority=Priority.REFILL) is True
+    assert await pool.prove("spider1", "1", 5000) is not None
+    assert await pool.prove("spider1", "1", 5000, priority=Priority.REFILL) is not None
     await pool.par("spider1", "1", 5000)  # a finished race's par: its players wait
     assert [m[3] for m in sent] == [1.0, 0.5, 1.0]
     assert sent[2][1] == "par"

@@ -17,6 +17,17 @@ DEALS = [
 ]
 """The deals raced to their par: a short one in ``make test``, a longer in acceptance."""
 
+WATCH_PAR = """() => {
+  window.parSeen = [];
+  new MutationObserver(() => {
+    const par = document.querySelector('#par');
+    const last = window.parSeen[window.parSeen.length - 1];
+    if (par && (!last || last[0] !== par.dataset.state || last[1] !== par.textContent))
+      window.parSeen.push([par.dataset.state, par.textContent]);
+  }).observe(document.body, { childList: true, subtree: true, characterData: true });
+}"""
+"""Keeps each state and text the end screen's par shows, in order."""
+
 
 @pytest.mark.parametrize(("variant", "seed"), DEALS)
 async def test_the_end_screen_shows_par_and_plays_its_line(
@@ -35,10 +46,18 @@ async def test_the_end_screen_shows_par_and_plays_its_line(
     await page.wait_for_selector("#board .card")
     line = solve(Board.deal(variant, seed), budget=BUDGET).line
     assert line
+    await page.evaluate(WATCH_PAR)
     await page.evaluate(PLAY, [[m.text() for m in line], 0])
     await page.wait_for_selector("#results", timeout=60_000)
     # the par comes later, in the background: then the end screen shows it
     await page.wait_for_selector("#par[data-state='known']", timeout=90_000)
+    # before it, at once, the winner's line was the par "so far"
+    seen = await page.evaluate("window.parSeen")
+    states = [state for state, _ in seen]
+    assert "provisional" in states and states.index("provisional") < states.index("known")
+    assert seen[states.index("provisional")][1] == (
+        f"par {len(line)} so far · you {len(line)} (±0) · looking for a shorter line…"
+    )
     par = await page.evaluate("window.spiderRace.app.race.par")
     moves = par["moves"]
     assert moves == len(par["line"]) and moves <= par["first"] == len(line)

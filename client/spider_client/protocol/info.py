@@ -31,15 +31,19 @@ class Result:
 
 @dataclass
 class ParInfo:
-    """A finished deal's par: the shortest winning line the server's solver found within its
-    budget. ``moves`` is its length, ``line`` its moves in notation (moves name columns,
-    never cards) and ``first`` the length of the solver's first line; ``none`` (the others
-    None) when the solver did not settle the deal within the budget: no par."""
+    """A finished deal's par: the shortest winning line the server knows. ``moves`` is its
+    length, ``line`` its moves in notation (moves name columns, never cards) and ``first``
+    the length of the solver's first line (None when the solver found none); ``none`` (the
+    others None) when the solver did not settle the deal within the budget and no other
+    winning line is known: no par. ``provisional``: the shortest line known at the finish
+    (the deal's proof, a winner's moves) while the solver looks for a shorter one; a
+    settled par replaces it."""
 
     moves: int | None = None
     line: list[str] | None = None
     first: int | None = None
     none: bool = False
+    provisional: bool = False
 
 
 @dataclass

@@ -167,9 +167,12 @@ class RematchOffer:
 class Par:
     """A finished race's par has landed (computed in the background after the finish):
     ``moves`` (the par line's length), ``line`` (its moves in notation, replayable from the
-    revealed deal) and ``first`` (the solver's first line's length); or ``none`` true (the
-    others null) when the solver did not settle the deal within its budget. At most one per
-    race; never during a daily race's day."""
+    revealed deal) and ``first`` (the solver's first line's length, None when it found
+    none); or ``none`` true (the others null) when the solver did not settle the deal within
+    its budget and no winning line is known. ``provisional`` true: the shortest line known
+    at the finish (the deal's proof, a winner's moves), sent at once; a shorter provisional
+    line may follow, and a settled par (``provisional`` false) ends them, once per race.
+    Never during a daily race's day."""
 
     race: str
     version: int
@@ -177,6 +180,7 @@ class Par:
     line: list[str] | None = None
     first: int | None = None
     none: bool = False
+    provisional: bool = False
     type: Literal["par"] = "par"
 
 

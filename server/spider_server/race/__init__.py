@@ -68,7 +68,7 @@ from .model import (
     event_data,
 )
 from .options import Limits, RaceOptions, offered_variant
-from .par import par_change, par_event, par_info
+from .par import known_par, par_change, par_event, par_info, settled, standing_line
 from .presence import Due, presence_change, presence_plan
 from .progress import progress_of, runs_completed, status_after, undo_only
 from .rematch import accept_rematch, rematch_due, rematch_made, rematch_race
@@ -143,9 +143,12 @@ __all__ = [
     "presence_plan",
     "progress_of",
     "revealed",
+    "known_par",
     "par_change",
     "par_event",
     "par_info",
+    "settled",
+    "standing_line",
     "run_of",
     "race_info",
     "rank",

@@ -20,6 +20,10 @@ process; the finish never waits for it. A search that runs past its deadline cou
 not settled: the deal has no par. One at a time per node (its own cap among the pool's
 jobs); the others wait here, at most :data:`MAX_WAITING`.
 
+Before the search, the shortest winning line known at the finish (the line that proved a
+winnable race's deal, each winner's standing moves: :func:`~..race.known_par`) lands at
+once as a provisional par; the search's settles it (the shorter of the two).
+
 The daily deal's par is computed once for the day, keyed on variant and day (its own
 claim, ``daily:<variant>:<day>:par``), and lands on each of the day's races that shows
 its end; it goes out (``par`` event, snapshot) only when the day is over.
@@ -82,7 +86,7 @@ class ParRunner:
     def ensure(self, race: Race) -> None:
         """Get the par of the finished ``race`` in the background unless it has one, this
         node is on it already, or too many wait here. Returns at once."""
-        if race.state is not RaceState.FINISHED or race.par is not None:
+        if race.state is not RaceState.FINISHED or _settled(race):
             return
         if not self.settings.par_budget:
             return
@@ -95,6 +99,11 @@ class ParRunner:
         variant, daily = race.options.variant, race.options.daily
         claim = keys.daily(variant, daily, "par_claim") if daily else keys.par_claim(race.code)
         try:
+            if not daily and race.par is None:
+                proof = await self.store.par.proof(variant, race.seed) if race.seed else None
+                known = rules.known_par(race, proof)
+                if known is not None:  # at once, before the search
+                    await self._land(race.code, known)
             while True:
                 kept = await self.store.par.daily_par(variant, daily) if daily else None
                 if kept is not None:
@@ -106,7 +115,7 @@ class ParRunner:
                 # another node searches: once its claim ends, the par landed or it died
                 await asyncio.sleep(await self.store.par.par_claim_left(claim) + 0.05)
                 now = await self.store.races.load_race(race.code)
-                if now is None or now.par is not None:
+                if now is None or _settled(now):
                     return
             if par is None:
                 return
@@ -163,3 +172,8 @@ class ParRunner:
         )
         if attempt.committed is not None:
             self.landed += 1
+
+
+def _settled(race: Race) -> bool:
+    """Whether the race's par is settled (a provisional one is still searched)."""
+    return race.par is not None and not race.par.provisional

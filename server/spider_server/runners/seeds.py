@@ -134,21 +134,28 @@ class Seeds:
         while True:
             try:
                 if demand is None:
-                    return await self.workers.prove(
+                    line = await self.workers.prove(
                         variant,
                         seed,
                         self.settings.solve_budget,
                         priority=Priority.REFILL,
                         owner=REFILL_OWNER,
                     )
-                return await self.workers.prove(
-                    variant,
-                    seed,
-                    self.settings.solve_budget,
-                    priority=Priority.RACE,
-                    identity=demand.identity,
-                    address=demand.address,
-                )
+                else:
+                    line = await self.workers.prove(
+                        variant,
+                        seed,
+                        self.settings.solve_budget,
+                        priority=Priority.RACE,
+                        identity=demand.identity,
+                        address=demand.address,
+                    )
+                if line is None:
+                    return False
+                # the line that won: its race's provisional par at the finish
+                with contextlib.suppress(Unavailable):  # proven all the same
+                    await self.store.par.keep_proof(variant, seed, list(line))
+                return True
             except JobRefused:  # the queue is full: try again soon
                 await asyncio.sleep(self.settings.pool_interval)
             except WorkersClosed:

@@ -7,7 +7,7 @@ import { endLeaderboard, leaderboardTable } from "./daily.js";
 import { $, botMark, fill, fmtTime, h } from "./dom.js";
 import { takeJoined, toLobby } from "./race.js";
 import { endRatings, profileLink, ratingSlot, rematchPart } from "./profile.js";
-import { openReplay, renderReplay } from "./replay.js";
+import { PAR_LINE, openReplay, renderReplay } from "./replay.js";
 import { app, describeRace, session, STATUS_TEXT } from "./state.js";
 import { provide, say } from "./ui.js";
 
@@ -67,12 +67,14 @@ function renderEnd() {
   if (race.daily) endLeaderboard(race);
   if (race.rated) endRatings(race);
   if (!app.replay && race.replays && race.seed) openReplay(results[0]?.player || Object.keys(race.replays)[0]);
+  else if (app.replay?.player === PAR_LINE && race.par?.line && app.replay.actions !== race.par.line) openReplay(PAR_LINE); // a shorter par line
   else renderReplay();
 }
 
-/** The deal's par against each winner's moves ("par 132 · you 150 (+18)"); "working it
- * out" until the server's `par` event lands; "no par" when its solver did not settle the
- * deal. Nothing while the deal is hidden (a daily deal during its day). */
+/** The deal's par against each winner's moves ("par 132 · you 150 (+18)"); "so far" while
+ * it is the shortest line known at the finish and the solver looks for a shorter one;
+ * "working it out" until the server's first `par` event lands; "no par" when its solver
+ * did not settle the deal. Nothing while the deal is hidden (a daily deal during its day). */
 function parSummary(race, results) {
   if (!race.seed) return null;
   const par = race.par;
@@ -83,9 +85,11 @@ function parSummary(race, results) {
     const diff = (n) => (n === par.moves ? "±0" : n > par.moves ? `+${n - par.moves}` : `−${par.moves - n}`);
     const winners = results.filter((r) => r.status === "won");
     const who = (r) => (r.player === session.player ? "you" : r.name);
-    text = [`par ${par.moves}`, ...winners.map((r) => `${who(r)} ${r.moves} (${diff(r.moves)})`)].join(" · ");
+    text = [`par ${par.moves}${par.provisional ? " so far" : ""}`, ...winners.map((r) => `${who(r)} ${r.moves} (${diff(r.moves)})`)].join(" · ");
+    if (par.provisional) text += " · looking for a shorter line…";
   }
-  return h("p", { class: "par", id: "par", dataset: { state: !par ? "working" : par.none ? "none" : "known" } }, text);
+  const state = !par ? "working" : par.none ? "none" : par.provisional ? "provisional" : "known";
+  return h("p", { class: "par", id: "par", dataset: { state } }, text);
 }
 
 /** "Race this deal again against NAME's run": a button per run the race kept with its

@@ -117,7 +117,7 @@ function applyEvent(m, e) {
       Object.assign(race, { preparing: false, commitment: e.commitment });
       break;
     case "par":
-      race.par = { moves: e.moves ?? null, line: e.line ?? null, first: e.first ?? null, none: !!e.none };
+      race.par = { moves: e.moves ?? null, line: e.line ?? null, first: e.first ?? null, none: !!e.none, provisional: !!e.provisional };
       break;
     case "finished":
       Object.assign(race, { state: "finished", results: e.results, seed: e.seed, salt: e.salt, replays: e.replays, replay_times: e.replay_times ?? null, commitment: e.commitment });

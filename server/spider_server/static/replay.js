@@ -151,7 +151,7 @@ export function renderReplay() {
     r.error ? h("p", { class: "error" }, `This replay could not be played: ${r.error}`) : null,
     r.matches === true ? h("p", { class: "fairness ok", id: "replay-check" }, "✓ Replayed from the seed, it ends on the server's final board.") : null,
     r.matches === false ? h("p", { class: "fairness bad", id: "replay-check" }, "✗ Replayed from the seed, it does not end on the server's final board!") : null,
-    r.player === PAR_LINE ? h("p", { class: "muted", id: "par-about" }, `The deal's par: the shortest winning line the server's solver found (its first line took ${race.par.first} moves).`) : null,
+    r.player === PAR_LINE ? h("p", { class: "muted", id: "par-about" }, parAbout(race.par)) : null,
     h("div", { class: "replay-board", id: "replay-board-slot" }),
     h(
       "ol",
@@ -160,6 +160,13 @@ export function renderReplay() {
     ),
   );
   showStep();
+}
+
+/** What the par line is: the shortest winning line known so far, or the solver's. */
+function parAbout(par) {
+  if (par.provisional) return "The shortest winning line known when the race ended (the deal's proof, or a winner's moves); the server's solver is looking for a shorter one.";
+  const first = par.first === null ? "its solver found no line within its budget" : `its solver's first line took ${count(par.first, "move")}`;
+  return `The deal's par: the shortest winning line the server knows (${first}).`;
 }
 
 /** The step shown: the board, the slider, the words, the action marked in the list. */

@@ -102,7 +102,8 @@ def par_bytes(par: ParInfo) -> bytes:
 
 def par_from(data: Any) -> ParInfo:
     f = msgpack.unpackb(data, raw=False)
-    return ParInfo(moves=f["moves"], line=f["line"], first=f["first"], none=f["none"])
+    provisional = bool(f.get("provisional", False))  # kept since provisional pars
+    return ParInfo(f["moves"], f["line"], f["first"], f["none"], provisional)
 
 
 def race_from(meta: dict[Any, Any], players: dict[Any, Any]) -> Race:

@@ -49,6 +49,9 @@ Keys of one race share the hash tag ``{race:<code>}`` so that its scripts touch 
                                           winnable race pops one with LPOP)
     pool:waiting:<variant>        list    codes of winnable races preparing, waiting for a seed
     pool:variants                 set     variants winnable races were asked for (refilled)
+    proof:<variant>:<seed>        string  msgpack of the winning line that proved the deal
+                                          (a provisional par at its race's finish), lives
+                                          ``PROOF_TTL``
     daily:<variant>:<day>         string  the day's proven seed (set once, SET NX)
     daily:<variant>:<day>:races   hash    player id -> code of their daily race that day
     daily:<variant>:<day>:waiting set     codes of daily races preparing, waiting for the seed
@@ -291,6 +294,14 @@ def pool_waiting(variant: str) -> str:
 
 
 POOL_VARIANTS = "pool:variants"
+
+
+def proof(variant: str, seed: str) -> str:
+    return f"proof:{variant}:{seed}"
+
+
+PROOF_TTL = 14 * 24 * 3600
+"""Seconds a proven deal's line lives (its seed waits in a pool, then races)."""
 DAILY_PENDING = "daily:pending"
 DAILY_TTL = 3 * 24 * 3600
 """Seconds a day's daily keys (seed, races, leaderboard) live after their last write."""

@@ -1,5 +1,6 @@
-"""A finished deal's par in Redis: who computes it (a claim with a TTL), and the daily
-deal's par, kept once per variant and day.
+"""A finished deal's par in Redis: who computes it (a claim with a TTL), the daily deal's
+par, kept once per variant and day, and the lines that proved deals winnable (a race dealt
+one of them gets it as its provisional par at the finish).
 
 The race's own par is a field of its meta hash, written by a race commit
 (:meth:`~.commits.CommitLink.commit` of :func:`~..race.par_change`) like every other field
@@ -10,6 +11,7 @@ that when its node dies another node (the next to show the race's end) starts ag
 
 from __future__ import annotations
 
+import msgpack
 from redis.asyncio import Redis
 
 from spider_client.protocol import ParInfo
@@ -70,3 +72,17 @@ class ParStore:
                 keys.daily(variant, day, "par"), par_bytes(par), nx=True, ex=keys.DAILY_TTL
             )
         return await self.daily_par(variant, day) or par
+
+    async def keep_proof(self, variant: str, seed: str, line: list[str]) -> None:
+        """Keep the winning ``line`` that proved the deal of ``variant`` and ``seed``."""
+        with as_unavailable:
+            await self.redis.set(keys.proof(variant, seed), msgpack.packb(line), ex=keys.PROOF_TTL)
+
+    async def proof(self, variant: str, seed: str) -> list[str] | None:
+        """The line that proved the deal winnable (None: none kept)."""
+        with as_unavailable:
+            data = await self.redis.get(keys.proof(variant, seed))
+        if data is None:
+            return None
+        line = msgpack.unpackb(data, raw=False)
+        return [str(m) for m in line] if isinstance(line, list) else None

@@ -53,7 +53,7 @@ Typical use in the node::
     workers = SolverWorkers(WorkerSettings.from_settings(settings))
     workers.start()                      # in the running loop
     move = await workers.hint(view_text, full_text, budget, player=player)
-    won = await workers.prove(variant, seed, budget, priority=Priority.REFILL)
+    line = await workers.prove(variant, seed, budget, priority=Priority.REFILL)  # or None
     await workers.stop()
 """
 

@@ -17,7 +17,7 @@ settings come with it), nothing of the node: no Redis client, no websockets, no 
 Kinds: ``hint`` (view text, full text, budget → the move's text or None), ``suggest``
 (view text, full text, budget → a :class:`Suggested`), ``prefetch`` (full text,
 budget, quick budget → a :class:`Suggested`; see below), ``prove`` (variant, seed,
-budget → whether the deal is proven winnable), ``solve`` (position text, budget → a
+budget → the winning line that proves the deal, or None), ``solve`` (position text, budget → a
 :class:`Solved`), ``par`` (variant and seed, or a position text and None, budget → a
 :class:`ParSolved`: :func:`spider_engine.par.par`'s result).
 
@@ -226,7 +226,8 @@ def run_job(kind: str, args: tuple[Any, ...], progress: Any = None, every: int =
     if kind == "prove":
         variant, seed, budget = args
         board = Board.deal(variant, seed)
-        return solve(board, budget=budget, progress=progress, progress_every=every).verdict == "won"
+        proof = solve(board, budget=budget, progress=progress, progress_every=every)
+        return tuple(proof.texts()) if proof.verdict == "won" else None
     if kind == "solve":
         text, budget = args
         board = Board.from_text(text)

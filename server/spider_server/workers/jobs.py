@@ -136,13 +136,14 @@ class JobsApi:
         identity: str | None = None,
         address: str | None = None,
         deadline: float | None = None,
-    ) -> bool:
-        """Whether the deal of ``seed`` is proven winnable within ``budget`` positions.
-        ``owner`` (default: the identity, else the address) takes turns with other owners
-        of the priority; ``identity`` and ``address`` count against their caps
-        (:class:`ProofCapReached`)."""
+    ) -> tuple[str, ...] | None:
+        """The winning line that proves the deal of ``seed`` winnable within ``budget``
+        positions, None when it is not proven. ``owner`` (default: the identity, else the
+        address) takes turns with other owners of the priority; ``identity`` and
+        ``address`` count against their caps (:class:`ProofCapReached`)."""
         keys = (owner, identity, address, deadline or self.settings.proof_deadline)
-        return bool(await self._run(keyed("prove", (variant, seed, budget), priority, *keys)))
+        line = await self._run(keyed("prove", (variant, seed, budget), priority, *keys))
+        return tuple(line) if line else None
 
     async def solve(
         self: Pool,

@@ -239,18 +239,21 @@ def elide(name: str, room: int) -> Text:
 
 def render_par(par: ParInfo | None, results: list[Result], *, me: str | None = None) -> str:
     """The deal's par against each winner's moves (``par 132 · you 150 (+18) · Bob 160
-    (+28)``), ``par: working it out…`` while the server computes it (``par`` None), or
-    ``no par: the solver did not settle this deal``."""
+    (+28)``), with ``so far`` and ``looking for a shorter line…`` while it is the shortest
+    line known at the finish (provisional), ``par: working it out…`` while the server
+    computes it (``par`` None), or ``no par: the solver did not settle this deal``."""
     if par is None:
         return "par: working it out…"
     if par.none or par.moves is None:
         return "no par: the solver did not settle this deal"
-    parts = [f"par {par.moves}"]
+    parts = [f"par {par.moves} so far" if par.provisional else f"par {par.moves}"]
     for r in results:
         if r.status == "won":
             diff = r.moves - par.moves
             sign = "±0" if diff == 0 else f"{diff:+d}".replace("-", "−")
             parts.append(f"{'you' if r.player == me else r.name} {r.moves} ({sign})")
+    if par.provisional:
+        parts.append("looking for a shorter line…")
     return " · ".join(parts)
 
 
