@@ -4,8 +4,10 @@ The solver runs in the node's worker processes (:class:`~..workers.SolverWorkers
 in the node's own process, each attempt within :attr:`Settings.solve_budget` positions
 and :attr:`Settings.proof_deadline` seconds. Two kinds of work:
 
-- **Demands** (priority ``RACE``): a preparing ``winnable`` race, or a day's deal asked
-  for, that someone on this node waits for. A demand is started by the session that
+- **Demands**: a preparing ``winnable`` race (priority ``RACE``), or a day's deal asked
+  for (``DAILY``: a hint, a race's proof or a par stops it and it runs again after, so
+  that one request for a day's deal never holds other players' races), that someone on
+  this node waits for. A demand is started by the session that
   creates the race (or asks for the day's deal, or rejoins a race still preparing) and
   counted against that player's identity and client address: at most
   ``proofs_per_identity`` and ``proofs_per_address`` demands each on a node, more are
@@ -128,9 +130,10 @@ class Seeds:
         self._by_address: Counter[str] = Counter()
 
     async def _prove(self, variant: str, seed: str, demand: Demand | None = None) -> bool:
-        """Whether a worker proves the deal won: at ``RACE`` priority for a demand (its
-        identity and address counted), else at ``REFILL``. A job past its deadline, or
-        whose worker died, counts as not proven; a full queue is waited out."""
+        """Whether a worker proves the deal won: at ``RACE`` priority for a race's demand,
+        ``DAILY`` for a day's (its identity and address counted), else at ``REFILL``. A
+        job past its deadline, or whose worker died, counts as not proven; a full queue is
+        waited out."""
         while True:
             try:
                 if demand is None:
@@ -146,7 +149,7 @@ class Seeds:
                         variant,
                         seed,
                         self.settings.solve_budget,
-                        priority=Priority.RACE,
+                        priority=Priority.RACE if demand.key[0] == "race" else Priority.DAILY,
                         identity=demand.identity,
                         address=demand.address,
                     )
