@@ -141,9 +141,7 @@ class SolverLoad:
                     await client.resign()
                     await client.wait_until(lambda c: c.finished, timeout=120)
                     finished = loop.time()
-                    await client.wait_until(
-                        lambda c: c.race is not None and c.race.par is not None, timeout=900
-                    )
+                    await client.wait_until(_par_settled, timeout=900)
                     self.par_waits.append(loop.time() - finished)
                 except (SpiderClientError, TimeoutError) as e:
                     self._error(f"par {type(e).__name__}")
@@ -189,3 +187,9 @@ class SolverLoad:
     async def close(self) -> None:
         await self.stop()
         await close_all(self.clients)
+
+
+def _par_settled(client: Client) -> bool:
+    """Whether the client's race has its settled par (not a provisional line)."""
+    par = client.race.par if client.race is not None else None
+    return par is not None and not par.provisional
