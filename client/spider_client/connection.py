@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import logging
 import random
+import re
 import time
 import urllib.parse
 from collections.abc import Sequence
@@ -24,7 +25,7 @@ from typing import Any, Literal, Protocol
 
 import msgpack
 from websockets.asyncio.client import ClientConnection
-from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
 
 from . import protocol as p
 from ._wire import open_websocket
@@ -42,7 +43,7 @@ from .mirror import RaceMirror
 from .options import ClientOptions
 from .outbox import Outbox
 
-__all__ = ["CONNECT_ERRORS", "Connection", "Receiver", "race_url"]
+__all__ = ["CLOSE_TRY_LATER", "CONNECT_ERRORS", "Connection", "Receiver", "race_url", "retry_after"]
 
 log = logging.getLogger("spider_client")
 
@@ -62,6 +63,23 @@ _TRY_AGAIN = frozenset({"unavailable", "rate_limited"})
 
 Role = Literal["player", "spectator"]
 """A member's role in a race."""
+
+
+CLOSE_TRY_LATER = 1013
+"""The server's close of a refused hello: its reason starts ``retry after N s``."""
+
+_RETRY = re.compile(r"retry after (\d+(?:\.\d+)?) s")
+
+
+def retry_after(error: BaseException) -> float | None:
+    """Seconds the server asked to wait before connecting again, for a failed attempt: a
+    ``Retry-After`` of an HTTP 429 or 503 before the upgrade, or the time a close with
+    1013 named (set on the error by :meth:`Connection.hello`); None when it named none."""
+    if isinstance(error, InvalidStatus) and error.response.status_code in (429, 503):
+        value = error.response.headers.get("Retry-After", "")
+        return float(value) if value.isdigit() else None
+    wait = getattr(error, "retry_after", None)
+    return float(wait) if isinstance(wait, int | float) else None
 
 
 class _RejoinLater(Exception):
@@ -177,8 +195,11 @@ class Connection:
                 raise error_from_message(message)
             if not isinstance(message, p.Welcome):
                 raise ConnectionClosed(None, None)
-        except BaseException:
+        except BaseException as e:
             await ws.close()
+            found = _RETRY.match(ws.close_reason or "")
+            if ws.close_code == CLOSE_TRY_LATER and found and isinstance(e, Exception):
+                e.retry_after = float(found.group(1))  # type: ignore[attr-defined]
             raise
         return ws, message
 
@@ -281,7 +302,11 @@ class Connection:
             log.info("reconnect to %s failed: %r", url, failure)
             if deadline is not None and loop.time() >= deadline:
                 raise ConnectionLost(f"gave up reconnecting after {attempts} attempts") from failure
-            if attempts % len(self.urls) == 0:  # every URL tried once more: back off
+            wait = retry_after(failure)
+            if wait is not None:  # refused for now: not again before the time it named
+                await asyncio.sleep(wait * random.uniform(1.0, 1.25))
+                delay = min(delay * 2, options.backoff_max)
+            elif attempts % len(self.urls) == 0:  # every URL tried once more: back off
                 await asyncio.sleep(delay * random.uniform(0.5, 1.0))
                 delay = min(delay * 2, options.backoff_max)
 

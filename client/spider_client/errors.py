@@ -177,6 +177,10 @@ class HumansOnly(ServerError):
 class RateLimited(ServerError):
     """Too many messages; the server closes connections that keep flooding."""
 
+    retry_after: float | None = None
+    """For a refused ``hello``: the seconds the server's close (1013) said to wait before
+    connecting again; else None."""
+
 
 class Unavailable(ServerError):
     """The service's storage is not answering; nothing changed; try again shortly."""

@@ -4,6 +4,7 @@ address, and the client's real address behind a trusted load balancer."""
 from __future__ import annotations
 
 import ipaddress
+import math
 import time
 from collections.abc import Callable
 
@@ -68,8 +69,13 @@ class AddressLimits:
     code that names no race and the hints asked for (each ``per_minute`` a minute, as many
     at once); the races created and the hints per player too.
 
+    An address refused a new player is told when to come back (:meth:`refuse`); until then
+    :meth:`retry_after` names it, and the node answers its connections before the websocket
+    upgrade (HTTP 429) instead of serving them.
+
     Buckets of addresses that have gone quiet are dropped once more than
-    :data:`MAX_ADDRESSES` are kept (a full bucket holds nothing worth keeping)."""
+    :data:`MAX_ADDRESSES` are kept (a full bucket holds nothing worth keeping); so are
+    refusals whose time has passed."""
 
     def __init__(
         self,
@@ -96,6 +102,8 @@ class AddressLimits:
         self.connections: dict[str, int] = {}
         """Address -> websocket connections open from it."""
         self._buckets: dict[tuple[str, str], TokenBucket] = {}
+        self._refused: dict[str, float] = {}
+        """Address -> the time (``clock``) until which it is refused (:meth:`refuse`)."""
 
     # -- connections ------------------------------------------------------------------------
 
@@ -146,6 +154,35 @@ class AddressLimits:
         bucket = self._bucket(what, key)
         bucket.take_none()
         return bucket.tokens >= 1.0
+
+    # -- refusals ---------------------------------------------------------------------------
+
+    def refuse(self, what: str, address: str) -> int:
+        """``address`` was refused for want of one of ``what``: the whole seconds until its
+        bucket holds one again (at least 1), during which :meth:`retry_after` names it."""
+        bucket = self._bucket(what, address)
+        bucket.take_none()
+        wait = max(1, math.ceil((1.0 - bucket.tokens) / bucket.rate))
+        if len(self._refused) >= MAX_ADDRESSES:
+            now = self._clock()
+            self._refused = {a: t for a, t in self._refused.items() if t > now}
+            if len(self._refused) >= MAX_ADDRESSES:  # all still refused: start over
+                self._refused.clear()
+        self._refused[address] = self._clock() + wait
+        return wait
+
+    def retry_after(self, address: str) -> int | None:
+        """Whole seconds (at least 1) ``address`` still has to wait after a refusal
+        (:meth:`refuse`); None when it is not refused now. Reads no bucket: nothing is
+        taken, nothing is made for an address never refused."""
+        until = self._refused.get(address)
+        if until is None:
+            return None
+        left = until - self._clock()
+        if left <= 0:
+            del self._refused[address]
+            return None
+        return max(1, math.ceil(left))
 
 
 MAX_ADDRESSES = 100_000

@@ -147,6 +147,7 @@ class Node:
             proxies=self.proxies,
             open_files=OpenFiles(settings.fd_reserve),
             refused=self._refused,
+            addresses=self.addresses,
         )
         self.hints = Hints(self.workers, settings, self.metrics)
         """Hints searched before they are asked for, and kept (:mod:`.runners.hints`)."""

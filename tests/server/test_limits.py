@@ -87,15 +87,23 @@ async def test_new_players_per_address_past_the_rate_get_rate_limited(
 ) -> None:
     node = await server_node(redis_server.url, address_new_players=3)
     clients = [await Client.connect(node.url, name=f"new{i}") for i in range(3)]
+    # a returning player (with their token) is not a new one
+    back = await Client.connect(node.url, token=clients[0].token)
+    assert back.player == clients[0].player
     extra = await Client.connect(node.url, hello=False)
     await extra.send(p.Hello(name="one too many"))
     error = await extra.expect("error")
     assert error.error == "rate_limited"
-    assert await extra.closed_with() == 1008
-    # a returning player (with their token) is not a new one
-    back = await Client.connect(node.url, token=clients[0].token)
-    assert back.player == clients[0].player
+    assert "try again in 20 s" in error.message  # 3 a minute: one more in 20 s
+    assert await extra.closed_with() == 1013
+    assert (extra.ws.close_reason or "").startswith("retry after 20 s")
     assert node.node.metrics.refused_total["new_players"] == 1
+    # until then, the address is answered before the upgrade
+    sock, head = await asyncio.to_thread(handshake, node.node.port)
+    sock.close()
+    assert http_status(head) == 429
+    assert b"Retry-After: 20" in head or b"Retry-After: 19" in head
+    assert node.node.metrics.refused_total["retry_early"] == 1
     for c in [*clients, back]:
         await c.close()
 
@@ -315,9 +323,7 @@ _moves: dict[str, str] = {}
 """A race's last hinted move."""
 
 
-async def test_hints_per_player_and_per_address_get_rate_limited(
-    redis_server, server_node
-) -> None:
+async def test_hints_per_player_and_per_address_get_rate_limited(redis_server, server_node) -> None:
     """Past ``player_hints`` a minute a player's hint is refused, past ``address_hints``
     every player's from that address; a refused hint is not counted, and the connection
     and its race go on. The node's limits run on a clock that stands still here: nothing

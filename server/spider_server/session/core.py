@@ -55,6 +55,7 @@ from ..transport import (
     CLOSE_POLICY,
     CLOSE_PROTOCOL,
     CLOSE_TOO_BIG,
+    CLOSE_TRY_LATER,
 )
 from .parts import Context, Outbox
 from .validation import parse_frame
@@ -315,8 +316,7 @@ class Session:
             try:
                 self.limit("new_player", self.address, "too many new players from your address")
             except RateLimited as e:
-                self.error(e.code, f"{e}; say hello with your token, or try again later")
-                self.close(CLOSE_POLICY, "too many new players")
+                self._refuse_new_player(e)
                 return
             player = new_player_id()
             identity = Identity(player, name or f"player-{player[1:5]}")
@@ -333,6 +333,14 @@ class Session:
                 server_time=ctx.clock(),
             )
         )
+
+    def _refuse_new_player(self, e: RateLimited) -> None:
+        """Past the address's new players: say so, and close with 1013 and the seconds
+        to wait (until then the address's connections get HTTP 429 before the upgrade)."""
+        addresses = self.ctx.addresses
+        wait = 1 if addresses is None else addresses.refuse("new_player", self.address)
+        self.error(e.code, f"{e}; say hello with your token, or try again in {wait} s")
+        self.close(CLOSE_TRY_LATER, f"retry after {wait} s: too many new players")
 
     # -- races followed ---------------------------------------------------------------------
 

@@ -8,7 +8,8 @@
 //   or a reload the page rejoins the race (`since` = the last version it saw) and sends the
 //   kept actions again, in order. The server applies each seq once and answers a resent one
 //   with the ack it gave it, so every action is applied exactly once;
-// - a dropped connection is retried with backoff, for ever, while the page is open;
+// - a dropped connection is retried with backoff, for ever, while the page is open; a
+//   refused one (close code 1013) not before the time its reason names;
 // - race affinity: once the page follows a race, its websocket URL names it (/ws?race=CODE,
 //   `follow`), so that a load balancer hashing on it puts the race's members on one node;
 //   the page moves there after creating, joining or being matched to a race (a new
@@ -48,6 +49,15 @@ export function raceUrl(url, code) {
   if (code) u.searchParams.set("race", code);
   else u.searchParams.delete("race");
   return u.toString();
+}
+
+/** The server's close of a refused hello; its reason starts "retry after N s". */
+const CLOSE_TRY_LATER = 1013;
+
+/** Milliseconds a close reason says to wait ("retry after N s: ..."), else 0. */
+export function retryAfter(reason) {
+  const found = /^retry after (\d+(?:\.\d+)?) s/.exec(reason || "");
+  return found ? Number(found[1]) * 1000 : 0;
 }
 
 /** Text of an action as the server's ack names it. */
@@ -112,7 +122,7 @@ export class Session {
         if (m && typeof m === "object" && !Array.isArray(m)) this.take(m);
       }
     };
-    ws.onclose = () => {
+    ws.onclose = (e) => {
       if (this.ws !== ws) return;
       this.ws = null;
       this.welcomed = false;
@@ -121,7 +131,9 @@ export class Session {
       for (const [, r] of this.requests) r.reject(new Error("the connection was lost"));
       this.requests.clear();
       this.handlers.onStatus?.("reconnecting");
-      const wait = this.backoff * (0.75 + Math.random() / 2);
+      // refused for now (1013): not again before the time the server named
+      const named = e.code === CLOSE_TRY_LATER ? retryAfter(e.reason) : 0;
+      const wait = Math.max(this.backoff * (0.75 + Math.random() / 2), named * (1 + Math.random() / 4));
       this.backoff = Math.min(this.backoff * 2, 5000);
       setTimeout(() => this.connect(), wait);
     };

@@ -13,7 +13,10 @@ websocket handshake.
 Only GET and HEAD are served (405 with ``Allow: GET, HEAD`` otherwise). Before the
 handshake the node may refuse: 503 when it is near its limit of open files (every path
 but ``/healthz``; logged once while it lasts), 429 when the client's address has
-``address_connections`` websockets open already."""
+``address_connections`` websockets open already, and 429 with the seconds left in
+``Retry-After`` when the address was refused a new player and comes back before the time
+it was told (:meth:`~..limits.AddressLimits.retry_after`): such a refusal costs the node an
+HTTP request's parsing, no websocket, no session and no Redis command."""
 
 from __future__ import annotations
 
@@ -30,7 +33,7 @@ from websockets.asyncio.server import ServerConnection
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
-from ..limits import Proxies
+from ..limits import AddressLimits, Proxies
 from ..race import normalize_code
 
 __all__ = ["ALLOWED", "STATIC", "WS_PATH", "Http", "OpenFiles", "static_file"]
@@ -119,7 +122,7 @@ class Http:
     should get no new connections now (None when it is ready); ``metrics`` gives the
     scrape's body and content type for an ``Accept`` header; ``proxies`` say whose
     ``X-Forwarded-For`` names the client; ``open_files`` says when the node is near its
-    limit of open files."""
+    limit of open files; ``addresses`` say which addresses are refused for now."""
 
     def __init__(
         self,
@@ -129,6 +132,7 @@ class Http:
         proxies: Proxies | None = None,
         open_files: OpenFiles | None = None,
         refused: Callable[[str], None] | None = None,
+        addresses: AddressLimits | None = None,
     ) -> None:
         self.unready = unready
         self.metrics = metrics
@@ -136,6 +140,7 @@ class Http:
         self.open_files = open_files
         self.refused = refused or (lambda limit: None)
         """Told the limit whenever a request is refused by one."""
+        self.addresses = addresses
 
     async def process_request(
         self, connection: ServerConnection, request: Request
@@ -173,15 +178,21 @@ class Http:
     def _admit(
         self, connection: ServerConnection, request: Request, *, head: bool
     ) -> Response | None:
-        """None (go on to the handshake) unless the client's address has its maximum of
-        connections open (429). Behind a trusted proxy, the client's address is the one
-        its ``X-Forwarded-For`` names; the connection is counted against it."""
+        """None (go on to the handshake) unless the client's address is refused for now or
+        has its maximum of connections open (429). Behind a trusted proxy, the client's
+        address is the one its ``X-Forwarded-For`` names; the connection is counted against
+        it."""
         if head:
             return _text(405, "the websocket handshake is a GET\n", allow="GET")
         peer = str(getattr(connection, "client_address", "") or "")
         address = self.proxies.client_of(peer, request.headers.get("X-Forwarded-For"))
         if hasattr(connection, "client_address"):
             connection.client_address = address
+        wait = None if self.addresses is None else self.addresses.retry_after(address)
+        if wait is not None:
+            self.refused("retry_early")
+            text = f"too many new players from your address: try again in {wait} s\n"
+            return _text(429, text, retry_after=str(wait))
         count = getattr(connection, "count", None)
         if count is not None and not count(address):
             self.refused("address")

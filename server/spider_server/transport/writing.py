@@ -45,6 +45,7 @@ __all__ = [
     "CLOSE_PROTOCOL",
     "CLOSE_RESTART",
     "CLOSE_TOO_BIG",
+    "CLOSE_TRY_LATER",
     "HOLD_SLACK",
     "RELEASE_CHUNK",
     "SUPPORTED",
@@ -66,6 +67,8 @@ CLOSE_POLICY = 1008
 CLOSE_TOO_BIG = 1009
 CLOSE_PROTOCOL = 1002
 CLOSE_GOING_AWAY = 1001
+CLOSE_TRY_LATER = 1013
+"""Refused for now (RFC 6455's "Try Again Later"): the reason starts ``retry after N s``."""
 
 SUPPORTED = "websockets 13 to 17"
 """The websockets releases whose private attributes this module uses (checked at start)."""
