@@ -46,6 +46,7 @@ from .runners.presence import Presence
 from .runners.seeds import Seeds
 from .runners.transitions import Advancer
 from .session import Context, Session
+from .session.snapshots import Snapshots
 from .settings import Settings
 from .store import Store, redisconn
 from .transport import (
@@ -168,6 +169,7 @@ class Node:
             presence=self.presence,
             hints=self.hints,
             lobby=self.lobby,
+            snapshots=Snapshots(settings.snapshot_cache),
         )
         self.ghosts = GhostRunner(self.store, self.changes, self.now, self, self._watched_running)
         """Emits the due actions of the ghost races watched here (from the tick loop)."""

@@ -57,6 +57,7 @@ RANGES: dict[str, Range] = {
     "send_queue": Range(1, 10_000_000),
     "send_bytes": Range(65_536, 1 << 34),
     "node_send_bytes": Range(1 << 20, 1 << 40),
+    "snapshot_cache": Range(0, 1 << 40),
     "address_connections": Range(1, 1_000_000),
     "address_new_players": Range(1, 1_000_000),
     "address_creations": Range(1, 1_000_000),

@@ -114,6 +114,9 @@ class Settings:
     node_send_bytes: int = 256 << 20
     """Bytes queued for slow readers on the whole node: a slow reader whose frame would
     pass it is closed."""
+    snapshot_cache: int = 32 << 20
+    """Bytes of finished races' snapshots kept encoded, shared by every ``joined`` of
+    them (the least recently asked for go first; 0: none kept)."""
     address_connections: int = 100
     """Websocket connections open at once from one client address (more get HTTP 429)."""
     address_new_players: int = 30

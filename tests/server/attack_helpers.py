@@ -15,7 +15,14 @@ import msgpack
 
 from spider_client import protocol as p
 
-__all__ = ["client_frame", "handshake", "http_status", "rss_mb", "wait_for"]
+__all__ = [
+    "client_frame",
+    "handshake",
+    "http_status",
+    "rss_mb",
+    "server_messages",
+    "wait_for",
+]
 
 
 def rss_mb() -> float:
@@ -96,3 +103,39 @@ async def wait_for(check: Any, timeout: float = 10.0) -> bool:
             return True
         await asyncio.sleep(0.05)
     return bool(check())
+
+
+def _frame_at(data: bytes) -> tuple[int, int, int] | None:
+    """(opcode, payload start, payload end) of the whole server frame at the start of
+    ``data``; None when it is not all there yet."""
+    if len(data) < 2:
+        return None
+    n, at = data[1] & 0x7F, 2
+    if n == 126:
+        if len(data) < 4:
+            return None
+        n, at = struct.unpack("!H", data[2:4])[0], 4
+    elif n == 127:
+        if len(data) < 10:
+            return None
+        n, at = struct.unpack("!Q", data[2:10])[0], 10
+    return (data[0] & 0x0F, at, at + n) if len(data) >= at + n else None
+
+
+def server_messages(sock: socket.socket, count: int) -> list[dict[str, Any]]:
+    """Read ``count`` messages from a raw socket (the server's unmasked binary frames,
+    each a msgpack map), blocking."""
+    data, messages = b"", list[dict[str, Any]]()
+    while len(messages) < count:
+        found = _frame_at(data)
+        if found is None:
+            chunk = sock.recv(1 << 16)
+            if not chunk:
+                raise ConnectionError(f"closed after {len(messages)} messages")
+            data += chunk
+            continue
+        opcode, start, end = found
+        if opcode == 0x2:
+            messages.append(msgpack.unpackb(data[start:end], raw=False))
+        data = data[end:]
+    return messages

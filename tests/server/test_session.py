@@ -36,6 +36,12 @@ class Outbox:
     def send_ack(self, frame: bytes, about: tuple[str, str], upto: int) -> None:
         self.send(frame)
 
+    def send_snapshot(self, code: str, frame: bytes) -> None:
+        self.send(frame)
+
+    def unread(self, code: str) -> bool:
+        return False
+
     def send_event(self, event: EventFrame) -> None:
         self.send(event.frame)
 

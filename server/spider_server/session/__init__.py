@@ -2,10 +2,10 @@
 
 :class:`Session` (:mod:`.core`) is a connection's protocol state; the handlers of the
 messages are functions of the session and the message, module by module (:mod:`.actions`,
-:mod:`.races`, :mod:`.lists`, :mod:`.profile`, :mod:`.lobby`), and :data:`HANDLERS` is the
-table from message type to handler, which every session dispatches by. The transport hands
-a session frames and takes its frames (an :class:`~.parts.Outbox`); everything else it
-reaches through its :class:`~.parts.Context`.
+:mod:`.races`, :mod:`.joining`, :mod:`.lists`, :mod:`.profile`, :mod:`.lobby`), and
+:data:`HANDLERS` is the table from message type to handler, which every session
+dispatches by. The transport hands a session frames and takes its frames (an
+:class:`~.parts.Outbox`); everything else it reaches through its :class:`~.parts.Context`.
 """
 
 from __future__ import annotations

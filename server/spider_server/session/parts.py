@@ -22,6 +22,7 @@ from ..settings import Settings
 from ..store import Store
 from ..transport import EventFrame
 from ..workers import SolverWorkers
+from .snapshots import Snapshots
 
 __all__ = ["Context", "Outbox", "PresenceCheck", "Spawner", "Transitions"]
 
@@ -36,6 +37,12 @@ class Outbox(Protocol):
 
     def send_ack(self, frame: bytes, about: tuple[str, str], upto: int) -> None:
         """Send an ack; the player's own progress held up to version ``upto`` is dropped."""
+
+    def send_snapshot(self, code: str, frame: bytes) -> None:
+        """Send race ``code``'s ``joined`` (a big one is :meth:`unread` until it left)."""
+
+    def unread(self, code: str) -> bool:
+        """Whether a big ``joined`` of race ``code`` sent here still waits for the reader."""
 
     def send_event(self, event: EventFrame) -> None:
         """Send a race event."""
@@ -96,3 +103,5 @@ class Context:
     """The node's limits per client address (None: none)."""
     hints: Hints | None = field(default=None)
     """The node's hints: prefetches and their cache (None: hints searched when asked)."""
+    snapshots: Snapshots = field(default_factory=lambda: Snapshots(32 << 20))
+    """Finished races' snapshots, encoded once (:mod:`.snapshots`)."""

@@ -1,7 +1,7 @@
-"""The handlers of races as a whole: create, the daily race, join, leave, ready and hints
-(the lists a player asks for are :mod:`.lists`). Each decides with :mod:`..race` and
-commits through :class:`~..fanout.changes.Changes` (again on the race read afresh when its
-check-and-set lost)."""
+"""The handlers of races as a whole: create, the daily race, leave, ready and hints (join
+is :mod:`.joining`'s, the lists a player asks for :mod:`.lists`'s). Each decides with
+:mod:`..race` and commits through :class:`~..fanout.changes.Changes` (again on the race
+read afresh when its check-and-set lost)."""
 
 from __future__ import annotations
 
@@ -14,10 +14,8 @@ from spider_client.protocol import (
     Hint,
     HintReply,
     Join,
-    Joined,
     Leave,
     Ready,
-    Role,
 )
 from spider_engine import Board
 from spider_engine.solver import rank_moves
@@ -31,18 +29,15 @@ from ..errors import (
     RaceNotFound,
     RateLimited,
     RequestError,
-    TooManyRaces,
-    Unavailable,
     WrongState,
 )
-from ..fanout.watches import Subscription
 from ..race import TERMINAL, Race, RaceState
 from ..runners.seeds import Seeds, utc_day
-from ..transport import stamp
-from ..workers import HintPending, ProofCapReached, WorkerError
+from ..workers import HintPending, WorkerError
 from ..workers.child import SUGGESTIONS
-from .actions import apply, deal_out
+from .actions import apply
 from .core import Session, log, race_code
+from .joining import join, send_joined, wait_for_deal
 
 __all__ = ["HintBudgetSpent", "create_race", "daily_race", "hint", "join", "leave", "ready"]
 
@@ -71,8 +66,8 @@ async def create_race(session: Session, msg: CreateRace) -> None:
         session, options, seed, preparing=options.winnable and seed is None, ghosts=runs
     )
     if options.winnable and seed is None:
-        _wait_for_deal(session, Seeds.race_key(code), options.variant)
-    await _joined(session, msg.req, code, "player", None)
+        wait_for_deal(session, Seeds.race_key(code), options.variant)
+    await send_joined(session, msg.req, code, "player", None)
 
 
 def _check_creation_rate(session: Session) -> None:
@@ -80,29 +75,6 @@ def _check_creation_rate(session: Session) -> None:
     ``player_creations`` by this player."""
     session.limit("player_create", session.player, "you created too many races; wait a minute")
     session.limit("create", session.address, "too many races created from your address")
-
-
-def _wait_for_deal(session: Session, key: tuple[str, ...], variant: str) -> None:
-    """Wait (this connection) for a preparing race's proven deal: the node proves it
-    while someone waits (see :mod:`..runners.seeds`)."""
-    session.ctx.seeds.need(
-        key, session, variant=variant, identity=session.player, address=session.address
-    )
-
-
-def _wait_again(session: Session, race: Race) -> None:
-    """A player of a race still preparing is back: wait for its deal again, unless
-    that would pass this player's or address's cap of proofs (the pool's seeds may
-    still serve it)."""
-    if not race.preparing or session.player not in race.players:
-        return
-    o = race.options
-    key = Seeds.daily_key(o.variant, o.daily) if o.daily else Seeds.race_key(race.code)
-    try:
-        session.ctx.seeds.check_room(identity=session.player, address=session.address, key=key)
-    except ProofCapReached:
-        return
-    _wait_for_deal(session, key, o.variant)
 
 
 async def _ghost_runs(
@@ -213,8 +185,8 @@ async def daily_race(session: Session, msg: DailyRace) -> None:
         return
     if seed is None:
         await ctx.seeds.wait_daily(variant.id, day, code)
-        _wait_for_deal(session, key, variant.id)
-    await _joined(session, msg.req, code, "player", None)
+        wait_for_deal(session, key, variant.id)
+    await send_joined(session, msg.req, code, "player", None)
 
 
 async def hint(session: Session, msg: Hint) -> None:
@@ -294,118 +266,6 @@ async def _answer_hint(session: Session, msg: Hint, code: str, position: str) ->
         session.error("internal", "the server failed; nothing was changed", msg)
     finally:
         session.hinting.pop(code, None)
-
-
-async def join(session: Session, msg: Join) -> None:
-    """Join as player (an open race, or resume one's own) or spectator (any race)."""
-    code = race_code(msg.code)
-    if msg.since is not None and msg.since < 0:
-        raise InvalidMessage("since: a version, 0 or more")
-    ctx = session.ctx
-    addresses = ctx.addresses
-    if addresses is not None and not addresses.allows("wrong_join", session.address):
-        ctx.metrics.refused_total["wrong_joins"] += 1
-        raise RateLimited("too many joins with a wrong code from your address; wait")
-    if await ctx.store.races.race_version(code) is None:  # nothing is watched nor claimed
-        session.limit("wrong_join", session.address, "too many joins with a wrong code")
-        raise RaceNotFound(f"no race {code}")
-    await ctx.hub.watch(code)
-    try:
-        race = await ctx.transitions.advance(code)
-        if race is None:
-            raise RaceNotFound(f"no race {code}")
-        if msg.role == "player" and session.player not in race.players:
-            assert session.identity is not None
-            await session.check_race_limit()
-            name, bot = session.identity.name, session.bot
-            attempt = await ctx.changes.race(
-                code,
-                lambda r: rules.join(_found(r, code), session.player, name, ctx.clock(), bot=bot),
-                known=race,
-            )
-            race = _found(attempt.loaded, code)
-            await ctx.store.players.add_player_race(session.player, code)
-        if msg.role == "player" and race.preparing:
-            _wait_again(session, await session.load(code))
-        await _joined(session, msg.req, code, msg.role, msg.since, moved=msg.moved)
-    finally:
-        ctx.hub.release(code)
-
-
-async def _joined(
-    session: Session, req: int, code: str, role: Role, since: int | None, *, moved: bool = False
-) -> None:
-    """Send the snapshot of a race (with the player's view, or boards) and the events
-    after ``since``, then deliver its events from there on."""
-    try:
-        await _send_joined(session, req, code, role, since, moved=moved)
-    finally:
-        session.ctx.hub.release(code)  # only if it was left unwatched by a failure
-
-
-async def _send_joined(
-    session: Session, req: int, code: str, role: Role, since: int | None, *, moved: bool = False
-) -> None:
-    ctx, store = session.ctx, session.ctx.store
-    if code not in session.subs and len(session.subs) >= ctx.settings.max_watched:
-        raise TooManyRaces(f"this connection follows {len(session.subs)} races; leave one first")
-    await ctx.hub.watch(code)
-    old = session.subs.pop(code, None)
-    if old is not None:
-        session.unsubscribe(old, keep_presence=True)
-    member = session.member(code, role)
-    await store.presence.touch_presence([(code, member, role == "spectator")], ctx.clock())
-    if role == "player":  # back at once; rejoining after a lost connection: away, back
-        # (not when the client moved here from a connection that is still live)
-        resumed = old is None and since is not None and not moved
-        back = session.player if resumed else None
-        try:
-            await ctx.presence.check(code, resumed=back)
-        except Unavailable as e:  # its check-and-set lost to every move meanwhile
-            # the player is back all the same: the join goes on, the decision is
-            # made again in the background (and by the node's presence sweep)
-            log.info("presence of race %s after a rejoin: %s; deciding it later", code, e)
-            ctx.spawner.spawn(ctx.presence.check(code, resumed=back))
-    race = await session.load(code)
-    online, spectators = await store.presence.presence(code, ctx.clock())
-    if moved and role == "spectator" and spectators > 1:
-        # the connection it moved from still watches (it closes once this is answered):
-        # one spectator, not two
-        spectators -= 1
-    joined = Joined(
-        req=req,
-        role=role,
-        race=rules.race_info(race, online=online, spectators=spectators, now=ctx.clock()),
-    )
-    started = race.state in (RaceState.RUNNING, RaceState.FINISHED)
-    if role == "player" and started and session.player in race.players:
-        game = await store.races.load_game(code, session.player)
-        if game is not None:
-            joined.view = Board.from_text(game.position).view_text()
-            joined.seq = game.seq
-    if race.final is not None and rules.revealed(race, ctx.clock()):
-        joined.boards = dict(race.final.boards)
-    elif race.state is RaceState.RUNNING and role == "spectator" and race.options.live_boards:
-        joined.boards = await store.races.boards(race, full=False)
-    if since is not None and since < race.version:
-        stored = await store.races.events_after(code, since, race.version)
-        for version, audience, data in stored or []:
-            if audience == rules.SPECTATORS and role != "spectator":
-                continue
-            joined.events.append(stamp(version, data)[1])
-    sub = Subscription(
-        ctx.hub, session.out, code, role, race.version, on_started=partial(deal_out, session)
-    )
-    session.subs[code] = sub
-    session.send_msg(joined)
-    ctx.hub.add(
-        sub,
-        state=race.state.value,
-        starts_at=race.starts_at,
-        ends_at=race.ends_at,
-        statuses={p: e.status for p, e in race.players.items() if not e.ghost},
-        ghosts=any(e.ghost for e in race.players.values()),
-    )
 
 
 async def leave(session: Session, msg: Leave) -> None:

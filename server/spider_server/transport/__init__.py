@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from .reading import read_frames
 from .writing import (
+    BIG_FRAME,
     CLOSE_GOING_AWAY,
     CLOSE_POLICY,
     CLOSE_PROTOCOL,
@@ -35,6 +36,7 @@ from .writing import (
 )
 
 __all__ = [
+    "BIG_FRAME",
     "CLOSE_GOING_AWAY",
     "CLOSE_POLICY",
     "CLOSE_PROTOCOL",

@@ -4,18 +4,21 @@
   it again for every connection): what is done per recipient is kept to appending bytes
   (``spider-race bench server --spectators``, README, "Under load");
 - :func:`stamp` adds an event's version by patching the stored msgpack map instead of
-  decoding and encoding it again, for every dispatch and catch-up.
+  decoding and encoding it again, for every dispatch and catch-up;
+- :func:`spliced_map` makes a map of fields encoded now and values encoded once before (a
+  finished race's replays, shared by every ``joined`` of it): still one msgpack map.
 """
 
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import msgpack
 
-__all__ = ["EventFrame", "array_header", "stamp", "wire_frame"]
+__all__ = ["EventFrame", "array_header", "map_header", "spliced_map", "stamp", "wire_frame"]
 
 
 def wire_frame(payload: bytes) -> bytes:
@@ -39,6 +42,39 @@ def array_header(n: int) -> bytes:
     if n < 1 << 16:
         return struct.pack("!BH", 0xDC, n)
     return struct.pack("!BI", 0xDD, n)
+
+
+def map_header(n: int) -> bytes:
+    """The msgpack header of a map of ``n`` pairs."""
+    if n < 16:
+        return bytes((0x80 | n,))
+    if n < 1 << 16:
+        return struct.pack("!BH", 0xDE, n)
+    return struct.pack("!BI", 0xDF, n)
+
+
+def spliced_map(
+    packed: bytes,
+    n: int,
+    encoded: dict[str, bytes | list[bytes]],
+    *,
+    pack: Callable[[Any], bytes],
+) -> list[bytes]:
+    """The pieces (joined, one msgpack map) of the map ``packed`` (``n`` pairs, as
+    ``pack`` made it) with the pairs of ``encoded`` added: each key's value is given
+    already encoded (bytes, or pieces of them: the same bytes in every map they go into).
+    ``packed`` must not hold those keys; ValueError when it is not a map of ``n`` pairs."""
+    header = map_header(n)
+    if not packed.startswith(header):
+        raise ValueError("not the encoding of a map of that many pairs")
+    pieces = [map_header(n + len(encoded)), packed[len(header) :]]
+    for key, value in encoded.items():
+        pieces.append(pack(key))
+        if isinstance(value, bytes):
+            pieces.append(value)
+        else:
+            pieces += value
+    return pieces
 
 
 _VERSION_KEY = msgpack.packb("version")

@@ -40,6 +40,7 @@ from .frames import EventFrame, array_header, stamp, wire_frame
 from .writes import HOLD_SLACK, RELEASE_CHUNK, Writes
 
 __all__ = [
+    "BIG_FRAME",
     "CLOSE_GOING_AWAY",
     "CLOSE_POLICY",
     "CLOSE_PROTOCOL",
@@ -69,6 +70,10 @@ CLOSE_PROTOCOL = 1002
 CLOSE_GOING_AWAY = 1001
 CLOSE_TRY_LATER = 1013
 """Refused for now (RFC 6455's "Try Again Later"): the reason starts ``retry after N s``."""
+
+BIG_FRAME = 64 << 10
+"""Bytes from which a ``joined`` is big: not sent again to a connection that has not read
+it yet (:meth:`Connection.unread`)."""
 
 SUPPORTED = "websockets 13 to 17"
 """The websockets releases whose private attributes this module uses (checked at start)."""
@@ -209,6 +214,8 @@ class Connection:
         """Bytes of the frames in :attr:`out` (counted in the node's too)."""
         self.address: str = str(getattr(ws, "client_address", "") or "")
         """The client's address (a trusted proxy's word on it, else the peer's)."""
+        self._unread: set[str] = set()
+        """Races whose big ``joined`` may still wait for the reader (:meth:`unread`)."""
         if isinstance(ws, ServerSide):
             ws.on_overflow = self._overflow
 
@@ -248,6 +255,24 @@ class Connection:
         self.queued_bytes += size
         self.writes.queued_bytes += size
         self.out.put_nowait(frame)
+
+    def send_snapshot(self, code: str, frame: bytes) -> None:
+        """Send race ``code``'s ``joined``; one of :data:`BIG_FRAME` bytes or more is
+        :meth:`unread` until it has left the node."""
+        self.send(frame)
+        if len(frame) >= BIG_FRAME and not self.closing:
+            self._unread.add(code)
+
+    def unread(self, code: str) -> bool:
+        """Whether a big ``joined`` of race ``code`` sent here may still wait for the
+        reader: nothing sent since it has left the node yet (queued, gathered for this
+        turn's write, or in the socket's write buffer)."""
+        if code not in self._unread:
+            return False
+        if self._wires or self.waiting() or self._buffered():
+            return True
+        self._unread.clear()  # all of it was taken: none waits
+        return False
 
     def send_ack(self, frame: bytes, about: tuple[str, str], upto: int) -> None:
         """Send a player's ack; their own progress held from an action up to version

@@ -1,0 +1,259 @@
+"""Joining a race: :func:`join` (as player or spectator) and :func:`send_joined`, the
+snapshot of the race and its events since the client's last version, then its events from
+there on.
+
+A big ``joined`` costs its requester, not others: a finished race's is built from its
+:class:`~.snapshots.Snapshot` (its big parts encoded once, shared by every requester;
+no race read nor transition looked for once it is kept), and a connection that has not
+read a big ``joined`` of a race yet is refused another (``rate_limited``, before anything
+is read from Redis) instead of being queued a second copy.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+from spider_client.protocol import Join, Joined, Role, encode
+from spider_engine import Board
+
+from .. import race as rules
+from ..errors import InvalidMessage, RaceNotFound, RateLimited, TooManyRaces, Unavailable
+from ..fanout.watches import Subscription
+from ..race import Race, RaceState
+from ..runners.seeds import Seeds
+from ..transport import stamp
+from ..workers import ProofCapReached
+from .actions import deal_out
+from .core import Session, log, race_code
+from .snapshots import FINISHED_CATCH_UP, Snapshot
+
+__all__ = ["join", "send_joined", "wait_for_deal"]
+
+
+async def join(session: Session, msg: Join) -> None:
+    """Join as player (an open race, or resume one's own) or spectator (any race)."""
+    code = race_code(msg.code)
+    if msg.since is not None and msg.since < 0:
+        raise InvalidMessage("since: a version, 0 or more")
+    ctx = session.ctx
+    if session.out.unread(code):  # its copy waits for the reader still: not another
+        ctx.metrics.refused_total["unread"] += 1
+        raise RateLimited(f"the race {code} you asked for before has not been read yet; read it")
+    addresses = ctx.addresses
+    if addresses is not None and not addresses.allows("wrong_join", session.address):
+        ctx.metrics.refused_total["wrong_joins"] += 1
+        raise RateLimited("too many joins with a wrong code from your address; wait")
+    version = await ctx.store.races.race_version(code)
+    if version is None:  # nothing is watched nor claimed
+        session.limit("wrong_join", session.address, "too many joins with a wrong code")
+        raise RaceNotFound(f"no race {code}")
+    await ctx.hub.watch(code)
+    try:
+        kept = ctx.snapshots.get(code, version)
+        if kept is None or (msg.role == "player" and session.player not in kept.statuses):
+            race = await ctx.transitions.advance(code)
+            if race is None:
+                raise RaceNotFound(f"no race {code}")
+            await _join_as_player(session, msg, code, race)
+        await send_joined(session, msg.req, code, msg.role, msg.since, moved=msg.moved)
+    finally:
+        ctx.hub.release(code)
+
+
+async def _join_as_player(session: Session, msg: Join, code: str, race: Race) -> None:
+    """A new player of an open race joins it; one of a race still preparing waits for
+    its deal again."""
+    ctx = session.ctx
+    if msg.role == "player" and session.player not in race.players:
+        assert session.identity is not None
+        await session.check_race_limit()
+        name, bot = session.identity.name, session.bot
+        attempt = await ctx.changes.race(
+            code,
+            lambda r: rules.join(_found(r, code), session.player, name, ctx.clock(), bot=bot),
+            known=race,
+        )
+        race = _found(attempt.loaded, code)
+        await ctx.store.players.add_player_race(session.player, code)
+    if msg.role == "player" and race.preparing:
+        _wait_again(session, await session.load(code))
+
+
+def wait_for_deal(session: Session, key: tuple[str, ...], variant: str) -> None:
+    """Wait (this connection) for a preparing race's proven deal: the node proves it
+    while someone waits (see :mod:`..runners.seeds`)."""
+    session.ctx.seeds.need(
+        key, session, variant=variant, identity=session.player, address=session.address
+    )
+
+
+def _wait_again(session: Session, race: Race) -> None:
+    """A player of a race still preparing is back: wait for its deal again, unless
+    that would pass this player's or address's cap of proofs (the pool's seeds may
+    still serve it)."""
+    if not race.preparing or session.player not in race.players:
+        return
+    o = race.options
+    key = Seeds.daily_key(o.variant, o.daily) if o.daily else Seeds.race_key(race.code)
+    try:
+        session.ctx.seeds.check_room(identity=session.player, address=session.address, key=key)
+    except ProofCapReached:
+        return
+    wait_for_deal(session, key, o.variant)
+
+
+def _found(race: Race | None, code: str) -> Race:
+    """The race read; RaceNotFound when it is gone."""
+    if race is None:
+        raise RaceNotFound(f"no race {code}")
+    return race
+
+
+async def send_joined(
+    session: Session, req: int, code: str, role: Role, since: int | None, *, moved: bool = False
+) -> None:
+    """Send the snapshot of a race (with the player's view, or boards) and the events
+    after ``since``, then deliver its events from there on."""
+    try:
+        await _send_joined(session, req, code, role, since, moved=moved)
+    finally:
+        session.ctx.hub.release(code)  # only if it was left unwatched by a failure
+
+
+async def _send_joined(
+    session: Session, req: int, code: str, role: Role, since: int | None, *, moved: bool = False
+) -> None:
+    ctx, store = session.ctx, session.ctx.store
+    if code not in session.subs and len(session.subs) >= ctx.settings.max_watched:
+        raise TooManyRaces(f"this connection follows {len(session.subs)} races; leave one first")
+    await ctx.hub.watch(code)
+    old = session.subs.pop(code, None)
+    if old is not None:
+        session.unsubscribe(old, keep_presence=True)
+    member = session.member(code, role)
+    await store.presence.touch_presence([(code, member, role == "spectator")], ctx.clock())
+    if role == "player":  # back at once; rejoining after a lost connection: away, back
+        # (not when the client moved here from a connection that is still live)
+        resumed = old is None and since is not None and not moved
+        back = session.player if resumed else None
+        try:
+            await ctx.presence.check(code, resumed=back)
+        except Unavailable as e:  # its check-and-set lost to every move meanwhile
+            # the player is back all the same: the join goes on, the decision is
+            # made again in the background (and by the node's presence sweep)
+            log.info("presence of race %s after a rejoin: %s; deciding it later", code, e)
+            ctx.spawner.spawn(ctx.presence.check(code, resumed=back))
+    version = await store.races.race_version(code)
+    snapshot = None if version is None else ctx.snapshots.get(code, version)
+    race: Race | None = None
+    if snapshot is None:
+        race = await session.load(code)
+        snapshot = ctx.snapshots.keep(race, ctx.clock())
+    online, spectators = await store.presence.presence(code, ctx.clock())
+    if moved and role == "spectator" and spectators > 1:
+        # the connection it moved from still watches (it closes once this is answered):
+        # one spectator, not two
+        spectators -= 1
+    if snapshot is not None:
+        frame = await _finished_frame(session, snapshot, req, role, since, online, spectators)
+        state, starts_at, ends_at, version = (
+            "finished",
+            snapshot.starts_at,
+            snapshot.ends_at,
+            snapshot.version,
+        )
+        statuses, ghosts = snapshot.statuses, snapshot.ghosts
+    else:
+        assert race is not None
+        frame = await _frame(session, race, req, role, since, online, spectators)
+        state, starts_at, ends_at, version = (
+            race.state.value,
+            race.starts_at,
+            race.ends_at,
+            race.version,
+        )
+        statuses = {p: e.status for p, e in race.players.items() if not e.ghost}
+        ghosts = any(e.ghost for e in race.players.values())
+    sub = Subscription(
+        ctx.hub, session.out, code, role, version, on_started=partial(deal_out, session)
+    )
+    session.subs[code] = sub
+    session.out.send_snapshot(code, frame)
+    ctx.hub.add(
+        sub, state=state, starts_at=starts_at, ends_at=ends_at, statuses=statuses, ghosts=ghosts
+    )
+
+
+async def _events(
+    session: Session, code: str, role: Role, since: int | None, version: int
+) -> list[dict[str, Any]]:
+    """The events after ``since`` up to ``version`` that ``role`` gets."""
+    if since is None or since >= version:
+        return []
+    stored = await session.ctx.store.races.events_after(code, since, version)
+    return [
+        stamp(v, data)[1]
+        for v, audience, data in stored or []
+        if audience != rules.SPECTATORS or role == "spectator"
+    ]
+
+
+async def _frame(
+    session: Session,
+    race: Race,
+    req: int,
+    role: Role,
+    since: int | None,
+    online: set[str],
+    spectators: int,
+) -> bytes:
+    """The ``joined`` of a race that is not finished (or whose end is not public yet)."""
+    ctx, store, code = session.ctx, session.ctx.store, race.code
+    joined = Joined(
+        req=req,
+        role=role,
+        race=rules.race_info(race, online=online, spectators=spectators, now=ctx.clock()),
+    )
+    started = race.state in (RaceState.RUNNING, RaceState.FINISHED)
+    if role == "player" and started and session.player in race.players:
+        game = await store.races.load_game(code, session.player)
+        if game is not None:
+            joined.view = Board.from_text(game.position).view_text()
+            joined.seq = game.seq
+    if race.final is not None and rules.revealed(race, ctx.clock()):
+        joined.boards = dict(race.final.boards)
+    elif race.state is RaceState.RUNNING and role == "spectator" and race.options.live_boards:
+        joined.boards = await store.races.boards(race, full=False)
+    joined.events = await _events(session, code, role, since, race.version)
+    return encode(joined)
+
+
+async def _finished_frame(
+    session: Session,
+    snapshot: Snapshot,
+    req: int,
+    role: Role,
+    since: int | None,
+    online: set[str],
+    spectators: int,
+) -> bytes:
+    """The ``joined`` of a finished race from its shared snapshot: the events after
+    ``since`` only when few (:data:`~.snapshots.FINISHED_CATCH_UP`)."""
+    view, seq = None, 0
+    if role == "player" and session.player in snapshot.statuses:
+        game = await session.ctx.store.races.load_game(snapshot.code, session.player)
+        if game is not None:
+            view, seq = Board.from_text(game.position).view_text(), game.seq
+    events: list[dict[str, Any]] = []
+    if since is not None and snapshot.version - since <= FINISHED_CATCH_UP:
+        events = await _events(session, snapshot.code, role, since, snapshot.version)
+    return snapshot.frame(
+        req=req,
+        role=role,
+        online=online,
+        spectators=spectators,
+        view=view,
+        seq=seq,
+        events=events,
+    )
