@@ -69,8 +69,9 @@ async def _attack(actions: int, seconds: float, moves: int, redis_server, server
         for _ in range(10)
     ]
     loaded: list[float] = []
-    while not all(h.done() for h in hoarders):
+    while not all(h.done() for h in hoarders):  # paced: a game holds 10,000 actions
         loaded += await _acks(victim, 10)
+        await asyncio.sleep(0.05)
     stop.set()
     await asyncio.gather(*hoarders)
     assert await wait_for(lambda: len(node.node.connections) == 1, 20)
