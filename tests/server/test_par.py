@@ -219,3 +219,53 @@ async def test_a_winnable_races_proof_is_its_par_at_once_when_nobody_won(
     assert 0 < await r.ttl(keys.proof(VARIANT, finished.seed)) <= keys.PROOF_TTL
     await r.aclose()
     await a.close()
+
+
+async def test_a_hints_line_is_the_par_at_once_when_nobody_won(
+    redis_server: Any, server_node: Any
+) -> None:
+    """A hint's search found a winning line from the player's position: their standing
+    moves then that line win the deal, and they are the provisional par at the finish."""
+    node = await server_node(redis_server.url, pool_size=0, par_budget=BUDGET, **FAST)
+    seed = "b"  # a deal the hints' search wins from its first positions
+    a = await Client.connect(node.url, name="ann")
+    code = (
+        await a.create(variant=VARIANT, seed=seed, hints=True, countdown=0, time_limit=600)
+    ).race.code
+    await a.ready(code)
+    await a.expect("ack", lambda m: m.seq == 0 and m.code == code)
+    r = aioredis.from_url(redis_server.url)
+    # a move, taken back, and made again: the actions are three, one move stands
+    first = solve(Board.deal(VARIANT, seed), budget=BUDGET).line[0].text()
+    assert (await a.move(code, 1, first)).type == "ack"
+    await a.send(p.Undo(code=code, seq=2))
+    await a.expect("ack", lambda m: m.seq == 2)
+    assert (await a.move(code, 3, first)).type == "ack"
+    reply = await a.request(p.Hint(req=0, code=code), ("hint_reply", "error"), timeout=120)
+    assert reply.type == "hint_reply" and reply.verdict == "won", reply
+    kept: list[str] | None = None
+    for _ in range(200):  # kept just after the reply, in the hint's own task
+        kept = next(iter(await node.node.store.races.hint_lines(code)), None)
+        if kept is not None:
+            break
+        await asyncio.sleep(0.05)
+    # the standing move, then the hint's line from there: it wins the deal
+    assert kept is not None and kept[:2] == [first, reply.move], kept
+    assert _wins(seed, kept)
+    # a line from a position the player has left is not kept, nor a longer one
+    races = node.node.store.races
+    assert not await races.keep_hint_line(code, a.player, Board.deal(VARIANT, seed).text(), ["x"])
+    game = await races.load_game(code, a.player)
+    assert game is not None
+    assert not await races.keep_hint_line(code, a.player, game.position, kept + ["s"])
+    await a.send(p.Resign(code=code, seq=4))
+    finished = await a.expect("finished")
+    assert finished.results[0].status == "resigned"
+    known = await a.expect("par", timeout=PAR_WAIT)
+    assert known.provisional and known.line == kept
+    par = await a.expect("par", timeout=PAR_WAIT)
+    assert not par.provisional and par.moves is not None and par.moves <= len(kept)
+    # the hints' lines live and go with the race
+    assert await r.ttl(keys.hint_lines(code)) > 0
+    await r.aclose()
+    await a.close()

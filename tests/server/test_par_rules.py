@@ -48,17 +48,16 @@ def test_the_standing_line_drops_what_undos_took_back() -> None:
 def test_the_known_par_is_the_shortest_of_the_proof_and_the_winners_lines() -> None:
     replays = {"p1": ["a1b", "undo", "c1d", "e1f"], "p2": ["a1b", "c1d", "e1f", "g1h"]}
     race = _finished(replays, won={"p1", "p2"})
-    known = r.known_par(race, None)
+    known = r.known_par(race, [])
     assert known == ParInfo(moves=2, line=["c1d", "e1f"], provisional=True)  # p1's, undo gone
-    assert r.known_par(race, ["x1y"]) == ParInfo(moves=1, line=["x1y"], provisional=True)
-    # a loser's moves are no winning line; without a winner the proof alone
+    assert r.known_par(race, [["x1y"]]) == ParInfo(moves=1, line=["x1y"], provisional=True)
+    # a loser's moves are no winning line; without a winner the solver's lines alone
     lost = _finished(replays, won=set())
-    assert r.known_par(lost, None) is None
-    assert r.known_par(lost, ["x1y", "y1z"]) == ParInfo(
-        moves=2, line=["x1y", "y1z"], provisional=True
-    )
+    assert r.known_par(lost, []) is None
+    proof, hinted = ["x1y", "y1z", "z1a"], ["x1y", "y1z"]
+    assert r.known_par(lost, [proof, hinted]) == ParInfo(moves=2, line=hinted, provisional=True)
     # a daily race's par is the day's, searched once: none provisional
-    assert r.known_par(_finished(replays, won={"p1"}, daily="2026-12-02"), ["x1y"]) is None
+    assert r.known_par(_finished(replays, won={"p1"}, daily="2026-12-02"), [["x1y"]]) is None
 
 
 def test_a_provisional_par_lands_then_only_a_shorter_one_then_the_settled_one() -> None:

@@ -8,7 +8,8 @@ deal is won): the ``par`` event goes out only when the race's deal is public
 (:func:`~.fairness.revealed`), and the snapshot shows the par only then.
 
 A par may land twice: first **provisional**, the shortest winning line known when the race
-finishes (the proof that made the deal a winnable one, each winner's standing moves), shown
+finishes (the proof that made the deal a winnable one, the lines hints gave the players,
+each winner's standing moves), shown
 at once; then **settled**, the shorter of that line and the solver's, once its search ends.
 A shorter provisional line may replace a longer one; nothing replaces a settled par.
 """
@@ -46,14 +47,15 @@ def standing_line(actions: Sequence[str]) -> list[str]:
     return line
 
 
-def known_par(race: Race, proof: Sequence[str] | None) -> ParInfo | None:
-    """The provisional par of the finished ``race``: the shortest of the deal's ``proof``
-    line (a winnable race's) and each winner's standing moves; None when there is none, or
-    the race is a daily one (its day's par is searched once, and hidden in the day)."""
+def known_par(race: Race, known: Sequence[Sequence[str]]) -> ParInfo | None:
+    """The provisional par of the finished ``race``: the shortest of the winning lines
+    from the deal ``known`` to the solver (a winnable race's proof, the lines its hints
+    gave) and each winner's standing moves; None when there is none, or the race is a
+    daily one (its day's par is searched once, and hidden in the day)."""
     final = race.final
     if race.options.daily or final is None:
         return None
-    lines = [list(proof)] if proof else []
+    lines = [list(line) for line in known]
     for result in final.results:
         if result.status == Status.WON and result.player in final.replays:
             lines.append(standing_line(final.replays[result.player]))

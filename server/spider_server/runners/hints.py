@@ -84,7 +84,7 @@ class HintCache:
 
 
 def _size(position: str, value: Suggested) -> int:
-    return len(position) + sum(len(m) for m in value.moves) + 64
+    return len(position) + sum(len(m) for m in value.moves) + 4 * len(value.line) + 64
 
 
 class _Search:

@@ -21,8 +21,9 @@ not settled: the deal has no par. One at a time per node (its own cap among the 
 jobs); the others wait here, at most :data:`MAX_WAITING`.
 
 Before the search, the shortest winning line known at the finish (the line that proved a
-winnable race's deal, each winner's standing moves: :func:`~..race.known_par`) lands at
-once as a provisional par; the search's settles it (the shorter of the two).
+winnable race's deal, the lines hints gave players, each winner's standing moves:
+:func:`~..race.known_par`) lands at once as a provisional par; the search's settles it
+(the shorter of the two).
 
 The daily deal's par is computed once for the day, keyed on variant and day (its own
 claim, ``daily:<variant>:<day>:par``), and lands on each of the day's races that shows
@@ -100,8 +101,9 @@ class ParRunner:
         claim = keys.daily(variant, daily, "par_claim") if daily else keys.par_claim(race.code)
         try:
             if not daily and race.par is None:
+                lines = await self.store.races.hint_lines(race.code)
                 proof = await self.store.par.proof(variant, race.seed) if race.seed else None
-                known = rules.known_par(race, proof)
+                known = rules.known_par(race, [proof, *lines] if proof else lines)
                 if known is not None:  # at once, before the search
                     await self._land(race.code, known)
             while True:

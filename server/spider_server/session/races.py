@@ -5,6 +5,7 @@ read afresh when its check-and-set lost)."""
 
 from __future__ import annotations
 
+import contextlib
 from functools import partial
 
 from spider_client.protocol import (
@@ -29,6 +30,7 @@ from ..errors import (
     RaceNotFound,
     RateLimited,
     RequestError,
+    Unavailable,
     WrongState,
 )
 from ..race import TERMINAL, Race, RaceState
@@ -243,6 +245,7 @@ async def _answer_hint(session: Session, msg: Hint, code: str, position: str) ->
         full = Board.from_text(position)
         moves: list[str]
         verdict = ""
+        line: tuple[str, ...] = ()
         try:
             if ctx.hints is not None:
                 found = await ctx.hints.answer(code, session.player, full.view_text(), position)
@@ -250,7 +253,7 @@ async def _answer_hint(session: Session, msg: Hint, code: str, position: str) ->
                 found = await ctx.workers.suggest(
                     full.view_text(), position, ctx.settings.hint_budget, player=session.player
                 )
-            moves, verdict = list(found.moves), found.verdict
+            moves, verdict, line = list(found.moves), found.verdict, found.line
         except WorkerError:  # no answer in time, a dead worker, or none running
             ctx.metrics.hints_total["ranking"] += 1
             moves = [m.text() for m in rank_moves(full)[:SUGGESTIONS]]
@@ -258,7 +261,11 @@ async def _answer_hint(session: Session, msg: Hint, code: str, position: str) ->
         count = await store.races.add_hint(code, session.player)
         session.known.pop(code, None)
         await ctx.changes.race(code, partial(_count_hint, session.player, count))  # seen by all
+        session.hinting.pop(code, None)  # answered: the player may ask again
         session.send_msg(HintReply(req=msg.req, move=move, moves=moves, verdict=verdict))
+        if line:  # the deal's winning line it makes: a provisional par at the finish
+            with contextlib.suppress(Unavailable):
+                await store.races.keep_hint_line(code, session.player, position, line)
     except RequestError as e:
         session.error(e.code, str(e), msg, req=e.req)
     except Exception:

@@ -224,6 +224,7 @@ class CommitLink:
             keys.online(code),
             keys.spectators(code),
             keys.hints(code),
+            keys.hint_lines(code),
         ]
         for pid in race.players:
             out += _player_keys(code, pid)

@@ -43,6 +43,9 @@ Keys of one race share the hash tag ``{race:<code>}`` so that its scripts touch 
                                           ``my_races``; at most the limit of races that count
                                           and :data:`PLAYER_RACES_KEPT` others
     {race:<code>}:hints           hash    player id -> hints asked for (HINCRBY)
+    {race:<code>}:hint_lines      hash    player id -> msgpack of the shortest winning line
+                                          from the deal a hint gave them (their standing
+                                          moves, then the solver's line): a provisional par
     {race:<code>}:par_claim       string  the node computing the finished race's par (SET NX,
                                           renewed while it runs, lives ``presence_ttl``)
     pool:<variant>                list    seeds the solver proved winnable, not yet dealt (a
@@ -283,6 +286,11 @@ def player_races(player: str) -> str:
 
 def hints(code: str) -> str:
     return race_key(code, "hints")
+
+
+def hint_lines(code: str) -> str:
+    """Each player's shortest winning line from the deal a hint gave (a provisional par)."""
+    return race_key(code, "hint_lines")
 
 
 def pool(variant: str) -> str:

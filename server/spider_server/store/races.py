@@ -228,6 +228,46 @@ class RaceStore:
             h = await self.redis.hgetall(keys.hints(code))
         return {text(k): int(v) for k, v in h.items()}
 
+    async def keep_hint_line(
+        self, code: str, player: str, position: str, line: Sequence[str]
+    ) -> bool:
+        """Keep the winning line from the deal a hint gave ``player``: their standing moves
+        to ``position`` (the hinted one), then the solver's ``line`` from it; not when they
+        have moved on since, their game keeps no standing moves, or a line no longer is
+        kept. Whether it was kept."""
+        game, marks, lines = (
+            keys.game(code, player),
+            keys.marks(code, player),
+            keys.hint_lines(code),
+        )
+        with as_unavailable:
+            async with self.redis.pipeline(transaction=True) as pipe:
+                pipe.hmget(game, "position", "seq")
+                pipe.hget(marks, "n")
+                pipe.lrange(keys.stack(code, player), 0, -1)
+                pipe.hget(lines, player)
+                (now, seq), depth, stack, kept = await pipe.execute()
+        if now is None or text(now) != position:
+            return False  # moved on (or no such game)
+        kept_all = int(depth) == len(stack) if depth is not None else int(seq or 0) == 0
+        if not kept_all:
+            return False  # a game whose standing moves are not kept (begun without them)
+        whole = [text(m) for m in stack] + list(line)
+        if kept is not None and len(msgpack.unpackb(kept, raw=False)) <= len(whole):
+            return False
+        with as_unavailable:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                pipe.hset(lines, player, msgpack.packb(whole))
+                pipe.expire(lines, self.settings.race_ttl)
+                await pipe.execute()
+        return True
+
+    async def hint_lines(self, code: str) -> list[list[str]]:
+        """The winning lines from the deal hints gave, one a player at most."""
+        with as_unavailable:
+            kept = await self.redis.hvals(keys.hint_lines(code))
+        return [[str(m) for m in msgpack.unpackb(v, raw=False)] for v in kept]
+
     async def race_versions(self, codes: Sequence[str]) -> list[int | None]:
         """Each race's version now (None: no such race), read in pipelines of
         :data:`SWEEP_CHUNK` (short turns of the event loop)."""

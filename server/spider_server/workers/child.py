@@ -102,11 +102,13 @@ class Suggested:
     """A hint with its alternatives: ``moves`` (at most :data:`SUGGESTIONS`, best first:
     the first move of the winning line when the solver found one, then the players'
     ranking's other moves; empty when no move is legal), the solver's ``verdict`` on the
-    full position (``won``, ``lost``, ``unknown``) and the positions it counted."""
+    full position (``won``, ``lost``, ``unknown``) and the positions it counted; ``line``
+    the solver's winning line from the position when it found one (empty otherwise)."""
 
     verdict: str
     moves: tuple[str, ...]
     positions: int
+    line: tuple[str, ...] = ()
 
 
 class Cancelled(BaseException):
@@ -257,7 +259,8 @@ def suggested(full_text: str, budget: int, progress: Any = None, every: int = 10
     if solution.verdict == WON and solution.line:
         first = solution.line[0].text()
         ranked = [first, *(m for m in ranked if m != first)]
-    return Suggested(solution.verdict, tuple(ranked[:SUGGESTIONS]), solution.positions)
+    line = tuple(m.text() for m in solution.line) if solution.verdict == WON else ()
+    return Suggested(solution.verdict, tuple(ranked[:SUGGESTIONS]), solution.positions, line)
 
 
 def ranking(full_text: str, positions: int) -> Suggested:
