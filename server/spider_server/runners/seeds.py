@@ -27,6 +27,9 @@ and :attr:`Settings.proof_deadline` seconds. Two kinds of work:
 The daily seed is derived from the deployment's secret and the date (HMAC-SHA256 of
 ``daily|<variant>|<day>|<n>``, the first ``n`` = 0, 1, 2, … whose deal is proven), so
 nobody can compute it; every node derives the same one, and ``SET NX`` keeps the first.
+Once a variant's day's deal was asked for on a node, the node proves the next day's ahead
+of it with the refills (one candidate a round): from then on the day's seed is there
+before anyone asks, and no request for it waits for a proof.
 
 Everything goes through the store; a race given its seed is handed to ``on_prepared``
 (the node performs the transition that may then be due).
@@ -128,6 +131,9 @@ class Seeds:
         self.demands: dict[Key, Demand] = {}
         self._by_identity: Counter[str] = Counter()
         self._by_address: Counter[str] = Counter()
+        self._ahead: dict[str, tuple[str, int]] = {}
+        """Variant whose day's deal was asked for on this node -> the next day whose deal
+        is proven ahead, and its next candidate."""
 
     async def _prove(self, variant: str, seed: str, demand: Demand | None = None) -> bool:
         """Whether a worker proves the deal won: at ``RACE`` priority for a race's demand,
@@ -238,6 +244,8 @@ class Seeds:
             if address is not None:
                 self._by_address[address] += 1
             work = self._race(demand) if key[0] == "race" else self._daily(demand)
+            if key[0] == "daily":
+                self._ahead.setdefault(variant, ("", 0))
             demand.task = asyncio.get_running_loop().create_task(work)
             demand.task.add_done_callback(lambda _: self._forget(demand))
         demand.waiters.add(waiter)
@@ -360,7 +368,9 @@ class Seeds:
 
     async def round(self) -> None:
         """One round: daily races given a day's seed proven meanwhile, waiting races given
-        the pools' seeds, then the pools refilled (``REFILL``, one proof at a time)."""
+        the pools' seeds, then the pools refilled (``REFILL``, one proof at a time), then
+        one candidate of the next day's deal proven for each variant whose day's deal was
+        asked for on this node (``REFILL`` too)."""
         store = self.store
         for variant, day in await store.seeds.dailies_pending():
             seed = await self.daily(variant, day)
@@ -377,6 +387,25 @@ class Seeds:
                 seed = rules.new_seed()
                 if await self._prove(variant, seed):
                     await store.seeds.add_seed(variant, seed)
+        for variant in list(self._ahead):
+            if not self.closed:
+                await self._prove_ahead(variant)
+
+    async def _prove_ahead(self, variant: str) -> None:
+        """Prove one candidate of the next day's deal of ``variant`` (``REFILL``, as the
+        pool's own work), unless that day has its seed already or its candidates ran out:
+        on the day, nobody's request for it waits for a proof."""
+        day = utc_day(self.clock() + 86_400)
+        seen, n = self._ahead[variant]
+        if seen != day:
+            n = 0
+        if n >= DAILY_ATTEMPTS or await self.daily(variant, day) is not None:
+            self._ahead[variant] = (day, n)
+            return
+        candidate = daily_seed(self.secret, variant, day, n)
+        self._ahead[variant] = (day, n + 1)
+        if await self._prove(variant, candidate):
+            await self.store.seeds.set_daily_seed(variant, day, candidate)
 
     async def _pair(self, variant: str) -> None:
         """Give waiting races the pool's seeds while there are both."""
