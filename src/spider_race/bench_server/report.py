@@ -142,7 +142,30 @@ def solver_figures(tally: Tally) -> Figures:
         ("solver_jobs_preempted_loaded", or_na(load.preempted, ".0f")),
         ("solver_workers_started_loaded", or_na(load.started, ".0f")),
         ("solver_load_errors", errors),
+        *honest_figures(load),
         *par_figures(load),
+    ]
+
+
+def honest_figures(load: SolverLoad) -> Figures:
+    """With spammers: the honest player's hints (:mod:`.honesthint`), quiet and loaded:
+    how many, their median and slowest times, and the ratio of the medians."""
+    honest = load.honest
+    if honest is None:
+        return []
+    quiet, loaded = honest.quiet, honest.loaded
+    known = bool(quiet and loaded)
+    ratio = percentile(loaded, 50) / percentile(quiet, 50) if known else None
+    errors = ", ".join(f"{k}={v}" for k, v in sorted(honest.errors.items())) or "0"
+    return [
+        ("honest_hints_quiet", len(quiet)),
+        ("honest_hints_loaded", len(loaded)),
+        ("honest_hint_ms_p50_quiet", ms(percentile(quiet, 50)) if quiet else "n/a"),
+        ("honest_hint_ms_p50_loaded", ms(percentile(loaded, 50)) if loaded else "n/a"),
+        ("honest_hint_ms_max_quiet", ms(max(quiet)) if quiet else "n/a"),
+        ("honest_hint_ms_max_loaded", ms(max(loaded)) if loaded else "n/a"),
+        ("honest_hint_ratio", or_na(ratio, ".3f")),
+        ("honest_hint_errors", errors),
     ]
 
 

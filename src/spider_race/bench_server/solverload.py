@@ -2,8 +2,9 @@
 players asking for hints back to back and the seed pool refilling, in one run.
 
 ``--hint-spam K`` adds K players, each alone in its own ``spider4`` race with hints,
-which ask for hints back to back (the next as soon as the last is answered, half a second
-after a refusal); the server's hints per race are lifted for them, its hints a minute per
+which ask for hints back to back, each at a position new to them (a move first, so that
+the node keeps no hint of it and a worker searches it; the next as soon as the last is
+answered, half a second after a refusal); the server's hints per race are lifted for them, its hints a minute per
 player and per address are its defaults;
 ``--pool-refill`` makes the seed pool refill ``spider4`` deals (the bench's own server
 keeps a pool so large that it never fills: a refill always runs); ``--pars N`` finishes N
@@ -17,7 +18,9 @@ race and leaves it (the variant is then asked for: the pool refills from then on
 refill cannot be called back, which is why the quiet half comes first). Acks count on the
 side of their due time. The server's ``/metrics`` is read at the middle and at the end:
 the solver jobs it completed in the loaded half, and the jobs running at the end (the
-load was there)."""
+load was there). With spammers, an honest player in its own ``spider4`` race with hints
+moves and asks for a hint every few seconds in both halves (:mod:`.honesthint`): its hints'
+times, quiet and loaded."""
 
 from __future__ import annotations
 
@@ -28,6 +31,7 @@ from dataclasses import dataclass, field
 
 from spider_client import Client, RateLimited, SpiderClientError
 
+from .honesthint import FreshPositions, HonestHints
 from .tools import bounded, close_all, connect_client
 
 __all__ = ["SolverLoad", "solver_metrics"]
@@ -66,6 +70,10 @@ class SolverLoad:
     clients: list[Client] = field(default_factory=list)
     hints: int = 0
     """Hints answered in the loaded half."""
+    answered: list[int] = field(default_factory=list)
+    """Hints answered to each spammer."""
+    honest: HonestHints | None = None
+    """The honest player's hints, with spammers."""
     refused: int = 0
     """Hints refused by the server's hints a minute (``rate_limited``), not errors."""
     errors: dict[str, int] = field(default_factory=dict)
@@ -93,6 +101,10 @@ class SolverLoad:
         self.clients = [c for c in made if isinstance(c, Client)]
         if len(self.clients) != self.spammers:
             raise RuntimeError(f"could not connect the hint spammers: {made!r}")
+        self.answered = [0] * self.spammers
+        if self.spammers:
+            self.honest = HonestHints(self.url)
+            await self.honest.setup()
         for i, c in enumerate(self.clients):
             await c.create_race(
                 variant=VARIANT, seed=f"hints-{i}", hints=True, countdown=0, time_limit=3600
@@ -103,11 +115,14 @@ class SolverLoad:
     def _error(self, what: str) -> None:
         self.errors[what] = self.errors.get(what, 0) + 1
 
-    async def _spam(self, client: Client) -> None:
+    async def _spam(self, index: int, client: Client) -> None:
+        positions = FreshPositions(client)
         while True:
             try:
+                await positions.next()  # a new position: its hint is searched, not kept
                 await client.hint()
                 self.hints += 1
+                self.answered[index] += 1
             except RateLimited:
                 self.refused += 1
                 await asyncio.sleep(0.5)
@@ -151,9 +166,15 @@ class SolverLoad:
     async def run(self, middle: float, end: float) -> None:
         """At loop time ``middle`` start the load; at ``end`` stop it."""
         loop = asyncio.get_running_loop()
+        honest = self.honest
+        if honest is not None:  # its quiet samples (the last one ends before the spam)
+            await honest.run(middle, honest.quiet)
         await asyncio.sleep(max(0.0, middle - loop.time()))
         before = await asyncio.to_thread(solver_metrics, self.metrics_url)
-        self._tasks = [asyncio.create_task(self._spam(c)) for c in self.clients]
+        self._tasks = [asyncio.create_task(self._spam(i, c)) for i, c in enumerate(self.clients)]
+        if honest is not None:
+            loaded = honest.run_loaded(end, lambda: self.answered)
+            self._tasks.append(asyncio.create_task(loaded))
         if self.refill:
             self._tasks.append(asyncio.create_task(self._start_refill()))
         pars = asyncio.create_task(self._finish_races()) if self.pars else None
@@ -187,6 +208,8 @@ class SolverLoad:
     async def close(self) -> None:
         await self.stop()
         await close_all(self.clients)
+        if self.honest is not None:
+            await self.honest.close()
 
 
 def _par_settled(client: Client) -> bool:
