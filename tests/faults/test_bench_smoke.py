@@ -86,12 +86,35 @@ def test_bench_server_solver_load() -> None:
     assert figures["errors"] == "0" and figures["solver_load_errors"] == "0", figures
     assert figures["hint_spammers"] == "1" and figures["pool_refill"] == "yes"
     assert int(figures["hints_answered"]) >= 0 and int(figures["hints_refused"]) >= 0
-    assert figures["connections"] == "3"
+    assert figures["connections"] == "4"  # the players, the spammer, the honest hinter
     # both halves measured, and the solver was at work in the second one
     assert int(figures["acks_quiet"]) > 0 and int(figures["acks_loaded"]) > 0
     assert int(figures["solver_jobs_running_at_end"]) >= 1, figures
     for key in ("ack_p99_ms_quiet", "ack_p99_ms_loaded", "solver_load_ratio"):
         assert float(figures[key]) > 0, (key, figures)
+    # the honest player's hints: timed in the quiet half (the loaded half may be too short
+    # for the spammer's first hints and one of its own: printed, judged in the long run)
+    assert int(figures["honest_hints_quiet"]) >= 1, figures
+    assert float(figures["honest_hint_ms_p50_quiet"]) > 0, figures
+    assert figures["honest_hint_errors"] == "0", figures
+    for key in ("honest_hints_loaded", "honest_hint_ms_p50_loaded", "honest_hint_ratio"):
+        assert key in figures, (key, figures)
+
+
+@pytest.mark.slow
+def test_bench_server_honest_hint_keeps_its_pace_beside_four_spammers() -> None:
+    """The long run: four players spam hints at new positions; the honest player's hint,
+    asked every few seconds after a move, within 2x its quiet time (medians, one run)."""
+    figures = _figures(
+        "--players", "4", "--races", "2", "--rate", "5", "--seconds", "60",
+        "--warmup", "1", "--hint-spam", "4",
+    )  # fmt: skip
+    assert figures["errors"] == "0" and figures["solver_load_errors"] == "0", figures
+    assert figures["honest_hint_errors"] == "0", figures
+    assert int(figures["honest_hints_quiet"]) >= 3, figures
+    assert int(figures["honest_hints_loaded"]) >= 3, figures
+    assert int(figures["solver_jobs_running_at_end"]) >= 1, figures  # the spam ran on
+    assert float(figures["honest_hint_ratio"]) <= 2.0, figures
 
 
 def test_bench_server_pars() -> None:

@@ -120,7 +120,9 @@ async def race_players(
             w.close()
         if solver is not None:
             await solver.close()
-    connections = len(bots) + spectators + len(quiet) + (solver.spammers if solver else 0)
+    # the spammers, and with them the honest player of :mod:`.honesthint`
+    hinters = solver.spammers + (solver.honest is not None) if solver else 0
+    connections = len(bots) + spectators + len(quiet) + hinters
     await close_all(bots)
     bot_keys = [(c.code or "", c.player or "") for c in bots]
     return tally, bot_keys, line, connections
