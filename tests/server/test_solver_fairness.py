@@ -93,6 +93,7 @@ async def daily_attack(
     assert workers.preempted - stopped >= samples
     assert daily_jobs(node) == 1
     ratio = statistics.median(loaded) / statistics.median(unloaded)
+    print(f"honest race prepared, s: unloaded {unloaded}, loaded {loaded}, ratio {ratio:.2f}")
     assert ratio <= 3.0, (ratio, unloaded, loaded)
     await attacker.close()
 
@@ -205,6 +206,7 @@ async def hint_spam(redis_server: Any, server_node: Any, samples: int) -> None:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
     ratio = statistics.median(loaded) / statistics.median(unloaded)
+    print(f"honest hint, s: unloaded {unloaded}, loaded {loaded}, ratio {ratio:.2f}")
     assert ratio <= 2.0, (ratio, unloaded, loaded)
     for c in [honest, *spammers]:
         await c.client.close()
