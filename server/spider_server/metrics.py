@@ -311,7 +311,7 @@ def _solver_families(w: SolverCounts) -> Iterator[Metric]:
         ("timed_out", "Solver jobs past their deadline (their worker killed).", w.timed_out),
         ("cancelled", "Solver jobs dropped because nobody waited any more.", w.cancelled),
         ("failed", "Solver jobs whose worker died or whose solver raised.", w.failed),
-        ("preempted", "Refills stopped (queued again) for a hint or a race's proof.", w.preempted),
+        ("preempted", "Solver jobs stopped (queued again) for a more urgent job.", w.preempted),
     ):
         yield CounterMetricFamily(f"spider_solver_jobs_{name}_total", doc, value)
     yield CounterMetricFamily(

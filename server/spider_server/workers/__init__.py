@@ -6,9 +6,10 @@ pool of processes (:class:`SolverWorkers`) runs them; the node's event loop only
 jobs to pipes and reads answers when the pipes say they are ready. The parts:
 
 - :mod:`.policy` — :class:`JobPolicy`, pure and synchronous: priorities (hint, then a
-  race's proof, then the seed pool's refills, then prefetches), round-robin by owner within a priority,
-  the quotas (one hint at a time per player, a cap of proofs per identity and per address,
-  a bound per queue), which refill to preempt;
+  race's proof, then a par, then a daily deal's proof, then the seed pool's refills, then
+  prefetches), turns by owner within a priority with the least served first, the quotas
+  (one hint at a time per player, a cap of proofs per identity and per address, a bound
+  per queue), which running job to preempt;
 - :mod:`.pool` — :class:`SolverWorkers`, the processes: deadlines, cancellation, crashes,
   start and stop; :mod:`.jobs` — the jobs it takes (hint, suggestion, prefetch, proof,
   search); :mod:`.worker` — one worker as the node sees it, a prefetch's handle;

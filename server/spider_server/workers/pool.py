@@ -11,7 +11,7 @@ runs one job at a time; the queue is :class:`.JobPolicy`'s.
 - A caller that stops waiting (its task cancelled) drops its queued job, or has the
   worker running it told to stop (:data:`GENTLE`; killed if it has not within
   ``solver_stop_grace``), or, for a hint, killed (replaced only when jobs wait, or below
-  ``solver_warm``). A refill stopped for a hint or a race's proof is stopped the same way.
+  ``solver_warm``). A job preempted (:meth:`.JobPolicy.victim`) is stopped the same way.
 - A worker that dies fails its job with :class:`WorkerCrashed` and is replaced (after a
   growing pause, up to 10 s, while new workers die before they are ready; after three
   such deaths with no worker ready, the queued jobs fail too).
@@ -86,7 +86,7 @@ class SolverWorkers(JobsApi):
         # metrics: counts since start (plain ints for the node's metrics): jobs answered;
         # refused by a quota or a full queue; run past their deadline (worker killed);
         # dropped because nobody waited (queued, or worker killed); whose worker died or
-        # whose solver raised; refills stopped (queued again) for a hint or a race's proof;
+        # whose solver raised; jobs stopped (queued again) for a more urgent one;
         # worker processes started; CPU time the workers spent on answered jobs (in all,
         # and by kind of job: ``stopped`` for the jobs a worker was told to stop)
         self.completed = self.refused = self.timed_out = self.cancelled = 0
@@ -283,8 +283,8 @@ class SolverWorkers(JobsApi):
 
     def _dispatch(self) -> None:
         """Give waiting jobs to idle workers, start more workers (up to ``solver_workers``)
-        for jobs still waiting, and stop a refill for a waiting hint or race's proof that
-        no worker will take."""
+        for jobs still waiting, and stop a running job for a more urgent one that no worker
+        will take (:meth:`.JobPolicy.victim`)."""
         if self.state is not PoolState.RUNNING:
             return
         for worker in list(self._workers):
