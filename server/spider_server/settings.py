@@ -121,7 +121,8 @@ class Settings:
     """Websocket connections open at once from one client address (more get HTTP 429)."""
     address_new_players: int = 30
     """Hellos without a token (each makes a new player) a minute from one address; past
-    it the hello gets ``rate_limited`` and the connection is closed with 1008."""
+    it the hello gets ``rate_limited`` and the connection is closed with 1013 and the
+    seconds to wait (docs/server.md, "Limits")."""
     address_creations: int = 30
     """Races created a minute from one address (``rate_limited`` past it)."""
     player_creations: int = 10

@@ -16,10 +16,14 @@ but ``/healthz``; logged once while it lasts), 429 when the client's address has
 ``address_connections`` websockets open already, and 429 with the seconds left in
 ``Retry-After`` when the address was refused a new player and comes back before the time
 it was told (:meth:`~..limits.AddressLimits.retry_after`): such a refusal costs the node an
-HTTP request's parsing, no websocket, no session and no Redis command."""
+HTTP request's parsing, no websocket, no session and no Redis command. That 429 is held
+back up to :data:`HOLD` seconds (never past the time told; at most ``address_connections``
+requests of one address held at once, the others answered at once), so that a client
+coming back in a tight loop makes a few requests a second, not hundreds."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import mimetypes
 import os
@@ -36,7 +40,7 @@ from websockets.http11 import Request, Response
 from ..limits import AddressLimits, Proxies
 from ..race import normalize_code
 
-__all__ = ["ALLOWED", "STATIC", "WS_PATH", "Http", "OpenFiles", "static_file"]
+__all__ = ["ALLOWED", "HOLD", "STATIC", "WS_PATH", "Http", "OpenFiles", "static_file"]
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +49,8 @@ STATIC = Path(__file__).resolve().parent.parent / "static"
 _STATIC_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,254}")
 ALLOWED = ("GET", "HEAD")
 """The HTTP methods served."""
+HOLD = 1.0
+"""Seconds at most a websocket request from an address refused for now waits for its 429."""
 
 
 class OpenFiles:
@@ -141,6 +147,8 @@ class Http:
         self.refused = refused or (lambda limit: None)
         """Told the limit whenever a request is refused by one."""
         self.addresses = addresses
+        self.held: dict[str, int] = {}
+        """Address -> its websocket requests whose 429 is held back now."""
 
     async def process_request(
         self, connection: ServerConnection, request: Request
@@ -163,7 +171,7 @@ class Http:
                 return _text(200, "ok\n", head=head)
             return _text(503, reason + "\n", head=head)
         if path == WS_PATH:
-            return self._admit(connection, request, head=head)
+            return await self._admit(connection, request, head=head)
         if path == "/metrics":
             body, kind = self.metrics(request.headers.get("Accept"))
             return _body(200, kind, body, head=head)
@@ -175,22 +183,25 @@ class Http:
             return _body(200, kind, static.read_bytes(), head=head)
         return _text(404, "not found\n", head=head)
 
-    def _admit(
+    async def _admit(
         self, connection: ServerConnection, request: Request, *, head: bool
     ) -> Response | None:
         """None (go on to the handshake) unless the client's address is refused for now or
         has its maximum of connections open (429). Behind a trusted proxy, the client's
         address is the one its ``X-Forwarded-For`` names; the connection is counted against
-        it."""
+        it. The 429 of an address refused for now is held back (:meth:`_hold`)."""
         if head:
             return _text(405, "the websocket handshake is a GET\n", allow="GET")
         peer = str(getattr(connection, "client_address", "") or "")
         address = self.proxies.client_of(peer, request.headers.get("X-Forwarded-For"))
         if hasattr(connection, "client_address"):
             connection.client_address = address
-        wait = None if self.addresses is None else self.addresses.retry_after(address)
-        if wait is not None:
+        addresses = self.addresses
+        wait = None if addresses is None else addresses.retry_after(address)
+        if wait is not None and addresses is not None:
             self.refused("retry_early")
+            await self._hold(address, wait)
+            wait = addresses.retry_after(address) or 1  # the time left after the hold
             text = f"too many new players from your address: try again in {wait} s\n"
             return _text(429, text, retry_after=str(wait))
         count = getattr(connection, "count", None)
@@ -198,3 +209,19 @@ class Http:
             self.refused("address")
             return _text(429, "too many connections from your address\n", retry_after="10")
         return None
+
+    async def _hold(self, address: str, wait: int) -> None:
+        """Wait up to :data:`HOLD` seconds (less when ``wait`` is less): a client that
+        comes back at once after its 429 then costs the node a few requests a second. At
+        most ``address_connections`` of an address are held at once; past that, no wait."""
+        held = self.held.get(address, 0)
+        if self.addresses is None or held >= self.addresses.max_connections:
+            return
+        self.held[address] = held + 1
+        try:
+            await asyncio.sleep(min(HOLD, wait))
+        finally:
+            if self.held[address] > 1:
+                self.held[address] -= 1
+            else:
+                del self.held[address]
