@@ -59,7 +59,9 @@ async def _refused_hello(url: str) -> Client:
     return client
 
 
-async def test_the_refused_path_asks_redis_nothing(redis_server, server_node) -> None:
+async def test_the_refused_path_asks_redis_nothing(redis_server, server_node, monkeypatch) -> None:
+    # the pending results' loop asleep too (it looks every RESULTS_GRACE / 2 seconds)
+    monkeypatch.setattr("spider_server.node.RESULTS_GRACE", 7200.0)
     node = await server_node(redis_server.url, address_new_players=1, **QUIET)
     first = await Client.connect(node.url, name="first")  # the address's one new player
     redis = Redis.from_url(redis_server.url)
