@@ -7,7 +7,8 @@ measured unloaded, then under attack, in the same run (issue 41's acceptance).
 - **The next day's deal proven ahead.** Once a day's deal was asked for, the node proves
   the next day's with the pool's refills: on that day nobody's request waits for it.
 - **Hints under spam.** Four players ask for hints back to back in their own races; an
-  honest player's hint in another race comes within 2x its unloaded time.
+  honest player's hint in another race comes within 2x its unloaded time (its hints with
+  the spammers stopped and asking, in turn).
 
 Only ratios of times measured in one run are asserted, each of medians. The short
 versions run in ``make test``; the ``slow`` ones, with more samples, in
@@ -142,6 +143,9 @@ class Hinter:
         self.client = client
         self.code = code
         self.answered = 0
+        self.go = asyncio.Event()
+        """Set: it spams; cleared: it stops once its hint under way is answered."""
+        self.asking = False
 
     @classmethod
     async def start(cls, url: str, name: str) -> Hinter:
@@ -165,7 +169,12 @@ class Hinter:
 
     async def spam(self) -> None:
         while True:
-            await self.hint()
+            await self.go.wait()
+            self.asking = True
+            try:
+                await self.hint()
+            finally:
+                self.asking = False
 
 
 async def hint_spam(redis_server: Any, server_node: Any, samples: int) -> None:
@@ -180,25 +189,40 @@ async def hint_spam(redis_server: Any, server_node: Any, samples: int) -> None:
     )
     honest = await Hinter.start(node.url, "honest")
     await honest.hint()  # the worker's first job
-    unloaded = [await honest.hint() for _ in range(samples)]
-
     spammers = [await Hinter.start(node.url, f"spam{i}") for i in range(4)]
     spam = [asyncio.create_task(s.spam()) for s in spammers]
+    workers = node.node.workers
+
+    async def quiet() -> None:
+        for s in spammers:
+            s.go.clear()
+        await until(
+            "the spam to stop",
+            lambda: not any(s.asking for s in spammers) and not workers.running,
+        )
+
+    async def spammed(more: int) -> None:
+        marks = [s.answered + more for s in spammers]
+        for s in spammers:
+            s.go.set()
+        await until(
+            "hints for each spammer",
+            lambda: all(s.answered >= n for s, n in zip(spammers, marks, strict=True)),
+        )
+
+    unloaded: list[float] = []
+    loaded: list[float] = []
     try:
         # the spammers have had more of the workers than the honest player before it asks
-        ahead = samples + 4
-        await until("the spammers' hints", lambda: all(s.answered >= ahead for s in spammers))
-        loaded = []
-        for _ in range(samples):
+        await spammed(4)
+        for _ in range(samples):  # quiet and loaded in turn: the machine's drifts fall on both
+            await quiet()
+            unloaded.append(await honest.hint())
             # an honest player asks less often than a spammer: each of them is answered
-            # once more between two of its hints
-            marks = [s.answered + 1 for s in spammers]
-            await until(
-                "a hint for each spammer",
-                lambda m=marks: all(s.answered >= n for s, n in zip(spammers, m, strict=True)),
-            )
+            # twice between two of its hints
+            await spammed(2)
             loaded.append(await honest.hint())
-        assert node.node.workers.running  # the spam ran all along
+            assert workers.running  # the spam ran all along
     finally:
         for task in spam:
             task.cancel()
