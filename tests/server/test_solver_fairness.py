@@ -3,7 +3,8 @@ measured unloaded, then under attack, in the same run (issue 41's acceptance).
 
 - **The daily pool.** One request for a day's ``spider4`` deal whose candidates the solver
   does not win within its budget (each a 12-second proof, fifty of them) holds no honest
-  player's winnable race: each is prepared within 3x its unloaded time.
+  player's winnable race: they are prepared within 3x their unloaded time (medians; in
+  the long run none is held either: the slowest within 10x the unloaded median).
 - **The next day's deal proven ahead.** Once a day's deal was asked for, the node proves
   the next day's with the pool's refills: on that day nobody's request waits for it.
 - **Hints under spam.** Four players ask for hints back to back in their own races; an
@@ -67,16 +68,21 @@ async def prepared_after(url: str, name: str) -> float:
 
 
 async def daily_attack(
-    redis_server: Any, server_node: Any, monkeypatch: pytest.MonkeyPatch, samples: int
+    redis_server: Any,
+    server_node: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    samples: int,
+    *,
+    slowest: float | None = None,
 ) -> None:
+    """The daily attack; ``slowest``: the bound of the slowest loaded race over the
+    unloaded median, if any."""
     from spider_server import race
     from spider_server.runners import seeds
 
     monkeypatch.setattr(seeds, "daily_seed", lambda secret, variant, day, n: HELD)
     monkeypatch.setattr(race, "new_seed", lambda: DAILY_SEEDS[0])
-    node = await server_node(
-        redis_server.url, pool_size=0, solver_workers=1, solver_warm=1, solver_yield_after=100
-    )
+    node = await server_node(redis_server.url, pool_size=0, solver_workers=1, solver_warm=1)
     await prepared_after(node.url, "warm-up")  # the worker's first job
     unloaded = [await prepared_after(node.url, f"quiet{i}") for i in range(samples)]
 
@@ -90,12 +96,14 @@ async def daily_attack(
     for i in range(samples):
         await until("the day's proof to run again", lambda: workers.running and daily_jobs(node))
         loaded.append(await prepared_after(node.url, f"honest{i}"))
-    # the attack ran all along: the day's proof was stopped for each race, never won
+    # the attack ran all along: the day's proof was stopped for each race, and never won
     assert workers.preempted - stopped >= samples
     assert daily_jobs(node) == 1
     ratio = statistics.median(loaded) / statistics.median(unloaded)
     print(f"honest race prepared, s: unloaded {unloaded}, loaded {loaded}, ratio {ratio:.2f}")
     assert ratio <= 3.0, (ratio, unloaded, loaded)
+    if slowest is not None:  # no race held for a whole proof (seconds, not tenths)
+        assert max(loaded) <= slowest * statistics.median(unloaded), (unloaded, loaded)
     await attacker.close()
 
 
@@ -109,7 +117,7 @@ async def test_a_days_deal_asked_for_holds_no_honest_race(
 async def test_a_days_deal_asked_for_holds_no_honest_race_long(
     redis_server: Any, server_node: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    await daily_attack(redis_server, server_node, monkeypatch, samples=9)
+    await daily_attack(redis_server, server_node, monkeypatch, samples=9, slowest=10.0)
 
 
 async def test_the_next_days_deal_is_proven_ahead_once_a_days_deal_was_asked_for(

@@ -96,14 +96,27 @@ def test_an_owner_arriving_later_waits_at_most_one_turn() -> None:
 
 def test_a_lower_priority_gets_a_turn_after_yield_after_higher_jobs() -> None:
     policy = JobPolicy(yield_after=2)
-    refill = job(Priority.REFILL)
-    policy.submit(refill)
+    par = job(Priority.PAR, "par")
+    policy.submit(par)
     hints = [hint(f"p{i}") for i in range(4)]
     for h in hints:
         policy.submit(h)
     order = take_all(policy)
-    assert order == [hints[0], hints[1], refill, hints[2], hints[3]]
-    assert refill.turn and not hints[0].turn
+    assert order == [hints[0], hints[1], par, hints[2], hints[3]]
+    assert par.turn and not hints[0].turn
+
+
+def test_refills_get_no_turn_against_starvation() -> None:
+    """Nobody waits for a refill, and a job on its turn is not preempted: a refill's turn
+    would hold players' hints and races for a whole resting proof."""
+    policy = JobPolicy(yield_after=1)
+    refill = job(Priority.REFILL, "pool")
+    policy.submit(refill)
+    hints = [hint(f"p{i}") for i in range(3)]
+    for h in hints:
+        policy.submit(h)
+    assert take_all(policy) == [*hints, refill]
+    assert not refill.turn
 
 
 def test_strict_priorities_when_yield_after_is_zero() -> None:
@@ -220,15 +233,17 @@ def test_a_refill_is_preempted_for_a_hint_and_runs_again_first() -> None:
     assert take_all(policy) == [h, refill, other]
 
 
-def test_a_refill_taken_on_its_turn_is_not_preempted() -> None:
+def test_a_refill_is_preempted_even_after_many_higher_jobs() -> None:
     policy = JobPolicy(yield_after=1)
     refill = job(Priority.REFILL)
     policy.submit(refill)
     policy.submit(hint("p"))
     policy.submit(hint("q"))
     assert policy.take().priority is Priority.HINT
-    assert policy.take() is refill and refill.turn
-    assert policy.victim() is None
+    assert policy.take().priority is Priority.HINT
+    assert policy.take() is refill and not refill.turn
+    policy.submit(hint("r"))
+    assert policy.victim() is refill
 
 
 def test_drain_ends_every_job_and_frees_the_quotas() -> None:

@@ -7,10 +7,12 @@ for the next job whenever a worker is free and tells it when a job ends.
 - **Priorities.** :class:`Priority` ``HINT`` before ``RACE`` (a proof a waiting race needs)
   before ``PAR`` (a finished race's par, which its players wait to see) before ``DAILY``
   (a day's deal asked for and not proven yet) before ``REFILL`` (the seed pool's own
-  stock) before ``PREFETCH`` (a hint searched before it is asked for). A lower priority
-  is not starved: once ``yield_after`` jobs of higher priorities were taken while it
-  waited, its next job goes first (0: strict priorities); prefetches, which may never be
-  asked for, get no such turn.
+  stock) before ``PREFETCH`` (a hint searched before it is asked for). A job someone
+  waits for is not starved: once ``yield_after`` jobs of higher priorities were taken
+  while it waited, its next job goes first (0: strict priorities). Refills and
+  prefetches, which nobody waits for, get no such turn: a job taken on its turn is not
+  preempted, and a refill's turn would hold a player's hint or race for the whole of a
+  resting proof (a race waiting for a seed has a proof of its own meanwhile).
 - **Turns by owner, the least served first.** Within a priority, owners (the caller's
   key: a player, an identity, an address) take turns, one job each; an owner's own jobs
   run in the order given. Each owner's *service* is the worker time its jobs had
@@ -227,7 +229,7 @@ class JobPolicy:
             starved = [
                 p
                 for p in waiting[1:]
-                if p is not Priority.PREFETCH and self._passed[p] >= self.yield_after
+                if p < Priority.REFILL and self._passed[p] >= self.yield_after
             ]
             if starved:
                 chosen = starved[0]
