@@ -374,9 +374,10 @@ def test_the_least_served_owner_goes_first_and_service_decays() -> None:
     assert policy.take() is first
     clock.now += 4.0
     policy.finish(first)
-    assert policy.service("flood") == pytest.approx(4.0)
+    assert policy.service("flood", Priority.RACE) == pytest.approx(4.0)
+    assert policy.service("flood", Priority.HINT) == 0.0  # counted within its priority
     clock.now += 60.0
-    assert policy.service("flood") == pytest.approx(2.0)  # half of it a half-life later
+    assert policy.service("flood", Priority.RACE) == pytest.approx(2.0)  # half, a half-life on
     flood = [job(Priority.RACE, "flood", identity="flood") for _ in range(2)]
     for j in flood:
         policy.submit(j)

@@ -15,8 +15,8 @@ for the next job whenever a worker is free and tells it when a job ends.
   resting proof (a race waiting for a seed has a proof of its own meanwhile).
 - **Turns by owner, the least served first.** Within a priority, owners (the caller's
   key: a player, an identity, an address) take turns, one job each; an owner's own jobs
-  run in the order given. Each owner's *service* is the worker time its jobs had
-  (finished, stopped or preempted), decaying by half every ``half_life`` seconds; the
+  run in the order given. Each owner's *service* is the worker time its jobs of that
+  priority had (finished, stopped or preempted), decaying by half every ``half_life`` seconds; the
   turn goes to the first owner in line whose service is within ``fair_margin`` seconds
   of the least served owner waiting. One owner with many jobs delays each other owner by
   one job at most per turn, and an owner who used the workers little goes ahead of those
@@ -146,8 +146,9 @@ class JobPolicy:
         self.stoppable = stoppable
         """Kinds of job a worker stops when told to (the others are never fairly preempted)."""
         self.clock = clock
-        self._service: dict[str, tuple[float, float]] = {}
-        """Owner -> (seconds of service, when counted), decaying (see :meth:`service`)."""
+        self._service: dict[tuple[Priority, str], tuple[float, float]] = {}
+        """(priority, owner) -> (seconds of service, when counted), decaying (see
+        :meth:`service`)."""
         # per priority: each owner's queued jobs, and the owners in their turn's order
         self._jobs: dict[Priority, dict[str, deque[Job]]] = {p: {} for p in Priority}
         self._order: dict[Priority, deque[str]] = {p: deque() for p in Priority}
@@ -182,10 +183,10 @@ class JobPolicy:
             return self._identities[identity]
         return self._addresses[address] if address is not None else 0
 
-    def service(self, owner: str) -> float:
-        """Seconds of worker time ``owner``'s ended runs had, each halved every
-        ``half_life`` seconds since (a running job counts once it ends)."""
-        kept = self._service.get(owner)
+    def service(self, owner: str, priority: Priority) -> float:
+        """Seconds of worker time ``owner``'s ended runs at ``priority`` had, each halved
+        every ``half_life`` seconds since (a running job counts once it ends)."""
+        kept = self._service.get((priority, owner))
         if kept is None:
             return 0.0
         seconds, when = kept
@@ -303,7 +304,7 @@ class JobPolicy:
     def _unfair(self, priority: Priority) -> Job | None:
         """A running job of ``priority`` whose owner was served ``fair_margin`` seconds
         more than the least served owner waiting at it (the most served first)."""
-        least = min(self.service(owner) for owner in self._order[priority])
+        least = min(self.service(owner, priority) for owner in self._order[priority])
         found, most = None, least + self.fair_margin
         for job in self._running.values():
             if (
@@ -311,7 +312,7 @@ class JobPolicy:
                 and job.kind in self.stoppable
                 and not job.turn
                 and not job.spared
-                and (served := self.service(job.owner)) >= most
+                and (served := self.service(job.owner, priority)) >= most
             ):
                 found, most = job, served
         if found is not None:
@@ -352,7 +353,7 @@ class JobPolicy:
         """The next job of ``priority``: of the first owner in line served at most
         ``fair_margin`` seconds more than the least served one waiting."""
         jobs, order = self._jobs[priority], self._order[priority]
-        served = {owner: self.service(owner) for owner in order}
+        served = {owner: self.service(owner, priority) for owner in order}
         least = min(served.values())
         owner = next(o for o in order if served[o] <= least + self.fair_margin)
         order.remove(owner)
@@ -367,10 +368,10 @@ class JobPolicy:
 
     def _served(self, job: Job) -> None:
         """Count a run that ended (answered, stopped, preempted) in its owner's service."""
-        now = self.clock()
-        seconds = self.service(job.owner) + max(0.0, now - job.started)
-        self._service.pop(job.owner, None)
-        self._service[job.owner] = (seconds, now)  # the most recently counted last
+        now, key = self.clock(), (job.priority, job.owner)
+        seconds = self.service(job.owner, job.priority) + max(0.0, now - job.started)
+        self._service.pop(key, None)
+        self._service[key] = (seconds, now)  # the most recently counted last
         while len(self._service) > OWNERS_KEPT:
             del self._service[next(iter(self._service))]
 
