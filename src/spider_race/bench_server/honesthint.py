@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from spider_client import Client, SpiderClientError
+from spider_engine import Board, HiddenCardError, Move
 
 from .tools import connect_client
 
@@ -33,34 +34,36 @@ SPAMMED = 3
 
 @dataclass
 class FreshPositions:
-    """Moves of one player to positions it has not seen (the first legal move, in turn,
-    that does not bring back an earlier one; the stock's deal when no move of cards
-    does): a hint asked there is searched, never one the node keeps."""
+    """Moves of one player to positions it has not seen: the first legal move (moves of
+    cards before the stock's deal) whose position, worked out on a copy of the player's
+    view, is new; a move that turns a card or deals always is (the face-down cards and
+    the stock only shrink). A hint asked there is searched, never one the node keeps."""
 
     client: Client
     _seen: set[str] = field(default_factory=set)
-    _turn: int = 0
 
-    def _view(self) -> str:
-        view = self.client.view
-        return view.view_text() if view is not None else ""
+    def _fresh(self, view: Board, move: str) -> bool:
+        board = Board.from_text(view.view_text())
+        try:
+            board.push(Move.from_text(move))
+        except HiddenCardError:  # a card turned or the stock dealt: never seen before
+            return True
+        return board.view_text() not in self._seen
 
     async def next(self) -> bool:
-        """Move to a position not seen before; False when the game has no move left."""
-        c = self.client
-        self._seen.add(self._view())
-        for _ in range(50):
-            moves = c.legal_moves()
-            if not moves:
-                return False
-            cards = [m for m in moves if m != "+"]
-            self._turn += 1
-            await c.move(cards[self._turn % len(cards)] if cards else "+")
-            view = self._view()
-            if view not in self._seen:
-                self._seen.add(view)
-                return True
-        return False
+        """Move to a position not seen before; False when no move leads to one."""
+        view = self.client.view
+        if view is None:
+            return False
+        self._seen.add(view.view_text())
+        moves = sorted(self.client.legal_moves(), key=lambda m: m == "+")
+        move = next((m for m in moves if self._fresh(view, m)), None)
+        if move is None:
+            return False
+        await self.client.move(move)
+        if self.client.view is not None:
+            self._seen.add(self.client.view.view_text())
+        return True
 
 
 @dataclass
