@@ -3,8 +3,9 @@ loaded, in one run.
 
 The honest player is alone in its own ``spider4`` race with hints. Each sample is a move
 to a position it has not seen (:class:`FreshPositions`, as the spammers do before each of
-their hints), then a hint asked at once, timed from the request to its answer; then it rests :data:`REST` seconds, as a player who thinks
-between hints (a spammer asks again the moment it is answered). Asked at once, the hint
+their hints), then a hint asked at once, timed from the request to its answer; then it
+rests :data:`REST` seconds, as a player who thinks between hints (a spammer asks again
+the moment it is answered). Asked at once, the hint
 is searched, never a kept one: the node starts searching the new position's hint after
 the move's ack (a *prefetch*), and the hint waits for that search or runs its own. The
 quiet samples are taken from the start of the measured time to its middle; the loaded
