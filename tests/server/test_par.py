@@ -269,3 +269,42 @@ async def test_a_hints_line_is_the_par_at_once_when_nobody_won(
     assert await r.ttl(keys.hint_lines(code)) > 0
     await r.aclose()
     await a.close()
+
+
+async def test_a_par_search_that_failed_starts_again_when_the_race_is_shown(
+    redis_server: Any, server_node: Any
+) -> None:
+    """The search's worker dies: the par is left to the race's next showing, which starts
+    it again, though the finished race's snapshot is kept and shared by then."""
+    import os
+    import signal
+
+    node = await server_node(redis_server.url, par_budget=BUDGET, **FAST)
+    a = await Client.connect(node.url, name="ann")
+    code = (await a.create(variant=VARIANT, seed="par-again-1", countdown=0)).race.code
+    await a.ready(code)
+    await a.expect("ack", lambda m: m.seq == 0 and m.code == code)
+    await a.send(p.Resign(code=code, seq=1))  # nobody won, no proof: no provisional par
+    await a.expect("finished")
+    watcher = await Client.connect(node.url, name="eve")
+    assert (await watcher.join(code, role="spectator")).race.par is None  # kept, shared
+    pars, workers = node.node.pars, node.node.workers
+    for _ in range(600):
+        if workers.running:
+            break
+        await asyncio.sleep(0.05)
+    assert workers.running and code in pars.pending
+    for pid in workers.pids():
+        os.kill(pid, signal.SIGKILL)  # the search dies: its claim is dropped
+    for _ in range(600):
+        if code not in pars.pending:
+            break
+        await asyncio.sleep(0.05)
+    assert code not in pars.pending and pars.computed == 0
+    # shown again: the search starts again, and the par lands
+    late = await Client.connect(node.url, name="late")
+    await late.join(code, role="spectator")
+    par = await late.expect("par", timeout=PAR_WAIT)
+    assert not par.provisional and par.line is not None and _wins("par-again-1", par.line)
+    for c in (a, watcher, late):
+        await c.close()

@@ -51,7 +51,14 @@ async def join(session: Session, msg: Join) -> None:
     await ctx.hub.watch(code)
     try:
         kept = ctx.snapshots.get(code, version)
-        if kept is None or (msg.role == "player" and session.player not in kept.statuses):
+        # the par on its way: shown through the transitions, which see to it (a search
+        # that failed is started again)
+        unsettled = kept is not None and ctx.settings.par_budget > 0 and not kept.par_settled
+        if (
+            kept is None
+            or unsettled
+            or (msg.role == "player" and session.player not in kept.statuses)
+        ):
             race = await ctx.transitions.advance(code)
             if race is None:
                 raise RaceNotFound(f"no race {code}")

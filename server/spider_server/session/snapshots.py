@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from spider_client.protocol import PlayerInfo, Role, fields_of, pack
+from spider_client.protocol import ParInfo, PlayerInfo, Role, fields_of, pack
 
 from .. import race as rules
 from ..race import Race, RaceState
@@ -55,6 +55,13 @@ class Snapshot:
     ghosts: bool
     starts_at: float | None
     ends_at: float | None
+
+    @property
+    def par_settled(self) -> bool:
+        """Whether the race's par is settled: until it is, showing the race still sees
+        that its par is on its way."""
+        par = self.fields.get("par")
+        return isinstance(par, ParInfo) and not par.provisional
 
     @property
     def size(self) -> int:
