@@ -84,7 +84,8 @@ class HintCache:
 
 
 def _size(position: str, value: Suggested) -> int:
-    return len(position) + sum(len(m) for m in value.moves) + 4 * len(value.line) + 64
+    # a line's move is a str object of its own: about 60 bytes with its place in the tuple
+    return len(position) + sum(len(m) for m in value.moves) + 60 * len(value.line) + 64
 
 
 class _Search:

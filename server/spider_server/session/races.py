@@ -261,18 +261,23 @@ async def _answer_hint(session: Session, msg: Hint, code: str, position: str) ->
         count = await store.races.add_hint(code, session.player)
         session.known.pop(code, None)
         await ctx.changes.race(code, partial(_count_hint, session.player, count))  # seen by all
-        session.hinting.pop(code, None)  # answered: the player may ask again
         session.send_msg(HintReply(req=msg.req, move=move, moves=moves, verdict=verdict))
         if line:  # the deal's winning line it makes: a provisional par at the finish
-            with contextlib.suppress(Unavailable):
-                await store.races.keep_hint_line(code, session.player, position, line)
+            ctx.spawner.spawn(_keep_line(session, code, position, line))
     except RequestError as e:
         session.error(e.code, str(e), msg, req=e.req)
     except Exception:
         log.exception("working out a hint failed")
         session.error("internal", "the server failed; nothing was changed", msg)
     finally:
-        session.hinting.pop(code, None)
+        session.hinting.pop(code, None)  # at once after the reply: no await between
+
+
+async def _keep_line(session: Session, code: str, position: str, line: tuple[str, ...]) -> None:
+    """Keep the winning line of the deal a hint gave (after its reply, in a task of its
+    own: the player may ask again meanwhile)."""
+    with contextlib.suppress(Unavailable):
+        await session.ctx.store.races.keep_hint_line(code, session.player, position, line)
 
 
 async def leave(session: Session, msg: Leave) -> None:
