@@ -355,6 +355,19 @@ def test_a_running_refill_is_stopped_for_a_waiting_daily_proof_but_no_daily_for_
     assert policy.victim() is refill
 
 
+def test_one_hint_stops_one_daily_proof_not_every_one() -> None:
+    policy = JobPolicy()
+    first, second = daily("a"), daily("b")
+    for j in (first, second):
+        policy.submit(j)
+    assert take_all(policy) == [first, second]
+    policy.submit(hint("p"))
+    stopped = policy.victim()
+    assert stopped in (first, second)
+    policy.requeue(stopped)  # the pool's loop: the stopped worker is coming for the hint
+    assert policy.victim(coming=1) is None  # the proof put back stops no other
+
+
 def test_a_daily_proof_taken_on_its_turn_is_not_stopped() -> None:
     policy = JobPolicy(yield_after=1)
     d = daily()

@@ -292,7 +292,8 @@ class JobPolicy:
             return None
         top = urgent[0]
         for lower in (Priority.PREFETCH, Priority.REFILL, Priority.DAILY):
-            if lower <= top:
+            # only the jobs above it stop it (a daily proof put back does not stop another)
+            if lower <= top or sum(self._queued[p] for p in urgent if p < lower) <= coming:
                 continue
             for job in reversed(self._running.values()):
                 if job.priority is lower and not job.turn:
