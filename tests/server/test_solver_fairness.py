@@ -144,6 +144,28 @@ async def test_the_next_days_deal_is_proven_ahead_once_a_days_deal_was_asked_for
     await player.close()
 
 
+async def test_the_next_days_deal_is_proven_ahead_when_the_days_was_there_before(
+    redis_server: Any, server_node: Any, daily_seeds: tuple[str, ...]
+) -> None:
+    """A node started after the day's deal was proven (a restart): asked for it, it proves
+    the next day's all the same."""
+    from spider_server.runners.seeds import utc_day
+
+    node = await server_node(redis_server.url, pool_size=0, pool_interval=0.1)
+    store = node.node.store.seeds
+    today, tomorrow = utc_day(time.time()), utc_day(time.time() + 86_400)
+    await store.set_daily_seed("spider1", today, daily_seeds[0])  # proven before the start
+    player = await Client.connect(node.url, name="ann")
+    joined = await player.request(p.DailyRace(req=0, variant="spider1"))
+    assert joined.type == "joined" and not joined.race.preparing  # no proof waited for
+    end = time.monotonic() + BOUND
+    while await store.daily_seed("spider1", tomorrow) is None:
+        assert time.monotonic() < end, "the next day's deal was never proven"
+        await asyncio.sleep(0.05)
+    assert await store.daily_seed("spider1", tomorrow) == daily_seeds[0]
+    await player.close()
+
+
 class Hinter:
     """A player alone in a spider4 race with hints, at the deal."""
 

@@ -244,8 +244,6 @@ class Seeds:
             if address is not None:
                 self._by_address[address] += 1
             work = self._race(demand) if key[0] == "race" else self._daily(demand)
-            if key[0] == "daily":
-                self._ahead.setdefault(variant, ("", 0))
             demand.task = asyncio.get_running_loop().create_task(work)
             demand.task.add_done_callback(lambda _: self._forget(demand))
         demand.waiters.add(waiter)
@@ -335,7 +333,9 @@ class Seeds:
         self.wake.set()
 
     async def daily(self, variant: str, day: str) -> str | None:
-        """The day's proven seed, or None when not proven yet."""
+        """The day's proven seed, or None when not proven yet. A variant whose day's deal
+        is asked for has its next day's proven ahead from then on (after a restart too)."""
+        self._ahead.setdefault(variant, ("", 0))
         return await self.store.seeds.daily_seed(variant, day)
 
     async def wait_daily(self, variant: str, day: str, code: str) -> None:
