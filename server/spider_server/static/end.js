@@ -67,7 +67,7 @@ function renderEnd() {
   if (race.daily) endLeaderboard(race);
   if (race.rated) endRatings(race);
   if (!app.replay && race.replays && race.seed) openReplay(results[0]?.player || Object.keys(race.replays)[0]);
-  else if (app.replay?.player === PAR_LINE && race.par?.line && app.replay.actions !== race.par.line) openReplay(PAR_LINE); // a shorter par line
+  else if (app.replay?.player === PAR_LINE && race.par?.line && app.replay.actions.join() !== race.par.line.join()) openReplay(PAR_LINE); // a shorter par line
   else renderReplay();
 }
 

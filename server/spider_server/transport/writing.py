@@ -267,11 +267,11 @@ class Connection:
         """Whether a big ``joined`` of race ``code`` sent here may still wait for the
         reader: nothing sent since it has left the node yet (queued, gathered for this
         turn's write, or in the socket's write buffer)."""
-        if code not in self._unread:
+        if not self._unread:
             return False
         if self._wires or self.waiting() or self._buffered():
-            return True
-        self._unread.clear()  # all of it was taken: none waits
+            return code in self._unread
+        self._unread.clear()  # all of it was taken: none waits (whichever race is asked)
         return False
 
     def send_ack(self, frame: bytes, about: tuple[str, str], upto: int) -> None:
