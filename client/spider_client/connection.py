@@ -33,6 +33,7 @@ from .errors import (
     BadToken,
     ConnectFailed,
     ConnectionLost,
+    RateLimited,
     ServerError,
     SpiderClientError,
     error_from_message,
@@ -198,8 +199,8 @@ class Connection:
         except BaseException as e:
             await ws.close()
             found = _RETRY.match(ws.close_reason or "")
-            if ws.close_code == CLOSE_TRY_LATER and found and isinstance(e, Exception):
-                e.retry_after = float(found.group(1))  # type: ignore[attr-defined]
+            if ws.close_code == CLOSE_TRY_LATER and found and isinstance(e, RateLimited):
+                e.retry_after = float(found.group(1))
             raise
         return ws, message
 

@@ -24,23 +24,25 @@ def redis_cluster(tmp_path: Path) -> Iterator[list[int]]:
     from spider_server.embedded import find_redis_server, free_cluster_ports
 
     server = find_redis_server()
-    ports = free_cluster_ports(3)
-    procs = []
+    procs: list[subprocess.Popen[bytes]] = []
     try:
-        for port in ports:
-            folder = tmp_path / f"cluster-{port}"
-            folder.mkdir()
-            args = [server, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(folder)]
-            args += ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"]
-            args += ["--appendonly", "yes", "--save", "", "--daemonize", "no"]
-            procs.append(subprocess.Popen(args, stdout=subprocess.DEVNULL))
-        for port in ports:
-            for _ in range(100):
-                try:
-                    Redis(port=port).ping()
-                    break
-                except Exception:
-                    time.sleep(0.05)
+        for _ in range(5):  # ports taken meanwhile by another test's server: others
+            ports = free_cluster_ports(3)
+            procs = []
+            for port in ports:
+                folder = tmp_path / f"cluster-{port}"
+                folder.mkdir(exist_ok=True)
+                args = [server, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(folder)]
+                args += ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"]
+                args += ["--appendonly", "yes", "--save", "", "--daemonize", "no"]
+                procs.append(subprocess.Popen(args, stdout=subprocess.DEVNULL))
+            if all(_answers(proc, port) for proc, port in zip(procs, ports, strict=True)):
+                break
+            for proc in procs:
+                proc.kill()
+                proc.wait()
+        else:
+            pytest.fail("no three free ports for the cluster's servers")
         for i, port in enumerate(ports):
             node = Redis(port=port)
             node.execute_command("CLUSTER", "SET-CONFIG-EPOCH", i + 1)
@@ -65,6 +67,20 @@ def redis_cluster(tmp_path: Path) -> Iterator[list[int]]:
         for proc in procs:
             proc.kill()
             proc.wait()
+
+
+def _answers(proc: subprocess.Popen[bytes], port: int) -> bool:
+    """Whether the server ``proc`` started answers on ``port`` (not another program that
+    took the port first: the server then exits, and what listens may never answer)."""
+    for _ in range(100):
+        if proc.poll() is not None:
+            return False
+        try:
+            with Redis(port=port, socket_timeout=1, socket_connect_timeout=1) as r:
+                return bool(r.info("server")["process_id"] == proc.pid)
+        except Exception:
+            time.sleep(0.05)
+    return False
 
 
 def _master_of(ports: list[int], key: str) -> int:

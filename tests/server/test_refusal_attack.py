@@ -3,7 +3,8 @@ player, against a real node with the default limits per address, with an honest 
 another address and race measured in the same run (issue 41): its acks keep within twice
 their unloaded p99, the node's memory comes back within 10 MB once the attackers leave, and
 the attempts cost no Redis command (the commands Valkey ran while attacked are the honest
-player's alone). A short run in ``make test``; 20 s of four attackers in ``make
+player's alone). A short run in ``make test`` (all but the p99, which it prints: a few
+seconds' p99 is one slow ack); 20 s of four attackers, the p99 held too, in ``make
 acceptance``."""
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ ATTACKER = "203.0.113.66"
 
 
 async def _attack(
-    seconds: float, tasks: int, moves: int, redis_server, server_node, monkeypatch
+    seconds: float, tasks: int, moves: int, redis_server, server_node, monkeypatch, *, timed: bool
 ) -> None:
     # the node's loop that writes results left pending asleep too (it asks Redis every
     # 2.5 s): nothing asks Redis unless a client makes it
@@ -98,7 +99,8 @@ async def _attack(
         f"{rss_before:.1f} -> {rss_after:.1f} MB; Redis commands while {quiet_refusals} "
         f"attempts were refused, the victim idle: {sum(quiet.values())}"
     )
-    assert _p99(loaded) <= 2 * unloaded, (unloaded, _p99(loaded))
+    if timed:  # the long run's many acks (a few seconds' p99 is its slowest ack or two)
+        assert _p99(loaded) <= 2 * unloaded, (unloaded, _p99(loaded))
     assert rss_after <= rss_before + 10, (rss_before, rss_after)
     assert quiet == Counter(), quiet
     # every attempt is counted by the node as what it was answered
@@ -124,9 +126,9 @@ async def _paced(player: Player, n: int) -> list[float]:
 
 
 async def test_refused_reconnects_short(redis_server, server_node, monkeypatch) -> None:
-    await _attack(4.0, 2, 100, redis_server, server_node, monkeypatch)
+    await _attack(4.0, 2, 100, redis_server, server_node, monkeypatch, timed=False)
 
 
 @pytest.mark.slow
 async def test_refused_reconnects(redis_server, server_node, monkeypatch) -> None:
-    await _attack(20.0, 4, 300, redis_server, server_node, monkeypatch)
+    await _attack(20.0, 4, 300, redis_server, server_node, monkeypatch, timed=True)

@@ -1,8 +1,9 @@
 """Clients that ask for a finished race's snapshot and never read it, against a real node,
 with an honest player's acks measured in the same run: the acks keep within twice their
 unloaded p99 and the node's memory comes back within 10 MB once the attackers leave
-(issue 41). A short run in ``make test``; the long one (a race of 9,700 actions, 20 s)
-in ``make acceptance``."""
+(issue 41). A short run in ``make test`` (its memory checked, its acks' p99 printed: a
+few seconds' p99 is one slow ack); the long one (a race of 9,700 actions, 20 s), the
+p99 held too, in ``make acceptance``."""
 
 from __future__ import annotations
 
@@ -53,7 +54,9 @@ def _hoard(port: int, code: str, seconds: float, stop: threading.Event) -> None:
         sock.close()
 
 
-async def _attack(actions: int, seconds: float, moves: int, redis_server, server_node) -> None:
+async def _attack(
+    actions: int, seconds: float, moves: int, redis_server, server_node, *, timed: bool
+) -> None:
     node = await server_node(redis_server.url, **FAST)
     code = await finished_race(node.url, actions)
     victim_code, (client,), _ = await start_race(node.url, players=1, variant="spider1", undo=True)
@@ -83,15 +86,16 @@ async def _attack(actions: int, seconds: float, moves: int, redis_server, server
         f"RSS {before:.1f} -> {after:.1f} MB; refused unread "
         f"{node.node.metrics.refused_total['unread']}"
     )
-    assert _p99(loaded) <= 2 * unloaded, (unloaded, _p99(loaded))
+    if timed:  # the long run's many acks (a few seconds' p99 is its slowest ack or two)
+        assert _p99(loaded) <= 2 * unloaded, (unloaded, _p99(loaded))
     assert after <= before + 10, (before, after)
     await client.close()
 
 
 async def test_snapshot_hoarders_short(redis_server, server_node) -> None:
-    await _attack(200, 3.0, 100, redis_server, server_node)
+    await _attack(200, 3.0, 100, redis_server, server_node, timed=False)
 
 
 @pytest.mark.slow
 async def test_snapshot_hoarders(redis_server, server_node) -> None:
-    await _attack(9_700, 23.0, 300, redis_server, server_node)
+    await _attack(9_700, 23.0, 300, redis_server, server_node, timed=True)
