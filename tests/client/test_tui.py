@@ -71,7 +71,8 @@ async def test_a_spider1_race_by_keystrokes_alone(redis_server, server_node, mov
         assert client is not None and client.race is not None
         assert client.race.variant == "spider1"
         code = client.race.code
-        assert code in text_of(app, "#top")
+        # the race screen draws its top line once mounted: waited for, not read at once
+        await until(pilot, lambda: code in text_of(app, "#top"))
 
         watcher = await Client.connect(node.url, name="watcher")
         await watcher.join(code, "spectator")
