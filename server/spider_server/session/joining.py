@@ -206,6 +206,14 @@ async def _events(
     ]
 
 
+async def _view(session: Session, code: str) -> tuple[str | None, int]:
+    """The player's view of their game in race ``code`` and its seq (None, 0: no game)."""
+    game = await session.ctx.store.races.load_game(code, session.player)
+    if game is None:
+        return None, 0
+    return Board.from_text(game.position).view_text(), game.seq
+
+
 async def _frame(
     session: Session,
     race: Race,
@@ -224,10 +232,7 @@ async def _frame(
     )
     started = race.state in (RaceState.RUNNING, RaceState.FINISHED)
     if role == "player" and started and session.player in race.players:
-        game = await store.races.load_game(code, session.player)
-        if game is not None:
-            joined.view = Board.from_text(game.position).view_text()
-            joined.seq = game.seq
+        joined.view, joined.seq = await _view(session, code)
     if race.final is not None and rules.revealed(race, ctx.clock()):
         joined.boards = dict(race.final.boards)
     elif race.state is RaceState.RUNNING and role == "spectator" and race.options.live_boards:
@@ -249,9 +254,7 @@ async def _finished_frame(
     ``since`` only when few (:data:`~.snapshots.FINISHED_CATCH_UP`)."""
     view, seq = None, 0
     if role == "player" and session.player in snapshot.statuses:
-        game = await session.ctx.store.races.load_game(snapshot.code, session.player)
-        if game is not None:
-            view, seq = Board.from_text(game.position).view_text(), game.seq
+        view, seq = await _view(session, snapshot.code)
     events: list[dict[str, Any]] = []
     if since is not None and snapshot.version - since <= FINISHED_CATCH_UP:
         events = await _events(session, snapshot.code, role, since, snapshot.version)
