@@ -147,6 +147,15 @@ def run(args: argparse.Namespace) -> int:
             )
             args.seconds = 60.0 if loaded else 10.0
         return bench_server(args)
+    if args.what == "versus":
+        from .bench_versus import run as bench_versus
+
+        bench_args = ["--players", str(args.players), "--races", str(args.races)]
+        bench_args += ["--spectators", str(args.spectators), "--rate", str(args.rate)]
+        bench_args += ["--seconds", str(args.seconds or 10.0), "--warmup", str(args.warmup)]
+        if args.idle:
+            bench_args += ["--idle", str(args.idle)]
+        return bench_versus(args, bench_args)
     if args.what in ("affinity", "capacity"):
         from .bench_server.modes import run_nodes
 

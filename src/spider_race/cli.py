@@ -193,9 +193,25 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="benchmarks that print figures")
     p.add_argument(
         "what",
-        choices=["engine", "server", "solver", "hint", "par", "affinity", "capacity"],
+        choices=["engine", "server", "solver", "hint", "par", "affinity", "capacity", "versus"],
         help="what to measure: engine, server, solver, hint, par, affinity (pub/sub per "
-        "move with and without race affinity) or capacity (costs on a 3-shard cluster)",
+        "move with and without race affinity), capacity (costs on a 3-shard cluster) or "
+        "versus (this tree's server against a reference commit's, in turns)",
+    )
+    p.add_argument(
+        "--reference",
+        default=None,
+        metavar="COMMIT",
+        help="versus: the commit to measure against (default: the one in bench/reference)",
+    )
+    p.add_argument(
+        "--rounds", type=int, default=3, help="versus: runs of each side, alternating (default 3)"
+    )
+    p.add_argument(
+        "--tolerance",
+        type=float,
+        default=0.15,
+        help="versus: how much more node CPU per move than the reference fails (default 0.15)",
     )
     p.add_argument("--deals", type=int, default=100, help="engine, solver, par: seeded deals")
     p.add_argument(

@@ -106,6 +106,9 @@ class Processes:
             "SPIDER_RACE_MAX_PLAYERS": str(max(16, max_players)),
             "SPIDER_RACE_DRAIN": "0",  # no load balancer to drain from: SIGTERM closes at once
         }
+        server_path = os.environ.get("SPIDER_BENCH_SERVER_PATH")
+        if server_path:  # ``bench versus``: the node's code from another tree
+            env["PYTHONPATH"] = server_path
         if ping_interval is not None:
             env["SPIDER_RACE_PING_INTERVAL"] = f"{ping_interval:g}"
         env.update(settings or {})
