@@ -111,7 +111,7 @@ class _Read(NamedTuple):
 class _Action:
     """One action of a player: its tries' load, decision and commit."""
 
-    __slots__ = ("advanced", "code", "kind", "move", "race", "seq", "session")
+    __slots__ = ("advanced", "before", "code", "kind", "move", "race", "seq", "session")
 
     def __init__(
         self, session: Session, code: str, kind: rules.ActionKind, seq: int | None, move: str
@@ -125,6 +125,8 @@ class _Action:
         """The race as last read."""
         self.advanced = False
         """The commit found the race no longer running and made its transition."""
+        self.before: Game | None = None
+        """The game the last decision was made on (the commit writes what changed)."""
 
     async def load(self) -> _Read:
         """The race, game and board the connection's last committed action left, when this
@@ -165,7 +167,7 @@ class _Action:
         """The action's outcome (None: a resent action, or a leave once the game is over)."""
         if read.ack is not None:
             return None
-        game = read.game
+        game = self.before = read.game
         if self.seq is None:  # leave: the next action, whatever it is
             if game.status in TERMINAL:
                 return None
@@ -191,7 +193,7 @@ class _Action:
         race = self.race
         assert race is not None
         try:
-            return await ctx.store.commits.commit_action(race, outcome)
+            return await ctx.store.commits.commit_action(race, outcome, self.before)
         except WrongState:
             self.advanced = True
             now = await ctx.transitions.advance(self.code)

@@ -11,6 +11,7 @@ from spider_client.protocol import ParInfo, Result, pack
 from ..race import Entry, Final, Game, Race, RaceOptions, RaceState, RematchState
 
 __all__ = [
+    "changed_game_fields",
     "entry_bytes",
     "entry_from",
     "game_fields",
@@ -175,6 +176,35 @@ def game_fields(game: Game) -> dict[str, str]:
         "raised_at": repr(game.raised_at),
         "undo_only_since": _num(game.undo_only_since),
     }
+
+
+_GAME_FIELDS: tuple[tuple[str, Any], ...] = (
+    ("player", str),
+    ("seq", str),
+    ("position", str),
+    ("status", str),
+    ("moves", str),
+    ("turned_up", str),
+    ("runs", str),
+    ("deals_left", str),
+    ("score", str),
+    ("time", _num),
+    ("down0", str),
+    ("suited", str),
+    ("raised_at", repr),
+    ("undo_only_since", _num),
+)
+
+
+def changed_game_fields(before: Game, after: Game) -> dict[str, str]:
+    """The fields of ``after`` (as :func:`game_fields` writes them) whose values differ
+    from ``before``'s: what an action writes over the game it was decided on."""
+    out: dict[str, str] = {}
+    for name, conv in _GAME_FIELDS:
+        value = getattr(after, name)
+        if value != getattr(before, name):
+            out[name] = conv(value)
+    return out
 
 
 def game_from(h: dict[Any, Any]) -> Game:

@@ -26,10 +26,10 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, RedisError
 
 from ..errors import Conflict, WrongState
-from ..race import ActionOutcome, Race, RaceChange, event_data
+from ..race import ActionOutcome, Game, Race, RaceChange, event_data
 from ..settings import Settings
 from . import keys
-from .codec import entry_bytes, game_fields, meta_fields, pack_payload, text
+from .codec import changed_game_fields, entry_bytes, game_fields, meta_fields, pack_payload, text
 from .durability import Durability, run_durable
 from .guard import as_unavailable
 from .redisconn import CommandLink
@@ -269,10 +269,14 @@ class CommitLink:
             raise Conflict(f"race {race.code} is at version {version}, not {change.base}")
         return Committed(race.code, int(version), () if change.delete else stored)
 
-    async def commit_action(self, race: Race, outcome: ActionOutcome) -> Committed:
+    async def commit_action(
+        self, race: Race, outcome: ActionOutcome, before: Game | None = None
+    ) -> Committed:
         """Apply a player's action if their seq is still ``outcome.game.seq - 1`` and the
         race runs. Returns what was committed (with the mover's ack); Conflict when the
-        seq moved on, WrongState when the race is no longer running."""
+        seq moved on, WrongState when the race is no longer running. With ``before``, the
+        game the action was decided on (the stored game, when the check-and-set holds),
+        only the game's fields that changed are written."""
         code, pid = race.code, outcome.game.player
         key_list = self._action_keys.get((code, pid))
         if key_list is None:
@@ -306,7 +310,12 @@ class CommitLink:
         for audience, data in outcome.stored_events:
             args += (audience, data)
         args.append(str(outcome.time_ms))
-        for name, value in game_fields(outcome.game).items():
+        fields = (
+            game_fields(outcome.game)
+            if before is None
+            else changed_game_fields(before, outcome.game)
+        )
+        for name, value in fields.items():
             args += (name, value)
         with as_unavailable:
             reply = await self._run_action_script(key_list, args)

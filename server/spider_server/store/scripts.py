@@ -118,7 +118,8 @@ COMMIT_ACTION = (
 -- KEYS: meta, players, events, game, actions, acks, nodes, stack, marks, times
 -- ARGV: expected seq, player, channel, ttl, maxlen, committing node, now, action, ack
 --       frame, entry, n, then n events as audience and data, then the action's race time
---       (ms), then the game's fields and values (its new seq among them)
+--       (ms), then the game's fields that changed and their values (its new seq always;
+--       its position whenever the board changed)
 -- The standing moves (stack) and their depth and marks (marks) follow each action from the
 -- player's first on: a move pushes, an undo pops, and a move that reaches a depth that is a
 -- multiple of the mark's spacing keeps the position there (games begun without them keep
@@ -147,8 +148,10 @@ redis.call('RPUSH', KEYS[10], ARGV[fields])
 redis.call('HSET', KEYS[6], string.format('%d', seq + 1), ARGV[9])
 redis.call('HSET', players, ARGV[2], ARGV[10])
 local action = ARGV[8]
-if action ~= 'resign' and (seq == 0 or redis.call('EXISTS', KEYS[9]) == 1) then
-  local depth = tonumber(redis.call('HGET', KEYS[9], 'n') or '0')
+-- the depth is there from a game's first action on (one read: no EXISTS before it)
+local kept = action ~= 'resign' and redis.call('HGET', KEYS[9], 'n')
+if action ~= 'resign' and (seq == 0 or kept) then
+  local depth = tonumber(kept or '0')
   if action == 'undo' then
     if depth > 0 then
       redis.call('RPOP', KEYS[8])
