@@ -5,7 +5,7 @@ one measured yesterday; two servers measured in turns, in one sitting, under the
 clients, do. This bench checks the reference commit (named in ``bench/reference``, or
 ``--reference``) out into a temporary worktree and runs ``spider-race bench server`` with
 the given arguments ``--rounds`` times for each side, alternating (reference first). The
-bench's clients, the baseline and the engine are this tree's in every run: only the server
+bench's clients, the baseline and the engine are this checkout's in every run: only the server
 node's code (``server/`` and ``client/``, the protocol it speaks) changes sides, through
 the node's ``PYTHONPATH``.
 
@@ -67,9 +67,13 @@ def reference_commit(root: Path) -> str:
     raise SystemExit(f"spider-race bench versus: no commit in {REFERENCE_FILE}")
 
 
-def _server_path(tree: Path, root: Path) -> str:
-    """The node's ``PYTHONPATH`` for a tree's server (the engine is always this tree's)."""
-    return os.pathsep.join(str(p) for p in (tree / "server", tree / "client", root / "engine"))
+def _server_path(tree: Path) -> str:
+    """The node's ``PYTHONPATH`` for a tree's server; the engine is the one this bench
+    imports (built, compiled or not, as ``make`` left it) on both sides."""
+    import spider_engine
+
+    engine = Path(spider_engine.__file__).resolve().parent.parent
+    return os.pathsep.join(str(p) for p in (tree / "server", tree / "client", engine))
 
 
 def _where(path: str) -> str:
@@ -126,7 +130,7 @@ def run(args: argparse.Namespace, bench_args: list[str]) -> int:
             raise SystemExit(
                 f"spider-race bench versus: cannot check out {commit}: {added.stderr.strip()}"
             )
-        sides = {"reference": _server_path(tree, root), "this": _server_path(root, root)}
+        sides = {"reference": _server_path(tree), "this": _server_path(root)}
         print(f"reference: {commit}")
         for side, path in sides.items():
             print(f"{side}_server: {_where(path)}")
