@@ -273,6 +273,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--idle", type=int, default=0, metavar="N", help="server: hold N idle connections"
     )
     p.add_argument(
+        "--idle-beside",
+        type=int,
+        default=0,
+        metavar="N",
+        help="server: N idle connections held (by a worker process) while the players race",
+    )
+    p.add_argument(
         "--warmup", type=float, default=2.0, help="server: seconds of moves before measuring"
     )
     p.add_argument(

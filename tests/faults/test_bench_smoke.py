@@ -130,3 +130,14 @@ def test_bench_server_pars() -> None:
     assert float(figures["par_cpu_s_total"]) > 0, figures  # the workers searched them
     assert float(figures["par_wait_s_total"]) > 0, figures
     assert float(figures["par_wait_to_cpu_ratio"]) > 0, figures
+
+
+def test_bench_server_players_beside_idle_connections() -> None:
+    figures = _figures(
+        "--players", "4", "--races", "2", "--rate", "10", "--seconds", "1", "--warmup", "0.5",
+        "--idle-beside", "50",
+    )  # fmt: skip
+    assert figures["errors"] == "0", figures
+    assert figures["idle_beside"] == "50", figures  # every idle client said hello
+    assert figures["idle_beside_lost"] == "0", figures  # and was still there at the end
+    assert int(figures["moves"]) > 0, figures

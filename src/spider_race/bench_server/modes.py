@@ -37,7 +37,8 @@ async def bench_players(args: argparse.Namespace, procs: Processes) -> int:
     hint_spam = max(0, int(getattr(args, "hint_spam", 0) or 0))
     pool_refill = bool(getattr(args, "pool_refill", False))
     pars = max(0, int(getattr(args, "pars", 0) or 0))
-    raise_open_files(2 * (players + spectators + stalled) + 1024)
+    idle_beside = max(0, int(getattr(args, "idle_beside", 0) or 0))
+    raise_open_files(2 * (players + spectators + stalled + idle_beside) + 1024)
     redis_url = args.redis
     server_pid: int | None = None
     url = args.url
@@ -54,6 +55,13 @@ async def bench_players(args: argparse.Namespace, procs: Processes) -> int:
         url, server_pid = await procs.start_server(
             redis_url, max_players=-(-players // races), ping_interval=ping, settings=extra
         )
+    idlers = None
+    idle_held = 0
+    if idle_beside:
+        from .idlers import Idlers
+
+        idlers = Idlers(procs, url, idle_beside)
+        idle_held = await idlers.start()
     rss: list[float | None] = [None]
 
     def loaded() -> None:
@@ -78,6 +86,7 @@ async def bench_players(args: argparse.Namespace, procs: Processes) -> int:
             spectator_procs=args.spectator_procs,
             solver=solver,
         )
+    idle_lost = idlers.stop() if idlers is not None else None
     in_redis: int | None = None
     if redis_url is not None:
         in_redis = await moves_in_redis(redis_url, bots, len(line.opening))
@@ -112,6 +121,9 @@ async def bench_players(args: argparse.Namespace, procs: Processes) -> int:
             in_redis=in_redis,
         )
     )
+    if idlers is not None:
+        print(f"idle_beside: {idle_held}")
+        print(f"idle_beside_lost: {'n/a' if idle_lost is None else idle_lost}")
     if tally.error_kinds:
         print("error_kinds: " + ", ".join(f"{k}={v}" for k, v in sorted(tally.error_kinds.items())))
     return 0
@@ -207,12 +219,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise_open_files(65536)
         asyncio.run(echo_server(int(argv[1]), argv[2]))
         return 0
+    if len(argv) == 3 and argv[0] == "idle":
+        from .idlers import idlers_worker
+
+        asyncio.run(idlers_worker(argv[1], int(argv[2])))
+        return 0
     if len(argv) >= 5 and argv[0] == "spectators":
         asyncio.run(spectators_worker(argv[1], int(argv[2]), int(argv[3]), argv[4:]))
         return 0
     print(
         f"usage: python -m {WORKER_MODULE} echo PORT REDIS_URL\n"
-        f"       python -m {WORKER_MODULE} spectators URL FIRST COUNT CODE...",
+        f"       python -m {WORKER_MODULE} spectators URL FIRST COUNT CODE...\n"
+        f"       python -m {WORKER_MODULE} idle URL COUNT",
         file=sys.stderr,
     )
     return 2
