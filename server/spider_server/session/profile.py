@@ -30,6 +30,7 @@ from ..race.ratings import short_id
 from ..store import check_and_set
 from ..store.ratings import LadderRow
 from .core import Session, race_code
+from .creation import check_creation
 
 __all__ = ["make_rematch", "profile", "rating_changes", "rating_leaderboard", "rematch"]
 
@@ -162,12 +163,18 @@ async def rematch(session: Session, msg: Rematch) -> None:
     ``rematch_offer``. Made at once when everyone accepted, else at the deadline (this
     node waits for it; so does every node that took an acceptance). ``wrong_state``
     once the rematch was made without this player (it has already started), and
-    ``not_found`` once the finished race is gone (expired)."""
+    ``not_found`` once the finished race is gone (expired). An acceptance that would put
+    the player in a new race counts as a creation (:func:`~.creation.check_creation`:
+    ``too_many_races``, ``rate_limited``, as a ``create_race`` would be): refused, it
+    changes nothing."""
     code = race_code(msg.code)
     ctx = session.ctx
     wait = ctx.settings.rematch_wait
+    found = await ctx.store.races.load_race(code)
+    if _accepts_anew(found, session.player):
+        await check_creation(session)
     attempt = await ctx.changes.race(
-        code, partial(_accept, session.player, code, ctx.clock(), wait)
+        code, partial(_accept, session.player, code, ctx.clock(), wait), known=found
     )
     race = attempt.decision.race if attempt.decision is not None else attempt.loaded
     assert race is not None
@@ -175,6 +182,18 @@ async def rematch(session: Session, msg: Rematch) -> None:
     offer = race.rematch
     if await make_rematch(session, code) is None and offer is not None and offer.code is None:
         ctx.spawner.spawn(_at_deadline(session, code, offer.deadline))
+
+
+def _accepts_anew(race: Race | None, player: str) -> bool:
+    """Whether the player's acceptance would count (they played the finished race, not a
+    daily one, have not accepted yet, and the rematch is not made): the refusals of the
+    acceptance itself are :func:`_accept`'s."""
+    if race is None or race.state is not rules.RaceState.FINISHED or race.options.daily:
+        return False
+    if player not in race.players:
+        return False
+    offer = race.rematch
+    return offer is None or (offer.code is None and player not in offer.accepted)
 
 
 def _accept(

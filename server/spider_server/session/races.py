@@ -39,6 +39,7 @@ from ..workers import HintPending, WorkerError
 from ..workers.child import SUGGESTIONS
 from .actions import apply
 from .core import Session, log, race_code
+from .creation import check_creation
 from .joining import join, send_joined, wait_for_deal
 
 __all__ = ["HintBudgetSpent", "create_race", "daily_race", "hint", "join", "leave", "ready"]
@@ -52,8 +53,7 @@ class HintBudgetSpent(RateLimited):
 async def create_race(session: Session, msg: CreateRace) -> None:
     """Create a race and join it as its first player (reply: ``joined``)."""
     options = rules.RaceOptions.from_request(msg, session.ctx.limits)
-    await session.check_race_limit()
-    _check_creation_rate(session)
+    await check_creation(session)
     runs: list[rules.GhostRun] = []
     seed = msg.seed
     if msg.ghosts:
@@ -70,13 +70,6 @@ async def create_race(session: Session, msg: CreateRace) -> None:
     if options.winnable and seed is None:
         wait_for_deal(session, Seeds.race_key(code), options.variant)
     await send_joined(session, msg.req, code, "player", None)
-
-
-def _check_creation_rate(session: Session) -> None:
-    """RateLimited past ``address_creations`` races a minute from this address or
-    ``player_creations`` by this player."""
-    session.limit("player_create", session.player, "you created too many races; wait a minute")
-    session.limit("create", session.address, "too many races created from your address")
 
 
 async def _ghost_runs(
@@ -157,8 +150,7 @@ async def daily_race(session: Session, msg: DailyRace) -> None:
     if code is not None and await store.races.load_race(code) is not None:
         await join(session, Join(req=msg.req, code=code))
         return
-    await session.check_race_limit()
-    _check_creation_rate(session)
+    await check_creation(session)
     seed = await ctx.seeds.daily(variant.id, day)
     key = ctx.seeds.daily_key(variant.id, day)
     if seed is None:  # proving the day's deal counts against the caps, unless under way

@@ -1,0 +1,27 @@
+"""The one check every way a race is made for a player goes through: creating one,
+accepting a rematch, the daily race, queueing for a quick match (and any later way in).
+
+:func:`check_creation` counts the new race against the same limits whichever way it
+comes: the player's races that count (``max_races_per_player``: waiting or running,
+their game not over; ``too_many_races``) and the creations a minute of the player
+(``player_creations``) and of the client's address (``address_creations``;
+``rate_limited``). It is called before anything is written: a refusal changes nothing.
+"""
+
+from __future__ import annotations
+
+from .core import Session
+
+__all__ = ["check_creation"]
+
+
+async def check_creation(session: Session) -> None:
+    """Count a race about to be made with this session's player in it against the
+    creation limits, or refuse it: :class:`~..errors.TooManyRaces` (with the codes of
+    the races that count) when the player is in ``max_races_per_player`` races already,
+    else :class:`~..errors.RateLimited` past ``player_creations`` races a minute by the
+    player or ``address_creations`` from the client's address. The cap is read first: a
+    race refused for it takes none of the player's or the address's creations."""
+    await session.check_race_limit()
+    session.limit("player_create", session.player, "you created too many races; wait a minute")
+    session.limit("create", session.address, "too many races created from your address")
