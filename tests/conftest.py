@@ -116,6 +116,7 @@ UNLIMITED_ADDRESS: dict[str, int] = {
     "address_connections": 1_000_000,
     "address_new_players": 1_000_000,
     "address_creations": 1_000_000,
+    "address_open_races": 1_000_000,
     "player_creations": 1_000_000,
     "address_wrong_joins": 1_000_000,
     "address_hints": 1_000_000,

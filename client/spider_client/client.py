@@ -441,17 +441,20 @@ class Client:
 
     # -- the lobby: open races and quick match (:mod:`.lobby`) -----------------------------
 
-    async def open_races(self, variant: str | None = None) -> list[p.OpenRace]:
-        """The public races waiting for players, newest first (of ``variant`` only)."""
-        return await lobby_requests.open_races(self, variant)
+    async def open_races(self, variant: str | None = None, rated: bool = False) -> list[p.OpenRace]:
+        """The public races waiting for players, in the lobby's order (of ``variant`` only,
+        rated only when asked)."""
+        return await lobby_requests.open_races(self, variant, rated)
 
-    def watch_open_races(self, variant: str | None = None) -> AsyncIterator[p.OpenRaceChanged]:
+    def watch_open_races(
+        self, variant: str | None = None, rated: bool = False
+    ) -> AsyncIterator[p.OpenRaceChanged]:
         """Follow the open races: first an ``open_race`` change for each race listed now,
         then one whenever a race is listed, changes or leaves the list (``race`` None).
         :attr:`listed` holds the list meanwhile. After a reconnect, or a move to a race's
         URL, it follows again on the new connection (the list is read anew). Stops following
         when the iteration ends."""
-        return lobby_requests.watch_open_races(self, variant)
+        return lobby_requests.watch_open_races(self, variant, rated)
 
     async def quick_match(
         self,

@@ -5,7 +5,7 @@ client receives them, and hands the changes to each iteration of
 :meth:`~spider_client.Client.watch_open_races`; the functions below are the lobby's
 requests, which :class:`~spider_client.Client`'s methods of the same names call::
 
-    races = await client.open_races()                 # the public races waiting, newest first
+    races = await client.open_races()                 # the public races waiting, oldest first
     async for change in client.watch_open_races():    # open_race events as they come
         print(change.code, change.race)               # race None: no longer listed
     code = await client.quick_match("spider1")        # queued, matched, joined: the race's code
@@ -96,16 +96,16 @@ class LobbyFeed:
         self._watchers.remove(queue)
 
 
-async def open_races(client: Asker, variant: str | None) -> list[p.OpenRace]:
+async def open_races(client: Asker, variant: str | None, rated: bool = False) -> list[p.OpenRace]:
     """:meth:`Client.open_races <spider_client.Client.open_races>`."""
     reply: p.OpenRaceList = await client._request(
-        lambda req: p.OpenRaces(req=req, variant=variant)
+        lambda req: p.OpenRaces(req=req, variant=variant, rated=rated)
     )
     return reply.races
 
 
 async def watch_open_races(
-    client: Asker, variant: str | None
+    client: Asker, variant: str | None, rated: bool = False
 ) -> AsyncIterator[p.OpenRaceChanged]:
     """:meth:`Client.watch_open_races <spider_client.Client.watch_open_races>`."""
     lobby = client.lobby
@@ -114,7 +114,7 @@ async def watch_open_races(
         while True:
             connection = (client.reconnects, client.moves)  # a new one: follow again there
             reply: p.OpenRaceList = await client._request(
-                lambda req: p.OpenRaces(req=req, watch=True, variant=variant)
+                lambda req: p.OpenRaces(req=req, watch=True, variant=variant, rated=rated)
             )
             for change in lobby.take_list(reply.races):
                 yield change
@@ -124,7 +124,10 @@ async def watch_open_races(
                 except TimeoutError:
                     continue
                 lobby.take_change(change)  # one that came during the read above
-                if variant is None or change.race is None or change.race.variant == variant:
+                race = change.race
+                if race is None or (
+                    (variant is None or race.variant == variant) and (race.rated or not rated)
+                ):
                     yield change
     finally:
         lobby.unwatch(queue)

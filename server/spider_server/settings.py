@@ -127,6 +127,13 @@ class Settings:
     """Races created a minute from one address (``rate_limited`` past it)."""
     player_creations: int = 10
     """Races created a minute by one player (``rate_limited`` past it)."""
+    player_open_races: int = 2
+    """Public races of one player waiting in the lobby's list at once (a further public
+    ``create_race`` is refused: ``too_many_races``)."""
+    address_open_races: int = 5
+    """Public races from one address waiting in the lobby's list at once (likewise)."""
+    open_list_length: int = 100
+    """Races one ``open_races`` reply lists at most (after its filters)."""
     address_wrong_joins: int = 30
     """Joins a minute from one address with a code that names no race; past it every
     join by code from there gets ``rate_limited`` until the bucket refills."""

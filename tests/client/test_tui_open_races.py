@@ -70,7 +70,7 @@ async def test_a_public_race_appears_changes_vanishes_and_joins(node: Any) -> No
             # another creator of the same name: each gets the id's last characters
             second = await other_ann.create_race(variant="spider1", max_players=2, public=True)
             await until(lambda: second in listed(app).codes())
-            assert listed(app).codes() == [second, first]  # newest first
+            assert listed(app).codes() == [first, second]  # the longest waiting first
             assert f"Ann #{ann.player[-4:]}" in line_of(app, first)
             assert f"Ann #{other_ann.player[-4:]}" in line_of(app, second)
             assert private not in listed(app).codes()
@@ -250,3 +250,5 @@ def test_a_listed_race_reads_as_one_entry() -> None:
     assert line.endswith("30 min, winnable deal · by alice #9e11")
     assert "4/4 seats, 0 free" in line
     assert open_race_line(unrated, [rated, unrated], me="p81d0c2aa9e11").endswith("by you")
+    kinds = replace(unrated, rated=True, live_boards=True, humans_only=True)
+    assert "winnable deal, rated, live boards, humans only · by" in open_race_line(kinds)

@@ -1,6 +1,6 @@
-"""One set of limits for every way in, against a real node: a rematch counts as a creation
-(the creation rates of the player and of the address, and the cap of unfinished races)
-like ``create_race``; a refused rematch changes nothing. The node's limits run on a clock
+"""One set of limits for every way in, against a real node: a rematch and a quick match
+count as creations (the creation rates of the player and of the address, and the cap of
+unfinished races) like ``create_race``; a refused rematch changes nothing. The node's limits run on a clock
 that stands still here: nothing refills, however long the test takes."""
 
 from __future__ import annotations
@@ -155,4 +155,21 @@ async def test_accepting_a_rematch_again_costs_nothing(redis_server, server_node
     for _ in range(3):
         reply, again = await _rematch(node, client, code, first=False)
         assert reply.type == "done" and again == made
+    await client.close()
+
+
+async def test_queueing_for_a_quick_match_counts_as_a_creation(redis_server, server_node) -> None:
+    """Queueing for a quick match takes one of the player's creations a minute, as a
+    ``create_race`` does: past them, both are ``rate_limited``."""
+    node = await server_node(redis_server.url, player_creations=2)
+    _freeze(node)
+    client = await Client.connect(node.url, name="queuer")
+    await client.create(variant="spider1")
+    queued = await client.request(p.QuickMatch(req=0, variant="spider1"), ("queued", "error"))
+    assert queued.type == "queued", queued
+    assert (await client.request(p.CancelMatch(req=0), ("done", "error"))).type == "done"
+    refused = await client.request(p.QuickMatch(req=0, variant="spider1"), ("queued", "error"))
+    assert refused.type == "error" and refused.error == "rate_limited", refused
+    refused = await client.request(p.CreateRace(req=0, variant="spider1"), ("joined", "error"))
+    assert refused.type == "error" and refused.error == "rate_limited", refused
     await client.close()

@@ -61,6 +61,66 @@ async def test_a_race_left_by_everyone_leaves_the_list(redis_server, server_node
         assert await host.open_races() == []
 
 
+async def test_a_public_race_leaves_the_list_when_its_creator_leaves_it(
+    redis_server, server_node
+) -> None:
+    """Its creator gone, a race leaves the list though others are still in it (they go on
+    by its code); the creator's place in the lobby is free again."""
+    node = await server_node(redis_server.url, player_open_races=1)
+    async with (
+        await Client.connect(node.url, name="host") as host,
+        await Client.connect(node.url, name="guest") as guest,
+        await Client.connect(node.url, name="lurker") as lurker,
+    ):
+        watch = lurker.watch_open_races()
+        code = await host.create_race(variant="spider1", max_players=3, public=True)
+        assert (await _next(watch, code)).race is not None
+        await guest.join(code)
+        await _next(watch, code)
+        await host.leave()
+        assert (await _next(watch, code, gone=True)).race is None
+        assert await lurker.open_races() == []
+        race = await node.node.store.races.load_race(code)
+        assert race is not None and list(race.players) == [guest.player]
+        await lurker.join(code)  # by its code, still open
+        again = await host.create_race(variant="spider1", public=True)  # a place again
+        assert [r.code for r in await lurker.open_races()] == [again]
+        await watch.aclose()
+
+
+async def test_a_creator_who_disconnects_takes_the_race_off_the_list(
+    redis_server, server_node
+) -> None:
+    """A player whose last connection to a public race waiting for players ends is out of
+    it: its creator's race leaves the list, and the race closes when nobody is in."""
+    node = await server_node(redis_server.url)
+    store = node.node.store
+    async with await Client.connect(node.url, name="lurker") as lurker:
+        watch = lurker.watch_open_races()
+        host = await Client.connect(node.url, name="host")
+        guest = await Client.connect(node.url, name="guest")
+        code = await host.create_race(variant="spider1", max_players=3, public=True)
+        await guest.join(code)
+        await host.close()
+        assert (await _next(watch, code, gone=True)).race is None
+        race = await store.races.load_race(code)
+        assert race is not None and list(race.players) == [guest.player]
+        await guest.close()
+        async with asyncio.timeout(10):
+            while await store.races.load_race(code) is not None:
+                await asyncio.sleep(0.02)
+        assert await lurker.open_races() == []
+        # a private race is left alone
+        private_host = await Client.connect(node.url, name="private")
+        private = await private_host.create_race(variant="spider1", max_players=2)
+        await private_host.close()
+        player = private_host.player
+        await lurker.open_races()  # a round trip: the node has handled the close
+        race = await store.races.load_race(private)
+        assert race is not None and player in race.players
+        await watch.aclose()
+
+
 def test_the_listed_map_keeps_the_newest_listing_of_each_race() -> None:
     """A change applied to ``listed`` (from an event, from the watch's read, or from a
     change that came during that read) never puts back an older listing, and a race off

@@ -1,9 +1,10 @@
 """The lobby's messages: the list of open (public) races and the quick-match queue.
 
-- ``open_races`` (request): the public races waiting for players, newest first; with
-  ``watch``, ``open_race`` events follow on this connection whenever one is listed,
-  changes or leaves the list (``race`` None: no longer listed: it started, filled and
-  counted down, or was left).
+- ``open_races`` (request): the public races waiting for players, one an address at a
+  time, the longest waiting first (of a variant, rated only, when asked; the filter comes
+  before the list's length); with ``watch``, ``open_race`` events follow on this
+  connection whenever one is listed, changes or leaves the list (``race`` None: no longer
+  listed: it started, filled and counted down, or its creator left it).
 - ``quick_match`` (request, reply ``queued``): queue for a race of ``variant`` with
   players of similar rating; the server sends ``matched`` (the race's code) once it
   started one for you (you are its player already: join it). ``cancel_match`` leaves the
@@ -37,6 +38,8 @@ class OpenRaces:
     watch: bool = False
     variant: str | None = None
     """Only races of this variant (the events are not filtered)."""
+    rated: bool = False
+    """Only rated races."""
     type: Literal["open_races"] = "open_races"
 
 
@@ -65,6 +68,12 @@ class OpenRace:
     from a server that does not say)."""
     creator_provisional: bool = True
     """Whether the creator's rating is still provisional (shown with a ``?``)."""
+    rated: bool = False
+    """The finish moves the players' ratings."""
+    live_boards: bool = False
+    """Spectators see the boards while the race runs."""
+    humans_only: bool = False
+    """Players whose hello said ``bot`` may not join."""
 
     @property
     def free(self) -> int:
@@ -74,7 +83,8 @@ class OpenRace:
 
 @dataclass
 class OpenRaceList:
-    """Reply to ``open_races``: the listed races, newest first."""
+    """Reply to ``open_races``: the listed races, in the list's order (one an address at a
+    time, the longest waiting first)."""
 
     req: int
     races: list[OpenRace] = field(default_factory=list)

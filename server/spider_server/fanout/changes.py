@@ -85,7 +85,9 @@ class Changes:
         committed = await self.store.commits.commit(change, new=new)
         self.publish(committed)
         if change.race.options.public:
-            await self.store.lobby.list_race(change.race, committed.version, deleted=change.delete)
+            await self.store.open_list.list_race(
+                change.race, committed.version, deleted=change.delete
+            )
         return committed
 
     def publish(self, committed: Committed) -> None:

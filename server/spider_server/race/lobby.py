@@ -16,10 +16,13 @@ __all__ = ["listing", "matched_race", "window"]
 
 def listing(race: Race, *, deleted: bool = False) -> OpenRace | None:
     """The race as the open-races list shows it; None when it is not listed: private,
-    deleted, or no longer open (counting down, running, finished)."""
+    deleted, no longer open (counting down, running, finished), or left by its creator
+    (who left it, or whose last connection to it ended: its players may go on by code)."""
     if deleted or not race.options.public or race.state is not RaceState.OPEN:
         return None
     creator = race.players.get(race.creator)
+    if creator is None:
+        return None
     o = race.options
     return OpenRace(
         code=race.code,
@@ -33,9 +36,12 @@ def listing(race: Race, *, deleted: bool = False) -> OpenRace | None:
         winnable=o.winnable,
         hints=o.hints,
         creator=race.creator,
-        creator_name=creator.name if creator is not None else "",
+        creator_name=creator.name,
         created_at=race.created_at,
         version=race.version,
+        rated=o.rated,
+        live_boards=o.live_boards,
+        humans_only=o.humans_only,
     )
 
 

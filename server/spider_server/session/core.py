@@ -57,6 +57,7 @@ from ..transport import (
     CLOSE_TOO_BIG,
     CLOSE_TRY_LATER,
 )
+from .departures import left_public_race
 from .parts import Context, Outbox
 from .validation import parse_frame
 
@@ -409,9 +410,11 @@ class Session:
 
     async def _drop_presence(self, code: str, role: str) -> None:
         """Drop this connection's claim on a race; a player's race then sees at once
-        whether they are away (no other connection of theirs watches it)."""
+        whether they are away (no other connection of theirs watches it), and a public
+        race waiting for players loses them (:func:`~.departures.left_public_race`)."""
         await self.ctx.store.presence.drop_presence(
             code, self.member(code, role), role == "spectator"
         )
         if role == "player":
             await self.ctx.presence.check(code)
+            await left_public_race(self.ctx, code, self.player)

@@ -8,11 +8,9 @@ from spider_engine import VariantError, find_variant
 
 from ..errors import InvalidMessage
 from .core import Session
+from .creation import check_creation
 
 __all__ = ["cancel_match", "open_races", "quick_match"]
-
-OPEN_LIST_MAX = 100
-"""Races one ``open_races`` reply lists at most."""
 
 
 def _variant(name: str) -> str:
@@ -26,13 +24,14 @@ def _variant(name: str) -> str:
 
 
 async def open_races(session: Session, msg: OpenRaces) -> None:
-    """The public races waiting for players, newest first (reply: ``open_race_list``);
-    with ``watch``, ``open_race`` events follow (``watch`` False stops them)."""
+    """The public races waiting for players, in the list's order (one an address at a
+    time, the longest waiting first; reply: ``open_race_list``): at most
+    ``open_list_length``, of ``variant`` only and rated only when asked, the filters
+    applied before the length. With ``watch``, ``open_race`` events follow (``watch``
+    False stops them)."""
     variant = _variant(msg.variant) if msg.variant is not None else None
     session.ctx.lobby.watch(session, msg.watch)  # before reading: no change falls between
-    races = await session.ctx.store.lobby.open_races(OPEN_LIST_MAX)
-    if variant is not None:
-        races = [r for r in races if r.variant == variant]
+    races = await session.ctx.store.open_list.open_races(variant=variant, rated=msg.rated)
     session.send_msg(OpenRaceList(req=msg.req, races=races))
 
 
@@ -42,7 +41,7 @@ async def quick_match(session: Session, msg: QuickMatch) -> None:
     variant is read once, now, and the race made is rated."""
     assert session.identity is not None
     variant = _variant(msg.variant)
-    await session.check_race_limit()
+    await check_creation(session)  # a match is a race made: the same limits as a create
     queued = await session.ctx.lobby.queue(
         session,
         name=session.identity.name,

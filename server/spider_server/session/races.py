@@ -51,22 +51,31 @@ class HintBudgetSpent(RateLimited):
 
 
 async def create_race(session: Session, msg: CreateRace) -> None:
-    """Create a race and join it as its first player (reply: ``joined``)."""
+    """Create a race and join it as its first player (reply: ``joined``). A public race
+    first claims its places in the lobby's list (the player's, the address's:
+    :meth:`~..store.OpenList.claim`, ``too_many_races`` when none is left), held while
+    it is listed."""
     options = rules.RaceOptions.from_request(msg, session.ctx.limits)
     await check_creation(session)
-    runs: list[rules.GhostRun] = []
-    seed = msg.seed
-    if msg.ghosts:
-        if msg.seed is not None or options.winnable:
-            raise InvalidMessage("ghosts: the race deals the ghosts' deal (no seed)")
-        runs, seed = await _ghost_runs(session, msg.ghosts, options)
-    if options.winnable and not runs:  # a proven seed at once, or the race waits for one
-        seed = await session.ctx.seeds.take(options.variant)
-        if seed is None:  # its proofs count against this player's and address's caps
-            session.ctx.seeds.check_room(identity=session.player, address=session.address)
-    code = await _new_race(
-        session, options, seed, preparing=options.winnable and seed is None, ghosts=runs
-    )
+    open_list = session.ctx.store.open_list
+    claim = await open_list.claim(session.player, session.address) if options.public else None
+    code: str | None = None
+    try:
+        runs: list[rules.GhostRun] = []
+        seed = msg.seed
+        if msg.ghosts:
+            if msg.seed is not None or options.winnable:
+                raise InvalidMessage("ghosts: the race deals the ghosts' deal (no seed)")
+            runs, seed = await _ghost_runs(session, msg.ghosts, options)
+        if options.winnable and not runs:  # a proven seed at once, or the race waits for one
+            seed = await session.ctx.seeds.take(options.variant)
+            if seed is None:  # its proofs count against this player's and address's caps
+                session.ctx.seeds.check_room(identity=session.player, address=session.address)
+        preparing = options.winnable and seed is None
+        code = await _new_race(session, options, seed, preparing=preparing, ghosts=runs)
+    finally:
+        if claim is not None:
+            await open_list.settle(claim, session.player, session.address, code)
     if options.winnable and seed is None:
         wait_for_deal(session, Seeds.race_key(code), options.variant)
     await send_joined(session, msg.req, code, "player", None)

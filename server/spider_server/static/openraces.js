@@ -39,7 +39,9 @@ session.take = (msg) => {
 function drawList() {
   const list = $("#open-race-list");
   if (!list) return;
-  const races = [...listed.values()].sort((a, b) => b.created_at - a.created_at);
+  // the longest waiting first, as the server lists them (it shows one race an address at a
+  // time; the page shows every race it heard of)
+  const races = [...listed.values()].sort((a, b) => a.created_at - b.created_at);
   fill(
     list,
     ...(races.length
@@ -48,12 +50,18 @@ function drawList() {
             "li",
             { "data-code": r.code, "data-free": String(Math.max(0, r.max_players - r.players)) },
             h("a", { href: `/r/${r.code}`, onclick: (e) => (e.preventDefault(), joinOpen(r.code)) }, r.code),
-            ` ${r.variant} · ${r.players}/${r.max_players} players · ${Math.round(r.time_limit / 60)} min · by ${r.creator_name}`,
+            ` ${r.variant} · ${r.players}/${r.max_players} players · ${Math.round(r.time_limit / 60)} min${kinds(r)} · by ${r.creator_name}`,
             r.creator_rating != null ? ` (${ratingText(Math.round(r.creator_rating), r.creator_provisional)})` : "",
           ),
         )
       : [h("li", { class: "empty" }, "No open races right now: create one and tick “list it”.")]),
   );
+}
+
+/** What kind of race a listing is: rated, live boards, humans only (each when so). */
+function kinds(r) {
+  const said = [r.rated && "rated", r.live_boards && "live boards", r.humans_only && "humans only"];
+  return said.filter(Boolean).map((k) => ` · ${k}`).join("");
 }
 
 async function joinOpen(code) {

@@ -13,7 +13,8 @@ composed in one place (:class:`Store`, made by :meth:`Store.connect`):
 - :mod:`.seeds`: :class:`SeedStore`, the proven seeds' pools, the daily deals and their
   leaderboards;
 - :mod:`.par`: :class:`ParStore`, who computes a finished deal's par, the daily deal's par;
-- :mod:`.lobby`: :class:`LobbyStore`, the open races' list and the quick-match queues.
+- :mod:`.lobby`: :class:`LobbyStore`, the quick-match queues and the lobby's channel;
+- :mod:`.openlist`: :class:`OpenList`, the open public races' list and its places.
 
 Every call follows :mod:`.guard`: a Redis error is :class:`~..errors.Unavailable`, and a
 check-and-set that lost is decided again by :func:`check_and_set`, the server's one retry
@@ -36,6 +37,7 @@ from .commits import CommitLink, Committed
 from .durability import unmet
 from .guard import CAS_TRIES, Attempt, as_unavailable, check_and_set
 from .lobby import LobbyStore
+from .openlist import OpenList
 from .par import ParStore
 from .players import PlayerRace, PlayerStore
 from .presence import PRESENCE_CHUNK, PresenceStore
@@ -51,6 +53,7 @@ __all__ = [
     "CommitLink",
     "Committed",
     "LobbyStore",
+    "OpenList",
     "ParStore",
     "PlayerRace",
     "PlayerStore",
@@ -85,6 +88,7 @@ class Store:
     seeds: SeedStore
     par: ParStore
     lobby: LobbyStore
+    open_list: OpenList
 
     @classmethod
     def connect(
@@ -112,6 +116,7 @@ class Store:
             seeds=SeedStore(redis),
             par=ParStore(redis, settings),
             lobby=LobbyStore(redis, ratings, clock),
+            open_list=OpenList(redis, settings, ratings, clock),
         )
 
     async def aclose(self) -> None:

@@ -94,10 +94,20 @@ TTLs: a player's record and history live PROFILE_TTL (a year) after their last f
 the ladders' and the marker's entries have no TTL (a marker is dropped APPLIED_KEEP after it
 was written, longer than a finished race lives).
     {lobby}:open                  zset    code -> creation time: the public races listed as
-                                          waiting for players (at most ``OPEN_MAX``: the
-                                          oldest beyond it leave the list)
+                                          waiting for players (at most ``OPEN_MAX``: a
+                                          public race past it is refused at its creation)
+    {lobby}:open:rated            zset    the same, of the rated races only
+    {lobby}:open:v:<variant>      zset    the same, of one variant (``:rated`` after it: of
+                                          its rated races)
     {lobby}:open:info             hash    code -> msgpack of the race's listing (OpenRace)
     {lobby}:open:ver              hash    code -> the race version its listing is of
+    {lobby}:open:from             hash    code -> the address its creator created it from
+                                          (the list shows one race an address at a time)
+    {lobby}:mine:<player>         zset    the player's listed races (code -> 0) and claims
+                                          of races being created ("~<id>" -> expiry): at
+                                          most ``player_open_races`` (lives ``race_ttl``)
+    {lobby}:from:<address>        zset    the same of a client address
+                                          (``address_open_races``)
     {lobby}:gone                  zset    code -> time it left the list (a later update of
                                           an older version cannot bring it back; kept an hour,
                                           at most GONE_MAX)
@@ -172,6 +182,11 @@ __all__ = [
     "LOBBY_VERSIONS",
     "LOBBY_GONE",
     "LOBBY_CHANNEL",
+    "LOBBY_RATED",
+    "LOBBY_FROM",
+    "lobby_variant",
+    "lobby_mine",
+    "lobby_from",
     "OPEN_MAX",
     "GONE_MAX",
     "match_queue",
@@ -356,8 +371,25 @@ LOBBY_INFO = "{lobby}:open:info"
 LOBBY_VERSIONS = "{lobby}:open:ver"
 LOBBY_GONE = "{lobby}:gone"
 LOBBY_CHANNEL = "{lobby}:ch"
-OPEN_MAX = 500
-"""Public races the open list holds at most (the newest)."""
+LOBBY_RATED = "{lobby}:open:rated"
+LOBBY_FROM = "{lobby}:open:from"
+OPEN_MAX = 2000
+"""Public races the open list holds at most (one more is refused at its creation)."""
+
+
+def lobby_variant(variant: str, *, rated: bool = False) -> str:
+    """``{lobby}:open:v:<variant>`` (``:rated``: its rated races): a filter's own list."""
+    return f"{{lobby}}:open:v:{variant}" + (":rated" if rated else "")
+
+
+def lobby_mine(player: str) -> str:
+    return f"{{lobby}}:mine:{player}"
+
+
+def lobby_from(address: str) -> str:
+    return f"{{lobby}}:from:{address}"
+
+
 GONE_MAX = 10_000
 """Races that left the list remembered at most (for an hour)."""
 

@@ -1,10 +1,5 @@
-"""The lobby in Redis: the list of open public races and the quick-match queues.
-
-The open list is a sorted set by creation time (at most :data:`~..keys.OPEN_MAX`) with a
-hash of listings; each public race's commit updates its listing through one script that
-keeps the newest version only and publishes the change on the lobby's channel. Reading the
-list is one range and one HMGET (and a check that the listed races still exist): never a
-scan.
+"""The lobby in Redis: the quick-match queues, and the lobby's channel (the open races'
+list itself is :mod:`.openlist`'s).
 
 The queues share the ``{match}`` hash tag: queueing, cancelling and taking a group are
 each one script (:mod:`..scripts`), so a player is in one queue at a time and a group is
@@ -22,16 +17,15 @@ from typing import Any, NamedTuple
 import msgpack
 from redis.asyncio import Redis
 
-from spider_client.protocol import OpenRace, pack
+from spider_client.protocol import OpenRace
 
 from ..errors import Conflict, Contended
-from ..race import Race, listing
 from . import keys
 from .codec import text
 from .guard import as_unavailable, check_and_set
 from .ratings import RatingStore
 from .redisconn import read_message
-from .scripts import CANCEL_MATCH, LIST_RACE, MATCH_DELIVERED, POP_MATCHES, QUEUE_MATCH
+from .scripts import CANCEL_MATCH, MATCH_DELIVERED, POP_MATCHES, QUEUE_MATCH
 
 __all__ = ["Group", "LobbyStore", "MATCHED", "Member"]
 
@@ -95,66 +89,6 @@ class LobbyStore:
         if source not in scripts:
             scripts[source] = self.redis.register_script(source)
         return scripts[source]
-
-    # -- the open races -----------------------------------------------------------------------
-
-    async def list_race(self, race: Race, version: int, *, deleted: bool = False) -> None:
-        """Bring the race's listing to ``version`` (listed while open, else off the list)."""
-        shown = listing(race, deleted=deleted)
-        if shown is not None:
-            shown.version = version
-            shown.creator_rating, shown.creator_provisional = await self._creator_rating(
-                shown.creator, shown.variant
-            )
-        data = b"" if shown is None else pack(shown)
-        await self._list(race.code, version, race.created_at, data)
-
-    async def _creator_rating(self, player: str, variant: str) -> tuple[float, bool]:
-        """The rating shown of ``player`` in ``variant`` and whether it is provisional (a
-        player without one: the display base, provisional)."""
-        from ..race.ratings import DISPLAY_BASE
-
-        records = await self.ratings.load_records([player])
-        record = records.get(player)
-        found = record.variants.get(variant) if record is not None else None
-        if found is None:
-            return float(DISPLAY_BASE), True
-        return float(found.rating), bool(found.provisional)
-
-    async def _list(self, code: str, version: int, created_at: float, data: bytes) -> None:
-        args: list[str | bytes] = [
-            code,
-            str(version),
-            repr(created_at),
-            data,
-            str(keys.OPEN_MAX),
-            repr(self.clock()),
-            str(keys.GONE_MAX),
-        ]
-        lobby = [keys.LOBBY_OPEN, keys.LOBBY_INFO, keys.LOBBY_VERSIONS, keys.LOBBY_GONE]
-        with as_unavailable:
-            await self._lobby_script(LIST_RACE)(keys=[*lobby, keys.LOBBY_CHANNEL], args=args)
-
-    async def open_races(self, limit: int = 100) -> list[OpenRace]:
-        """The listed races, newest first (at most ``limit``); a listed race whose keys are
-        gone (expired) is taken off the list."""
-        with as_unavailable:
-            found: list[Any] = await self.redis.zrevrange(keys.LOBBY_OPEN, 0, limit - 1)
-            codes = [text(c) for c in found]
-            if not codes:
-                return []
-            async with self.redis.pipeline(transaction=False) as pipe:
-                pipe.hmget(keys.LOBBY_INFO, codes)
-                for code in codes:
-                    pipe.exists(keys.meta(code))
-                infos, *alive = await pipe.execute()
-        out: list[OpenRace] = []
-        for code, info, exists in zip(codes, infos, alive, strict=True):
-            if not exists:
-                await self._list(code, 1 << 60, 0.0, b"")
-            elif info:
-                out.append(open_race_from(info))
-        return out
 
     async def lobby_messages(self) -> AsyncIterator[tuple[str, bytes]]:
         """(channel, data) of every message on the lobby's and the queues' channels, from

@@ -26,7 +26,6 @@ __all__ = [
     "COMMIT_ACTION",
     "RESAVE_ACK",
     "sharded",
-    "LIST_RACE",
     "QUEUE_MATCH",
     "CANCEL_MATCH",
     "POP_MATCHES",
@@ -259,49 +258,7 @@ def sharded(script: str) -> str:
     return script.replace("redis.call('PUBLISH',", "redis.call('SPUBLISH',")
 
 
-# -- the lobby (keys of the ``{lobby}`` and ``{match}`` hash tags) ---------------------------
-
-LIST_RACE = """
--- A public race's listing, if ``version`` is newer than the listed one: written (data) or
--- taken off the list (empty data, remembered as gone), published on the lobby's channel.
--- KEYS: open, info, versions, gone, channel
--- ARGV: code, version, created_at, data, max, now, gone max
-local code, version = ARGV[1], tonumber(ARGV[2])
-local now = tonumber(ARGV[6])
-if redis.call('ZSCORE', KEYS[4], code) then
-  return 0
-end
-local listed = tonumber(redis.call('HGET', KEYS[3], code) or '-1')
-if version <= listed then
-  return 0
-end
-if ARGV[4] == '' then
-  redis.call('ZREM', KEYS[1], code)
-  redis.call('HDEL', KEYS[2], code)
-  redis.call('HDEL', KEYS[3], code)
-  redis.call('ZADD', KEYS[4], now, code)
-  redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now - 3600)
-  redis.call('ZREMRANGEBYRANK', KEYS[4], 0, -tonumber(ARGV[7]) - 1)
-  if listed >= 0 then
-    redis.call('PUBLISH', KEYS[5], code .. '|')
-  end
-  return 1
-end
-redis.call('ZADD', KEYS[1], ARGV[3], code)
-redis.call('HSET', KEYS[2], code, ARGV[4])
-redis.call('HSET', KEYS[3], code, ARGV[2])
-redis.call('PUBLISH', KEYS[5], code .. '|' .. ARGV[4])
-local extra = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[5])
-if extra > 0 then
-  for _, old in ipairs(redis.call('ZRANGE', KEYS[1], 0, extra - 1)) do
-    redis.call('ZREM', KEYS[1], old)
-    redis.call('HDEL', KEYS[2], old)
-    redis.call('HDEL', KEYS[3], old)
-    redis.call('PUBLISH', KEYS[5], old .. '|')
-  end
-end
-return 1
-"""
+# -- quick match (keys of the ``{match}`` hash tag; the open list's are in open_scripts) --
 
 QUEUE_MATCH = """
 -- Queue a player in a pool, out of the one they were in (``expected``: the pool the caller

@@ -2,13 +2,14 @@
 
 Each race is one line of an :class:`OpenRaceList`: its code, variant (with its options),
 seats taken of the seats there are and those free, the time limit and the rules that
-differ from the usual (no undo, hints, a winnable deal), and who made it with their
-rating in the variant. A creator's name shared by another listed creator gets the last
-four characters of the player id beside it (``alice #d0b7``), as the results and the
-profiles show it; the player's own races are *by you*. The app keeps the list from the
-client's subscription (:meth:`~spider_client.Client.watch_open_races`): a race appears
-when it is listed and leaves when it fills, starts or is gone. Enter (or a click) on a
-line joins that race, as its join code does.
+differ from the usual (no undo, hints, a winnable deal), what kind of race it is (rated,
+live boards, humans only), and who made it with their rating in the variant; the longest
+waiting first. A creator's name shared by another listed creator gets the last four
+characters of the player id beside it (``alice #d0b7``), as the results and the profiles
+show it; the player's own races are *by you*. The app keeps the list from the client's
+subscription (:meth:`~spider_client.Client.watch_open_races`): a race appears when it is
+listed and leaves when it fills, starts, its creator leaves it, or is gone. Enter (or a
+click) on a line joins that race, as its join code does.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ EMPTY = "No open races. Create one or Quick match."
 
 
 def race_terms(race: OpenRace) -> str:
-    """The race's time limit, and the rules that differ from the usual ones."""
+    """The race's time limit, the rules that differ from the usual ones, and what kind of
+    race it is (rated, live boards, humans only)."""
     minutes = max(1, round(race.time_limit / 60))
     terms = [f"{minutes} min"]
     if not race.undo:
@@ -38,6 +40,12 @@ def race_terms(race: OpenRace) -> str:
         terms.append("hints")
     if race.winnable:
         terms.append("winnable deal")
+    if race.rated:
+        terms.append("rated")
+    if race.live_boards:
+        terms.append("live boards")
+    if race.humans_only:
+        terms.append("humans only")
     return ", ".join(terms)
 
 
@@ -59,11 +67,12 @@ def open_race_line(race: OpenRace, listed: Iterable[OpenRace] = (), me: str | No
 
 
 class OpenRaceList(OptionList):
-    """The listed races, newest first; each option's id is the race's code."""
+    """The listed races, the longest waiting first (as the server lists them); each
+    option's id is the race's code."""
 
     def show(self, races: Iterable[OpenRace], me: str | None = None) -> None:
         """Show ``races`` (the highlight stays on the race it was on, while listed)."""
-        shown = sorted(races, key=lambda r: r.created_at, reverse=True)
+        shown = sorted(races, key=lambda r: r.created_at)
         highlighted = self.highlighted_option
         keep = highlighted.id if highlighted is not None else None
         self.set_options(Option(open_race_line(r, shown, me), id=r.code) for r in shown)
