@@ -1,6 +1,7 @@
 """A player whose last connection to a public race that waits for players ended: out of
-it (rules.md's lobby: a public race leaves the list when its creator leaves, and closes
-when nobody is in). Called by the session once its claim on the race is dropped."""
+it (the protocol's ``public`` races: one leaves the lobby's list when its creator leaves
+it, and closes when nobody is in). Called by the session once its claim on the race is
+dropped."""
 
 from __future__ import annotations
 
