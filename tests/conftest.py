@@ -238,13 +238,15 @@ class NodeHandle:
 
 @pytest.fixture
 async def server_node(tmp_path: Path) -> AsyncIterator[Callable[..., Awaitable[NodeHandle]]]:
-    """Factory of in-process nodes; each is closed at the end of the test."""
+    """Factory of in-process nodes; each is closed at the end of the test. ``clock=``
+    gives the node its time (one the test moves on: :class:`tests.server.clocks.TestClock`);
+    the other keywords are settings."""
     from spider_server.node import Node
     from spider_server.settings import Settings
 
     handles: list[NodeHandle] = []
 
-    async def start(redis_url: str, **overrides: Any) -> NodeHandle:
+    async def start(redis_url: str, *, clock: Any = None, **overrides: Any) -> NodeHandle:
         settings = Settings(
             host="127.0.0.1",
             port=0,
@@ -259,7 +261,8 @@ async def server_node(tmp_path: Path) -> AsyncIterator[Callable[..., Awaitable[N
             solver_nice=TEST_SOLVER_NICE,
             par_budget=0,  # no par searched after each finish unless a test asks for it
         ).replace(**overrides)
-        node = Node(settings, redis_url=redis_url, secret=(settings.secret or TEST_SECRET).encode())
+        secret = (settings.secret or TEST_SECRET).encode()
+        node = Node(settings, redis_url=redis_url, secret=secret, clock=clock)
         await node.start()
         handle = NodeHandle(node, f"ws://127.0.0.1:{node.port}/ws", f"http://127.0.0.1:{node.port}")
         handles.append(handle)

@@ -233,7 +233,7 @@ class Client:
     @property
     def status(self) -> p.PlayerStatus | None:
         """This player's status: waiting, playing, won, stuck, resigned, timeout, left,
-        abandoned (None for a spectator, and for a status this client does not know)."""
+        abandoned, idle (None for a spectator, and for a status this client does not know)."""
         status = self.mirror.status
         return status if p.is_player_status(status) else None
 
@@ -273,13 +273,15 @@ class Client:
         rated: bool = False,
         public: bool = False,
         ghosts: list[dict[str, str]] | None = None,
+        idle_limit: int | None = None,
     ) -> str:
         """Create a race, join it as a player, and return its join code. The options are
         :class:`~spider_client.protocol.CreateRace`'s (each told there): the variant, a
         ``seed`` to deal (by default a secret random one), the most players, the time limit
         in seconds, whether undo is allowed, the countdown's seconds, the players' boards
         shown live to spectators, a deal proved winnable, hints, the seconds a player may be
-        away, humans only, rated, listed in the lobby. ``ghosts=[{"race": CODE, "player":
+        away, humans only, rated, listed in the lobby, the seconds a player may go without
+        an action (``idle_limit``). ``ghosts=[{"race": CODE, "player":
         PLAYER_ID}]`` races recorded runs of finished races on their deal. Not repeated
         after a drop (:class:`RequestInterrupted`); refused with the error of its code
         (:class:`BadRequest` for an option out of range, :class:`TooManyRaces`, …)."""

@@ -30,7 +30,8 @@ How each message changes the state:
   race or a countdown is removed, later marked ``left`` and not connected;
   ``player_ready`` sets their readiness, and not ready during a countdown reopens the race
   (no start time); ``countdown`` sets the start time; ``started`` makes the race running
-  with its times and commitment, and every waiting player playing; ``board`` sets that
+  with its times and commitment, and every waiting player playing (with the event's idle
+  deadline); ``board`` sets that
   player's board; ``prepared`` clears ``preparing`` and sets the commitment; ``finished``
   makes the race finished with its results, seed, salt, replays (and their times) and commitment, sets every
   ranked player's status, and adds the final boards.
@@ -111,7 +112,7 @@ class RaceMirror:
     @property
     def status(self) -> str | None:
         """The player's status: waiting, playing, won, stuck, resigned, timeout, left,
-        abandoned."""
+        abandoned, idle."""
         me = self.me
         return me.status if me is not None else None
 
@@ -258,7 +259,7 @@ class RaceMirror:
             race.commitment = event.commitment
             for info in race.players:
                 if info.status == "waiting":
-                    info.status = "playing"
+                    info.status, info.idle_at = "playing", event.idle_at
         elif isinstance(event, p.BoardShown):
             self.boards[event.player] = event.view
         elif isinstance(event, p.RematchOffer):

@@ -23,7 +23,7 @@ import logging
 import signal
 import time
 from collections import Counter
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 import websockets
@@ -84,8 +84,17 @@ class Node:
     with 1012 (clients reconnect to this or another node) and stops. While ``draining``
     (from SIGTERM on, see :meth:`serve_until_signalled`) ``/readyz`` answers 503."""
 
-    def __init__(self, settings: Settings, *, redis_url: str, secret: bytes) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        redis_url: str,
+        secret: bytes,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
         self.settings = settings
+        self.clock = clock
+        """The node's time when given (tests move it on): :meth:`now` takes it as it is."""
         self.redis_url = redis_url
         self.secret = secret
         self.limits = Limits(
@@ -93,6 +102,8 @@ class Node:
             max_time_limit=settings.max_time_limit,
             max_countdown=settings.max_countdown,
             away_grace=settings.away_grace,
+            idle_limit=settings.idle_limit,
+            rated_idle_limit=settings.rated_idle_limit,
         )
         self.metrics = Metrics()
         self.connections: set[Connection] = set()
@@ -105,7 +116,7 @@ class Node:
         self.hub = Hub(self.redis, self.store, node=settings.node, on_event=self._on_event)
         self.changes = Changes(self.store, self.hub)
         """Race changes committed and their events handed to the hub."""
-        self.presence = Presence(self.store, self.changes, settings, clock=self.now)
+        self.presence = Presence(self.store, self.changes, settings, clock=self.now, spawner=self)
         self.workers = SolverWorkers(WorkerSettings.from_settings(settings))
         """The solver's worker processes: hints and proofs (never in this process)."""
         self.metrics.solver = self.workers
@@ -322,14 +333,15 @@ class Node:
     # -- time -------------------------------------------------------------------------------
 
     def now(self) -> float:
-        """The deployment's time: this machine's clock corrected to Redis's."""
-        return time.time() + self.offset
+        """The deployment's time: this machine's clock corrected to Redis's; or the
+        ``clock`` the node was given. Every window of the node takes its time here."""
+        return time.time() + self.offset if self.clock is None else self.clock()
 
     async def _measure_clock(self) -> None:
-        before = time.time()
-        redis_now = await self.store.now()
-        after = time.time()
-        self.offset = redis_now - (before + after) / 2
+        if self.clock is None:  # a given clock is taken as it is
+            before = time.time()
+            redis_now = await self.store.now()
+            self.offset = redis_now - (before + time.time()) / 2
 
     # -- what /readyz and /metrics say ------------------------------------------------------
 
@@ -426,6 +438,7 @@ class Node:
             for watch in list(self.hub.watches.values()):
                 if watch.ghosts and watch.state == "running":
                     self.ghosts.ensure(watch.code)
+                self.presence.tick(watch, now, mono)  # an idle player out when due
                 if mono < watch.next_attempt or watch.view is None:
                     continue
                 if rules.due_transition(watch.view, now) is not None:
@@ -479,13 +492,4 @@ class Node:
                 if isinstance(conn.session, Session)
                 for item in conn.session.presence_items()
             ]
-            with contextlib.suppress(Unavailable):
-                await self.hub.renew()
-            with contextlib.suppress(Unavailable):
-                await self.store.presence.touch_presence(items, self.now())
-            try:
-                await self.presence.sweep()
-            except Unavailable:
-                pass
-            except Exception:
-                log.exception("presence sweep failed")
+            await self.presence.turn(items)

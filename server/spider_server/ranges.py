@@ -75,6 +75,8 @@ RANGES: dict[str, Range] = {
     "sweep_interval": Range(0, 3600, above=True),
     "presence_ttl": Range(1, 3600),
     "away_grace": Range(1, 3600),
+    "idle_limit": Range(30, 3600),
+    "rated_idle_limit": Range(30, 3600),
     "rematch_wait": Range(0, 600, above=True),
     "pool_size": Range(0, 10_000),
     "solve_budget": Range(1, 1_000_000_000),

@@ -168,9 +168,16 @@ class Settings:
     player of a running race without a live claim is ``away``. Nodes renew their claims,
     and sweep the running races they watch for players away or back, every third of it."""
     away_grace: int = 60
-    """Seconds a player may be away from a running race before they are out as
-    ``abandoned`` (and a position offering only undo may last before the player is
-    ``stuck``): the default of a race's ``away_grace`` option."""
+    """Seconds a player may be away from a running race, in all (every spell away summed),
+    before they are out as ``abandoned`` (and a position offering only undo may last before
+    the player is ``stuck``): the default of a race's ``away_grace`` option."""
+    idle_limit: int = 180
+    """Seconds a player may go without an action (move, deal or undo) in a running race,
+    from the start or their last one, before they are out as ``idle``: the default of a
+    race's ``idle_limit`` option (which may be 30 to 3,600)."""
+    rated_idle_limit: int = 120
+    """The ``idle_limit`` of every rated race, quick matches included (fixed: a rated
+    ``create_race`` may not ask for another)."""
     rematch_wait: float = 15.0
     """Seconds a finished race's rematch offer waits for its players after the first
     accepts; then the rematch is made with those who did."""

@@ -25,7 +25,7 @@ from typing import Any
 from spider_client import Client
 from spider_client import protocol as p
 
-OVER = {"won", "stuck", "resigned", "left", "abandoned", "timeout"}
+OVER = {"won", "stuck", "resigned", "left", "abandoned", "idle", "timeout"}
 
 
 def say(**fields: Any) -> None:

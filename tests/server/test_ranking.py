@@ -179,8 +179,9 @@ def test_shared_ranks() -> None:
 
 
 def test_forfeit_and_terminal_statuses() -> None:
-    assert {"resigned", "left", "abandoned"} == r.FORFEIT
+    assert {"resigned", "left", "abandoned", "idle"} == r.FORFEIT
     assert r.Status.ABANDONED == "abandoned" and r.FORFEIT <= r.TERMINAL
+    assert r.Status.IDLE == "idle"
     assert {"won", "stuck", "timeout"} <= r.TERMINAL
     assert not {"playing", "waiting"} & r.TERMINAL
 

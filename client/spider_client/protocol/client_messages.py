@@ -66,9 +66,14 @@ class CreateRace:
     hints: bool = False
     """Players may ask for hints (each is counted and shown in the results)."""
     away_grace: int | None = None
-    """Seconds a player may be away from the running race before they are out as
+    """Seconds a player may be away from the running race, in all, before they are out as
     ``abandoned`` (and a position offering only undo may last before it is ``stuck``);
     None: the server's default (``SPIDER_RACE_AWAY_GRACE``)."""
+    idle_limit: int | None = None
+    """Seconds a player may go without an action (move, deal or undo) in the running race
+    before they are out as ``idle``; None: the server's default
+    (``SPIDER_RACE_IDLE_LIMIT``). A rated race has the server's fixed one
+    (``SPIDER_RACE_RATED_IDLE_LIMIT``): another value is ``invalid``."""
     humans_only: bool = False
     """Refuse players whose hello said ``bot`` (error ``humans_only``)."""
     rated: bool = False

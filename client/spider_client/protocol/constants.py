@@ -23,9 +23,9 @@ Role = Literal["player", "spectator"]
 RaceState = Literal["open", "countdown", "running", "finished"]
 """Where a race is in its life."""
 PlayerStatus = Literal[
-    "waiting", "playing", "won", "stuck", "resigned", "timeout", "left", "abandoned"
+    "waiting", "playing", "won", "stuck", "resigned", "timeout", "left", "abandoned", "idle"
 ]
-"""A player's status in a race (``left`` and ``abandoned`` count as resigned)."""
+"""A player's status in a race (``left``, ``abandoned`` and ``idle`` count as resigned)."""
 
 
 def is_player_status(text: str | None) -> TypeGuard[PlayerStatus]:

@@ -55,7 +55,7 @@ class PlayerInfo:
     ready: bool = False
     connected: bool = True
     status: str = "waiting"
-    """waiting, playing, won, stuck, resigned, timeout, left or abandoned."""
+    """waiting, playing, won, stuck, resigned, timeout, left, abandoned or idle."""
     moves: int = 0
     """Actions made: moves, deals and undos."""
     turned_up: int = 0
@@ -73,6 +73,10 @@ class PlayerInfo:
     ghost: bool = False
     """A ghost: a recorded run of a finished game on the same deal, replayed on the
     race's clock as it was recorded (its progress only, like any player's)."""
+    idle_at: float | None = None
+    """While the player's game is on in the running race: the server time by which they
+    must act (move, deal or undo) or be out as ``idle`` (their last action, or the start,
+    plus the race's ``idle_limit``); else None."""
 
 
 @dataclass
@@ -108,9 +112,9 @@ class RaceInfo:
     preparing: bool = False
     """A ``winnable`` (or daily) race waiting for its proven deal: no countdown yet."""
     away_grace: int = 60
-    """Seconds a player of the running race may be away before they are out as
-    ``abandoned``; also how long a position that offers only undo may stay so before the
-    player is ``stuck``."""
+    """Seconds a player of the running race may be away, in all (every spell away summed),
+    before they are out as ``abandoned``; also how long a position that offers only undo
+    may stay so before the player is ``stuck``."""
     daily: str | None = None
     """The UTC day (``YYYY-MM-DD``) of a daily race; its seed, salt, replays and final
     boards stay hidden until that day is over."""
@@ -128,3 +132,6 @@ class RaceInfo:
     """Listed in the lobby's open races while it waits for players."""
     quick: bool = False
     """Made by the quick-match queue."""
+    idle_limit: int = 180
+    """Seconds a player of the running race may go without an action (move, deal or undo),
+    from the start or their last one, before they are out as ``idle``."""

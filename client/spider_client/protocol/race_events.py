@@ -63,7 +63,9 @@ class Countdown:
 class Started:
     """The deal is out. Each player gets the deal as an ``ack`` with ``seq`` 0 and ``move``
     ``""`` carrying their first view (or in ``joined`` when they rejoin); ``commitment`` is
-    SHA-256 of salt and seed, revealed in ``Finished``."""
+    SHA-256 of salt and seed, revealed in ``Finished``. ``idle_at`` is every player's
+    first idle deadline (``started_at`` plus the race's ``idle_limit``: see
+    ``PlayerInfo.idle_at``)."""
 
     race: str
     version: int
@@ -71,6 +73,7 @@ class Started:
     ends_at: float
     commitment: str
     type: Literal["started"] = "started"
+    idle_at: float | None = None
 
 
 @dataclass
@@ -127,8 +130,9 @@ class Prepared:
 class Away:
     """A player of a running race is away: no connection of theirs has watched the race
     since ``since`` (the server's time). ``players[].connected`` is then false and
-    ``away_since`` is ``since``; a player away longer than the race's ``away_grace`` is out
-    as ``abandoned`` (a ``progress`` with that status)."""
+    ``away_since`` is ``since``; a player away for the race's ``away_grace`` in all (this
+    spell and the ones before summed) is out as ``abandoned`` (a ``progress`` with that
+    status)."""
 
     race: str
     version: int
@@ -139,7 +143,8 @@ class Away:
 
 @dataclass
 class Back:
-    """A player who was away watches the race again, after ``away`` seconds away:
+    """A player who was away watches the race again, after ``away`` seconds away
+    (``total``: seconds away in all in this race, this spell included):
     ``players[].connected`` is true again and ``away_since`` null."""
 
     race: str
@@ -147,6 +152,7 @@ class Back:
     player: str
     away: float
     type: Literal["back"] = "back"
+    total: float | None = None
 
 
 @dataclass

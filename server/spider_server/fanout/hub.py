@@ -292,17 +292,19 @@ class Hub:
         ends_at: float | None,
         statuses: dict[str, str],
         ghosts: bool = False,
+        idle: dict[str, float] | None = None,
     ) -> None:
         """Start delivering a race's events to ``sub`` (from ``sub.delivered``, the version
         of the snapshot it was sent); what this node dispatched since is caught up.
-        ``statuses`` are the live players'; ``ghosts`` whether the race has ghosts."""
+        ``statuses`` are the live players' (``idle``: their idle deadlines); ``ghosts``
+        whether the race has ghosts."""
         watch = self.watches.get(sub.code)
         if watch is None:  # pragma: no cover - callers watch first
             watch = self.watches[sub.code] = RaceWatch(sub.code)
         watch.ghosts = watch.ghosts or ghosts
         if watch.seen is None or watch.seen <= sub.delivered or watch.view is None:
             watch.seen = max(watch.seen or 0, sub.delivered)
-            watch.set_view(state, starts_at, ends_at, statuses)
+            watch.set_view(state, starts_at, ends_at, statuses, idle)
         watch.subs.add(sub)
         if watch.seen > sub.delivered:
             sub.catch_up()

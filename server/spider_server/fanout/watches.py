@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from ..errors import Unavailable
-from ..race import SPECTATORS, Entry, Race, RaceOptions, RaceState, Status
+from ..race import SPECTATORS, Entry, Race, RaceOptions, RaceState, Status, next_idle
 from ..transport import EventFrame
 
 __all__ = ["EventSource", "RaceWatch", "Subscriber", "Subscription"]
@@ -137,9 +137,12 @@ def _light_view(
     starts_at: float | None,
     ends_at: float | None,
     statuses: dict[str, str],
+    idle: dict[str, float] | None = None,
 ) -> Race:
-    """A race that holds only what :func:`~..race.due_transition` reads: its state, times
-    and players' statuses (the rest is left empty; nothing else reads it)."""
+    """A race that holds only what :func:`~..race.due_transition` and
+    :func:`~..race.next_idle` read: its state, times, and players' statuses and idle
+    deadlines (the rest is left empty; nothing else reads it)."""
+    idle = idle or {}
     return Race(
         code=code,
         options=RaceOptions(
@@ -152,7 +155,10 @@ def _light_view(
         seed="",
         salt="",
         commitment="",
-        players={p: Entry(player=p, name="", order=0, status=s) for p, s in statuses.items()},
+        players={
+            p: Entry(player=p, name="", order=0, status=s, idle_at=idle.get(p))
+            for p, s in statuses.items()
+        },
         starts_at=starts_at,
         ends_at=ends_at,
     )
@@ -178,9 +184,22 @@ class RaceWatch:
         self.gap_timer: asyncio.TimerHandle | None = None
         self.next_attempt = 0.0
         """Monotonic time before which the node does not try a transition again."""
+        self.next_idle_check = 0.0
+        """Monotonic time before which the node does not check for idle players again."""
+        self._idle_due: float | None = None
+        self._idle_known = False
+        """Whether ``_idle_due`` is :func:`~..race.next_idle` of the view as it is."""
         self.ghosts = False
         """The race has ghosts (:mod:`..runners.ghosts`): this node emits their due actions. Ghosts
         are not in :attr:`view`: they never hold the race's end."""
+
+    def idle_due(self) -> float | None:
+        """When the next player may be out as idle, as far as the view knows (None: no
+        player's game is on, or no view); worked out again only after the view changed."""
+        if not self._idle_known:
+            self._idle_due = None if self.view is None else next_idle(self.view)
+            self._idle_known = True
+        return self._idle_due
 
     @property
     def state(self) -> str | None:
@@ -193,26 +212,35 @@ class RaceWatch:
         starts_at: float | None,
         ends_at: float | None,
         statuses: dict[str, str],
+        idle: dict[str, float] | None = None,
     ) -> None:
-        """Know the race as a snapshot shows it."""
-        self.view = _light_view(self.code, RaceState(state), starts_at, ends_at, statuses)
-        self.next_attempt = 0.0
+        """Know the race as a snapshot shows it (``idle``: the players' idle deadlines)."""
+        self.view = _light_view(self.code, RaceState(state), starts_at, ends_at, statuses, idle)
+        self.next_attempt = self.next_idle_check = 0.0
+        self._idle_known = False
 
-    def set_status(self, player: str, status: str) -> None:
-        """Know a player's status (from an event, or from this node's own commit)."""
+    def set_status(self, player: str, status: str, idle_at: float | None = None) -> None:
+        """Know a player's status (from an event, or from this node's own commit), and
+        their idle deadline when given."""
         view = self.view
         if view is None:
             return
+        self._idle_known = False
         entry = view.players.get(player)
         if entry is None:
-            view.players[player] = Entry(player=player, name="", order=0, status=status)
+            view.players[player] = Entry(
+                player=player, name="", order=0, status=status, idle_at=idle_at
+            )
         else:
             entry.status = status
+            if idle_at is not None:
+                entry.idle_at = idle_at
 
     def note(self, fields: dict[str, Any]) -> None:
         """Keep the race's state, times and player statuses up to date from an event."""
         kind = fields.get("type")
         view = self.view
+        self._idle_known = False
         if kind == "countdown":
             if view is None:
                 view = self.view = _light_view(self.code, RaceState.COUNTDOWN, None, None, {})
@@ -223,6 +251,7 @@ class RaceWatch:
             view.state, view.ends_at = RaceState.RUNNING, fields["ends_at"]
             for entry in view.players.values():
                 entry.status = Status.PLAYING
+                entry.idle_at = fields.get("idle_at")
         elif kind == "finished":
             if view is None:
                 view = self.view = _light_view(self.code, RaceState.FINISHED, None, None, {})
@@ -234,7 +263,7 @@ class RaceWatch:
             if info.get("ghost"):
                 self.ghosts = True
             else:
-                self.set_status(info["player"], info["status"])
+                self.set_status(info["player"], info["status"], info.get("idle_at"))
         elif kind == "player_left":
             view.players.pop(fields["player"], None)
         self.next_attempt = 0.0

@@ -24,7 +24,7 @@ The package, by layer: :mod:`.model` (the race, its players' entries and games, 
 decisions), :mod:`.options` (limits and a race's options), :mod:`.codes` (join codes),
 :mod:`.fairness` (seed, salt, commitment and when they are revealed), :mod:`.ghosts`
 (recorded runs raced again), :mod:`.progress` (a player's counts from their position),
-:mod:`.presence` (away, back, abandoned, and stuck on undo), :mod:`.par` (a finished
+:mod:`.presence` (away, back, abandoned, idle, and stuck on undo), :mod:`.par` (a finished
 deal's par landing on its race), :mod:`.transitions` (open,
 countdown, start,
 finish), :mod:`.actions` (moves, undos, resigns), :mod:`.results` (the ranking), :mod:`.rematch`
@@ -69,7 +69,7 @@ from .model import (
 )
 from .options import Limits, RaceOptions, offered_variant
 from .par import known_par, par_change, par_event, par_info, settled, standing_line
-from .presence import Due, presence_change, presence_plan
+from .presence import OUT, Due, next_idle, out_times, presence_change, presence_plan
 from .progress import progress_of, runs_completed, status_after, undo_only
 from .rematch import accept_rematch, rematch_due, rematch_made, rematch_race
 from .results import Standing, rank, shared_ranks, standing
@@ -138,6 +138,9 @@ __all__ = [
     "normalize_code",
     "new_seed",
     "next_due",
+    "next_idle",
+    "OUT",
+    "out_times",
     "prepare",
     "presence_change",
     "presence_plan",

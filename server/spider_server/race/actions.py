@@ -101,7 +101,9 @@ def apply_action(
     player's actions so far), ``resign``, or ``leave`` (a resign that marks the player
     ``left``). Raises GameOver when the race or the player's game is over or the time is
     up, WrongState before the start, MalformedMove, IllegalMove, UndoNotAllowed; nothing
-    changes then. An action proves the player present: their entry is no longer away.
+    changes then. An action proves the player present: their entry is no longer away
+    (the spell's seconds are added to their ``away_total``). A move or undo puts the
+    player's idle deadline (``idle_at``) at ``now`` plus the race's ``idle_limit``.
     A position that offers only undo keeps the time it first did (``undo_only_since``).
     The new game's progress (rules.md §7a: sets completed, cards turned up,
     suited score) is the position's; ``raised_at`` becomes the action's race time when the
@@ -182,8 +184,13 @@ def apply_action(
     )
     if status == Status.PLAYING and undo_only(board, options):
         new.undo_only_since = game.undo_only_since if game.undo_only_since else round(now, 3)
-    entry = entry_of(race.players[game.player], new)
-    entry.away_since = None  # a new entry: the action proves the player present
+    before = race.players[game.player]
+    entry = entry_of(before, new)
+    if before.away_since is not None:  # a new entry: the action proves the player present
+        entry.away_total = round(before.away_total + max(0.0, now - before.away_since), 3)
+        entry.away_since = None
+    if status == Status.PLAYING:
+        entry.idle_at = round(now + options.idle_limit, 3)
     ack = Ack(
         code=race.code,
         seq=seq,

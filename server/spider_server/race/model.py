@@ -69,10 +69,13 @@ class Status:
     LEFT = "left"
     """Left a running race: counts as resigned."""
     ABANDONED = "abandoned"
-    """Away from a running race past the grace period: counts as resigned."""
+    """Away from a running race for longer than the grace period in all (its spells
+    summed): counts as resigned."""
+    IDLE = "idle"
+    """No action (move, deal or undo) for the race's ``idle_limit``: counts as resigned."""
 
 
-FORFEIT = frozenset({Status.RESIGNED, Status.LEFT, Status.ABANDONED})
+FORFEIT = frozenset({Status.RESIGNED, Status.LEFT, Status.ABANDONED, Status.IDLE})
 """Statuses of a game given up (rules.md §7a): ranked below every player who played on."""
 
 TERMINAL = frozenset({Status.WON, Status.STUCK, Status.TIMEOUT}) | FORFEIT
@@ -105,6 +108,14 @@ class Entry:
     away_since: float | None = None
     """Since when (server time) the player is away from the running race (no connection
     of theirs watches it), as committed with an ``away`` event; None while present."""
+    away_total: float = 0.0
+    """Seconds the player was away from the running race in the spells that ended (each
+    ``back``, or an action that proved them present); with the spell under way, it is what
+    the race's ``away_grace`` bounds (rules.md §7a)."""
+    idle_at: float | None = None
+    """While the player's game is on: the server time by which they must act (move, deal
+    or undo) or be out as ``idle`` (the start, or their last action, plus the race's
+    ``idle_limit``); None before the start (and in entries stored without it)."""
     undo_only_since: float | None = None
     """Since when (server time) the player's position offers only undo (the game's;
     kept here so that every node's sweep sees it without reading games)."""
@@ -121,13 +132,14 @@ class Entry:
 
     def info(self, *, online: bool = True) -> PlayerInfo:
         """The public entry; ``connected`` when ``online`` (a connection of the player
-        watches the race) and not marked away."""
+        watches the race) and not marked away; ``idle_at`` while the game is on."""
         return PlayerInfo(
             player=self.player,
             name=self.name,
             ready=self.ready,
             connected=online and self.away_since is None,
             away_since=self.away_since,
+            idle_at=self.idle_at if self.status == Status.PLAYING and not self.ghost else None,
             status=self.status,
             moves=self.moves,
             turned_up=self.turned_up,
@@ -280,7 +292,7 @@ class ActionOutcome:
 
 def entry_of(entry: Entry, game: Game) -> Entry:
     """``entry`` with the counts, status and time of the player's ``game`` (and whether
-    the player is away, from ``entry``)."""
+    the player is away, their time away and their idle deadline, from ``entry``)."""
     return Entry(
         player=entry.player,
         name=entry.name,
@@ -297,6 +309,8 @@ def entry_of(entry: Entry, game: Game) -> Entry:
         suited=game.suited,
         raised_at=game.raised_at,
         away_since=entry.away_since,
+        away_total=entry.away_total,
+        idle_at=entry.idle_at,
         undo_only_since=game.undo_only_since,
         bot=entry.bot,
         ghost=entry.ghost,

@@ -9,7 +9,7 @@ from spider_engine import Variant, VariantError, find_variant
 
 from ..errors import InvalidMessage
 
-__all__ = ["Limits", "RaceOptions", "offered_variant", "unrated_because"]
+__all__ = ["Limits", "RaceOptions", "idle_limit_of", "offered_variant", "unrated_because"]
 
 
 def offered_variant(name: str) -> Variant:
@@ -35,6 +35,12 @@ class Limits:
     away_grace: int = 60
     """The ``away_grace`` of a race created without one."""
     max_away_grace: int = 3600
+    idle_limit: int = 180
+    """The ``idle_limit`` of a race created without one."""
+    min_idle_limit: int = 30
+    max_idle_limit: int = 3600
+    rated_idle_limit: int = 120
+    """The ``idle_limit`` of every rated race (quick matches too): fixed."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -52,8 +58,9 @@ class RaceOptions:
     daily: str = ""
     """The UTC day (``YYYY-MM-DD``) of a daily race, else empty."""
     away_grace: int = 60
-    """Seconds a player may be away from the running race before they are out as
-    ``abandoned``, and a position offering only undo may last before it is ``stuck``."""
+    """Seconds a player may be away from the running race, in all (rules.md §7a), before
+    they are out as ``abandoned``, and a position offering only undo may last before it is
+    ``stuck``."""
     seed_chosen: bool = False
     """The creator chose the seed (they know the deal): said in the race's info, never
     rated."""
@@ -66,6 +73,9 @@ class RaceOptions:
     """Listed in the lobby's open races while it waits for players."""
     quick: bool = False
     """Made by the quick-match queue (its players are matched, never joining by code)."""
+    idle_limit: int = 180
+    """Seconds a player may go without an action (move, deal or undo), from the start or
+    their last one, before they are out as ``idle`` (rules.md §7a)."""
 
     @classmethod
     def from_request(cls, msg: CreateRace, limits: Limits) -> RaceOptions:
@@ -88,6 +98,7 @@ class RaceOptions:
         rated = bool(getattr(msg, "rated", False))
         if rated and (why := unrated_because(msg)) is not None:
             raise InvalidMessage(f"rated: {why}")
+        idle = idle_limit_of(getattr(msg, "idle_limit", None), rated=rated, limits=limits)
         return cls(
             variant=variant.id,
             max_players=msg.max_players,
@@ -102,7 +113,24 @@ class RaceOptions:
             humans_only=msg.humans_only,
             rated=rated,
             public=msg.public,
+            idle_limit=idle,
         )
+
+
+def idle_limit_of(asked: int | None, *, rated: bool, limits: Limits) -> int:
+    """The ``idle_limit`` of a race created with ``asked`` (None: the default): a rated
+    race's is :attr:`Limits.rated_idle_limit` (asking for another is InvalidMessage), any
+    other's between :attr:`Limits.min_idle_limit` and :attr:`Limits.max_idle_limit`."""
+    if rated:
+        if asked is not None and asked != limits.rated_idle_limit:
+            raise InvalidMessage(f"idle_limit: a rated race's is {limits.rated_idle_limit} seconds")
+        return limits.rated_idle_limit
+    idle = limits.idle_limit if asked is None else asked
+    if not limits.min_idle_limit <= idle <= limits.max_idle_limit:
+        raise InvalidMessage(
+            f"idle_limit: between {limits.min_idle_limit} and {limits.max_idle_limit} seconds"
+        )
+    return idle
 
 
 def unrated_because(msg: CreateRace) -> str | None:

@@ -54,4 +54,5 @@ def race_info(
         par=race.par if public else None,
         public=race.options.public,
         quick=race.options.quick,
+        idle_limit=race.options.idle_limit,
     )

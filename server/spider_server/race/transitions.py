@@ -203,8 +203,9 @@ def due_transition(race: Race, now: float) -> Literal["start", "finish"] | None:
 
 def start(race: Race, now: float) -> RaceChange:
     """Deal: every player gets ``Board.deal(variant, seed)`` at ``starts_at`` (the same
-    server time for all, whichever node performs it); with live boards, spectators get
-    each player's view of it. WrongState unless the countdown is over."""
+    server time for all, whichever node performs it), and the idle deadline ``starts_at``
+    plus the race's ``idle_limit``; with live boards, spectators get each player's view of
+    it. WrongState unless the countdown is over."""
     if due_transition(race, now) != "start":
         raise WrongState(f"race {race.code} is {race.state.value}, not due to start")
     assert race.starts_at is not None
@@ -212,6 +213,7 @@ def start(race: Race, now: float) -> RaceChange:
     position = board.text()
     started_at = race.starts_at
     ends_at = round(started_at + race.options.time_limit, 3)
+    idle_at = round(started_at + race.options.idle_limit, 3)
     players: dict[str, Entry] = {}
     games: list[Game] = []
     down0 = sum(board.down)
@@ -231,7 +233,7 @@ def start(race: Race, now: float) -> RaceChange:
         if game.status == Status.PLAYING and undo_only(board, race.options):
             game.undo_only_since = started_at
         games.append(game)
-        players[pid] = entry_of(entry, game)
+        players[pid] = entry_of(replace(entry, idle_at=idle_at), game)
     new = replace(
         race,
         state=RaceState.RUNNING,
@@ -245,6 +247,7 @@ def start(race: Race, now: float) -> RaceChange:
         started_at=started_at,
         ends_at=ends_at,
         commitment=race.commitment,
+        idle_at=idle_at,
     )
     events: list[tuple[Audience, object]] = [(ALL, event)]
     if race.options.live_boards:

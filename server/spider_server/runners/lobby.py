@@ -328,6 +328,7 @@ class Lobby:
             countdown=s.match_countdown,
             quick=True,
             rated=True,
+            idle_limit=s.rated_idle_limit,
         )
         now = self.clock()
         change = rules.matched_race(

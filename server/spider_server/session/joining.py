@@ -170,7 +170,7 @@ async def _send_joined(
             snapshot.ends_at,
             snapshot.version,
         )
-        statuses, ghosts = snapshot.statuses, snapshot.ghosts
+        statuses, ghosts, idle = snapshot.statuses, snapshot.ghosts, None
     else:
         assert race is not None
         frame = await _frame(session, race, req, role, since, online, spectators)
@@ -182,13 +182,20 @@ async def _send_joined(
         )
         statuses = {p: e.status for p, e in race.players.items() if not e.ghost}
         ghosts = any(e.ghost for e in race.players.values())
+        idle = {p: e.idle_at for p, e in race.players.items() if e.idle_at and not e.ghost}
     sub = Subscription(
         ctx.hub, session.out, code, role, version, on_started=partial(deal_out, session)
     )
     session.subs[code] = sub
     session.out.send_snapshot(code, frame)
     ctx.hub.add(
-        sub, state=state, starts_at=starts_at, ends_at=ends_at, statuses=statuses, ghosts=ghosts
+        sub,
+        state=state,
+        starts_at=starts_at,
+        ends_at=ends_at,
+        statuses=statuses,
+        ghosts=ghosts,
+        idle=idle,
     )
 
 

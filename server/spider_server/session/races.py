@@ -174,6 +174,7 @@ async def daily_race(session: Session, msg: DailyRace) -> None:
         winnable=True,
         daily=day,
         away_grace=ctx.limits.max_away_grace,  # alone: nobody to hold, come back later
+        idle_limit=ctx.limits.max_idle_limit,
     )
     runs, ghost_seed = await _ghost_runs(session, msg.ghosts, options) if msg.ghosts else ([], seed)
     if ghost_seed != seed:

@@ -9,7 +9,7 @@
 // text of a live board, or final full position).
 
 /** The race events a mirror knows; it leaves out any other (a newer server's). */
-export const EVENTS = new Set(["player_joined", "player_left", "player_ready", "countdown", "started", "progress", "board", "prepared", "finished", "away", "back", "rematch_offer", "par"]);
+export const EVENTS = new Set(["player_joined", "player_left", "player_ready", "countdown", "started", "progress", "board", "prepared", "finished", "away", "back", "rematch_offer", "par", "match_cancelled"]);
 
 const known = (e) => e !== null && typeof e === "object" && EVENTS.has(e.type);
 
@@ -85,6 +85,8 @@ function applyEvent(m, e) {
     case "rematch_offer":
       m.rematch = e; // who accepted a finished race's rematch; its new race's code once made
       break;
+    case "match_cancelled":
+      break; // a quick match called off: the lobby (openraces.js) queues again
     case "player_joined":
     case "progress":
       putPlayer(race, e.player);
@@ -108,7 +110,7 @@ function applyEvent(m, e) {
       break;
     case "started":
       Object.assign(race, { state: "running", starts_at: e.started_at, ends_at: e.ends_at, commitment: e.commitment });
-      race.players.forEach((p) => p.status === "waiting" && (p.status = "playing"));
+      race.players.forEach((p) => p.status === "waiting" && Object.assign(p, { status: "playing", idle_at: e.idle_at ?? null }));
       break;
     case "board":
       m.boards[e.player] = e.view;

@@ -25,6 +25,11 @@ __all__ = [
 ]
 
 
+IDLE_LIMIT = 3600
+"""The ``idle_limit`` of a race stored without one (made before races had it): the most a
+race may have, so that nobody in it is put out for idleness sooner than they were told."""
+
+
 def text(value: bytes | str | None) -> str:
     """A reply as text (None: empty)."""
     if value is None:
@@ -67,6 +72,7 @@ def meta_fields(race: Race) -> dict[str, str | bytes]:
         "hints": "1" if o.hints else "0",
         "daily": o.daily,
         "away_grace": str(o.away_grace),
+        "idle_limit": str(o.idle_limit),
         "seed_chosen": "1" if o.seed_chosen else "0",
         "humans_only": "1" if o.humans_only else "0",
         "rated": "1" if o.rated else "0",
@@ -137,6 +143,7 @@ def race_from(meta: dict[Any, Any], players: dict[Any, Any]) -> Race:
             rated=m.get("rated") == b"1",
             public=m.get("public") == b"1",
             quick=m.get("quick") == b"1",
+            idle_limit=int(m.get("idle_limit") or IDLE_LIMIT),
         ),
         state=RaceState(text(m["state"])),
         version=int(m.get("version", b"0")),
