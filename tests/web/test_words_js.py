@@ -93,12 +93,15 @@ async def test_standings(browser, static_url) -> None:
         entry("f", "resigned", runs=5, up=40),
         entry("g", "left", runs=0, up=2),
         entry("h", "abandoned", runs=0, up=2),
+        entry("i", "idle", runs=0, up=2),
     ]
     page = await blank_page(browser, static_url)
     got = await page.evaluate(STANDINGS_JS, players)
     # winners by time, then who played on by runs then cards turned up, forfeits last
-    assert got["places"] == {"b": 1, "a": 2, "e": 3, "c": 4, "d": 4, "f": 6, "g": 7, "h": 7}
-    assert got["texts"][2] == "4th of 8 (tied)" and got["texts"][1] == "1st of 8"
+    assert got["places"] == {
+        "b": 1, "a": 2, "e": 3, "c": 4, "d": 4, "f": 6, "g": 7, "h": 7, "i": 7,
+    }  # fmt: skip
+    assert got["texts"][2] == "4th of 9 (tied)" and got["texts"][1] == "1st of 9"
     assert got["leader"] == "b"
     assert got["first"] == []  # nothing is told the first time
     assert got["news"] == [
@@ -109,4 +112,5 @@ async def test_standings(browser, static_url) -> None:
         "F resigned.",
         "G left the race.",
         "H is away: out of the race.",
+        "I made no move in time: out of the race.",
     ]

@@ -140,7 +140,7 @@ function endHeadline(race, results, mine, winner) {
     return `${winner?.name ?? "A player"} won`;
   }
   const alike = results.length && results.every((r) => r.status === results[0].status) ? results[0].status : null;
-  const why = { resigned: "resigned", timeout: "ran out of time", left: "left", abandoned: "was away too long", stuck: "got stuck" }[alike];
+  const why = { resigned: "resigned", timeout: "ran out of time", left: "left", abandoned: "was away too long", idle: "made no move in time", stuck: "got stuck" }[alike];
   if (why) return results.length === 1 ? `No winner: ${mine ? "you" : results[0].name} ${why}` : `No winner: everyone ${why}`;
   return mine && results.length > 1 ? `No winner · you ranked #${mine.rank} of ${results.length}` : "No winner";
 }

@@ -46,7 +46,7 @@ function renderGame() {
             h("button", { id: "keys", type: "button", title: "Keys (?)", "aria-label": "keys", onclick: press(toggleHelp) }, "?"),
           ),
         ),
-        h("div", { class: "race-line" }, h("span", { id: "place", class: "place", "aria-live": "polite" }), h("span", { id: "race-notice", class: "race-notice", role: "status" })),
+        h("div", { class: "race-line" }, h("span", { id: "place", class: "place", "aria-live": "polite" }), h("span", { id: "race-notice", class: "race-notice", role: "status" }), h("span", { id: "idle-warning", class: "idle-warning", role: "alert" })),
         race.seed_chosen ? h("p", { class: "seed-note", id: "seed-chosen" }, "The creator chose this deal's seed.") : null,
         h("div", { id: "message", class: `message ${app.message?.kind || ""}`, role: "status", "aria-live": "polite" }, app.message?.text || ""),
         h("div", { id: "board-slot" }),
@@ -167,7 +167,11 @@ function renderPlayers() {
     place.textContent = mine ? `You are ${mine}${named ? ` · leading: ${named}` : ""}` : "";
   }
   tellNews();
-  renderButtons(); // a status the server changed (out of time, stuck) turns them off too
+  // a status the server changed (out of time, stuck, away too long, no move in time) ends
+  // the game on the board too, and turns the buttons off
+  const mine = me();
+  if (mine && $("#board") && $("#board").dataset.status !== mine.status) renderBoardOnly();
+  else renderButtons();
 }
 
 /** A notice above the board when another player wins or is out of the race. */

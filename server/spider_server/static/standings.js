@@ -1,14 +1,14 @@
 // The race's standings while it runs, worked out on the page from the players' progress as
 // the server ranks its results (rules.md §7a): winners by the time of their win, then fewer
 // actions; then the players who did not forfeit, by progress (sets completed, cards turned
-// up); then those who forfeited (resigned, left, abandoned), by progress. Equal keys share a
+// up); then those who forfeited (resigned, left, abandoned, idle), by progress. Equal keys share a
 // place (1, 2, 2, 4). The player entries carry neither the suited score nor the time progress
 // was last raised, so those two tie-breaks are left out: the server's results may part two
 // players the page shows level.
 
 import { ordinal } from "./words.js";
 
-export const FORFEITS = new Set(["resigned", "left", "abandoned"]);
+export const FORFEITS = new Set(["resigned", "left", "abandoned", "idle"]);
 
 function key(p) {
   if (p.status === "won") return [0, p.time ?? Infinity, p.moves];
@@ -61,7 +61,7 @@ export function namesText(names) {
   return names.length > 1 ? `${names.slice(0, -1).join(", ")} and ${names.at(-1)}` : names.join("");
 }
 
-const OUT_TEXT = { resigned: "resigned", left: "left the race", abandoned: "is away: out of the race", timeout: "ran out of time", stuck: "is stuck" };
+const OUT_TEXT = { resigned: "resigned", left: "left the race", abandoned: "is away: out of the race", idle: "made no move in time: out of the race", timeout: "ran out of time", stuck: "is stuck" };
 
 /** What players should be told since they last looked: "Bo won in 4:12!", "Bo resigned";
  * `seen` (player -> status, or null the first time, when nothing is told) is updated in

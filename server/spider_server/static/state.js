@@ -4,8 +4,10 @@
 
 import { Session, store } from "./net.js";
 
-export const TERMINAL = new Set(["won", "stuck", "resigned", "left", "timeout"]);
-export const STATUS_TEXT = { won: "won", stuck: "stuck", resigned: "resigned", left: "left", abandoned: "abandoned", timeout: "out of time", playing: "playing", waiting: "waiting" };
+export const TERMINAL = new Set(["won", "stuck", "resigned", "left", "abandoned", "idle", "timeout"]);
+export const STATUS_TEXT = { won: "won", stuck: "stuck", resigned: "resigned", left: "left", abandoned: "abandoned", idle: "out: no move in time", timeout: "out of time", playing: "playing", waiting: "waiting" };
+/** Seconds before a player's idle deadline (`idle_at`) from which the game warns them. */
+export const IDLE_WARNING = 10;
 
 const wsUrl = `${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}/ws`;
 /** What the page shows. `code`, `role`, `race`, `version` and `boards` are the race's
@@ -76,6 +78,7 @@ export function screenFor() {
 /** A race's settings in one line. */
 export function describeRace(race) {
   const parts = [race.variant, `${Math.round(race.time_limit / 60)} min`, race.undo ? "undo" : "no undo", race.live_boards ? "live boards" : "boards hidden until the end"];
+  if (race.idle_limit && race.idle_limit < race.time_limit) parts.push(`out after ${race.idle_limit % 60 ? `${race.idle_limit} s` : `${race.idle_limit / 60} min`} without a move`);
   if (race.hints) parts.push("hints");
   if (race.humans_only) parts.push("humans only");
   if (race.rated) parts.push("rated");

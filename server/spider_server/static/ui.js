@@ -4,7 +4,7 @@
 // state redraws without knowing the screens.
 
 import { $, fill, fmtTime, h } from "./dom.js";
-import { TERMINAL, app, me, session } from "./state.js";
+import { IDLE_WARNING, TERMINAL, app, me, session } from "./state.js";
 
 const drawings = {};
 
@@ -76,7 +76,8 @@ export function clearMessage() {
   }
 }
 
-/** The clock in the header, and the room's countdown. */
+/** The clock in the header, the room's countdown, and the warning before this page's
+ * player is out for making no move. */
 export function tick() {
   const race = app.race;
   const clock = $("#clock");
@@ -93,4 +94,19 @@ export function tick() {
     const left = Math.max(0, Math.ceil(race.starts_at - now));
     countdown.textContent = left > 0 ? `Starting in ${left}…` : "Go!";
   }
+  warnIdle(race, now);
+}
+
+/** In the last IDLE_WARNING seconds before this page's player's idle deadline (`idle_at`,
+ * server time), the game says how long is left to make a move (rules.md §7a: then they
+ * are out as `idle`); hidden otherwise. */
+function warnIdle(race, now) {
+  const el = $("#idle-warning");
+  if (!el) return;
+  const p = me();
+  const playing = app.role === "player" && race?.state === "running" && p?.status === "playing";
+  const left = playing && p.idle_at ? p.idle_at - now : Infinity;
+  const on = left <= IDLE_WARNING;
+  el.textContent = on ? `Make a move within ${Math.max(0, Math.ceil(left))} s, or you are out of the race.` : "";
+  el.classList.toggle("on", on);
 }

@@ -393,7 +393,10 @@ def _presence_line(client: Client, event: Away | Back) -> str:
     name = next(
         (i.name for i in (race.players if race else []) if i.player == event.player), "a player"
     )
+    grace = race.away_grace if race else 0
     if isinstance(event, Away):
-        grace = race.away_grace if race else 0
-        return f"{name} is away (out as abandoned after {grace} s away)"
-    return f"{name} is back after {event.away:.0f} s away"
+        return f"{name} is away (out as abandoned after {grace} s away in all)"
+    line = f"{name} is back after {event.away:.0f} s away"
+    if event.total is not None:
+        line += f" ({event.total:.0f} of {grace} s away spent)"
+    return line

@@ -10,6 +10,7 @@ wraps none of them.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterable
 
@@ -27,6 +28,8 @@ __all__ = [
     "STATUS_STYLES",
     "elide",
     "format_clock",
+    "idle_warning",
+    "IDLE_WARNING",
     "name_room",
     "progress_bar",
     "render_players",
@@ -63,7 +66,23 @@ STATUS_STYLES = {
     "timeout": "red",
     "left": "dim red",
     "abandoned": "dim red",
+    "idle": "dim red",
 }
+
+IDLE_WARNING = 10
+"""Seconds before the player's idle deadline from which the race screen warns them."""
+
+
+def idle_warning(race: RaceInfo, me: PlayerInfo | None, now: float) -> str:
+    """The warning, in the last :data:`IDLE_WARNING` seconds before ``me``'s idle deadline
+    (``idle_at``, server time; ``now`` is the server's time), that they are out unless they
+    act (rules.md §7a: out as ``idle``); empty otherwise."""
+    if race.state != "running" or me is None or me.status != "playing" or me.idle_at is None:
+        return ""
+    left = me.idle_at - now
+    if left > IDLE_WARNING:
+        return ""
+    return f"move within {max(0, math.ceil(left))} s or you are out"
 
 
 def render_players(

@@ -2,7 +2,8 @@
 the player's game is counting down or running.
 
 Quitting does not end the game: the clock goes on, the player is marked away, and after
-the race's ``away_grace`` seconds away they are out as abandoned. Until then they may come
+the race's ``away_grace`` seconds away in all (this time and any before) they are out as
+abandoned; and a player who makes no move for the race's ``idle_limit`` is out as idle. Until then they may come
 back as the same player (``spider-race play CODE``, or the lobby's unfinished races), which
 the question says. **Stay** has the focus, so that a second stray key quits nothing:
 ``escape`` or ``n`` stays, ``y`` quits.
@@ -27,7 +28,7 @@ def quit_question(code: str, grace: int, come_back: str) -> str:
     (``come_back``: the command; empty when the player cannot)."""
     lines = [
         f"Your game in race {code} goes on without you: the clock keeps running, and after "
-        f"{grace} s away you are out as abandoned.",
+        f"{grace} s away in all you are out as abandoned.",
     ]
     if come_back:
         lines += [

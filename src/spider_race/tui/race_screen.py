@@ -46,7 +46,7 @@ from .keys import (
     place_letter,
     variant_board,
 )
-from .progress import format_clock, render_players, render_results, waiting_text
+from .progress import format_clock, idle_warning, render_players, render_results, waiting_text
 from .quit import QuitScreen, game_goes_on, quit_question
 from .ratings import RaceRatings
 from .render import RESERVE, board_room, cards_as_shown, render_board
@@ -274,6 +274,8 @@ class RaceScreen(Screen[None]):
                 parts.append(f"{format_clock(race.ends_at - now)} left")
         if client.role == "player" and client.status:
             parts.append(f"you: {client.status}")
+        if client.role == "player" and (warning := idle_warning(race, client.me, now)):
+            parts.append(f"[b white on red]{warning}[/]")
         if not client.connected:
             parts.append("[b red]reconnecting…[/]")
         top.update("  ·  ".join(parts))
@@ -442,7 +444,7 @@ class RaceScreen(Screen[None]):
             message = f"spider-race: your game in race {race.code} goes on without you"
             if come_back:
                 message += (
-                    f"; come back within {race.away_grace} s (or be out as abandoned) with:"
+                    f"; come back before {race.away_grace} s away in all (or be out) with:"
                     f" {come_back}"
                 )
             await self.race_app.quit_app(message)
