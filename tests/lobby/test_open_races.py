@@ -9,6 +9,9 @@ from collections.abc import AsyncIterator
 
 from spider_client import Client
 from spider_client import protocol as p
+from spider_server.session.departures import left_public_race
+from spider_server.store import keys
+from tests.server.clocks import TestClock
 
 
 async def _next(
@@ -110,15 +113,47 @@ async def test_a_creator_who_disconnects_takes_the_race_off_the_list(
             while await store.races.load_race(code) is not None:
                 await asyncio.sleep(0.02)
         assert await lurker.open_races() == []
-        # a private race is left alone
+        # a private race is left alone: its player's claim dropped, they are still in it
         private_host = await Client.connect(node.url, name="private")
         private = await private_host.create_race(variant="spider1", max_players=2)
-        await private_host.close()
         player = private_host.player
-        await lurker.open_races()  # a round trip: the node has handled the close
+        await private_host.close()
+        async with asyncio.timeout(10):
+            while (await store.presence.presence(private, node.node.now()))[0]:
+                await asyncio.sleep(0.02)
+        await left_public_race(node.node.context, private, player)  # as the node does
         race = await store.races.load_race(private)
         assert race is not None and player in race.players
         await watch.aclose()
+
+
+async def test_a_race_whose_creator_s_claims_lapsed_leaves_the_list(
+    redis_server, server_node
+) -> None:
+    """A creator whose node died holds no claim on their race once a claim's life has
+    passed: the list takes the race off when it is read. (Claims live an hour here: the
+    node's own renewal, every third of that, never comes during the test; the test renews
+    the claims of the connections the node keeps, as that turn would.)"""
+    clock = TestClock()
+    node = await server_node(redis_server.url, clock=clock, presence_ttl=3600)
+    store, ttl = node.node.store, node.node.settings.presence_ttl
+    async with (
+        await Client.connect(node.url, name="kept") as kept,
+        await Client.connect(node.url, name="lost") as lost,
+    ):
+        one = await kept.create_race(variant="spider1", public=True)
+        two = await lost.create_race(variant="spider1", public=True)
+        assert {r.code for r in await kept.open_races()} == {one, two}
+        # as if the node holding ``lost``'s connection had died: no claim is renewed
+        await store.redis.delete(keys.online(two))
+        assert {r.code for r in await kept.open_races()} == {one, two}  # not yet a claim's life
+        clock.move(ttl + 1)  # a claim's life later
+        items = [i for c in node.node.connections for i in c.session.presence_items()]
+        await store.presence.touch_presence(
+            [i for i in items if i[0] != two], node.node.now()
+        )  # the claims this node renews
+        assert [r.code for r in await kept.open_races()] == [one]
+        assert [r.code for r in await kept.open_races()] == [one]  # off the list for good
 
 
 def test_the_listed_map_keeps_the_newest_listing_of_each_race() -> None:
