@@ -466,10 +466,14 @@ class Client:
         undo: bool = True,
         timeout: float | None = None,
     ) -> str:
-        """Queue for a quick match of ``variant``, wait until the server made the race (at
-        most ``timeout`` seconds: TimeoutError, and the queue is left), join it as a
-        player and return its code; mark nothing: the race counts down at once. Queued
-        again after a reconnect. ``with_bots``: a person queues with the bots."""
+        """Queue for a quick match of ``variant``, wait until the server made the race,
+        join it as a player (which confirms the seat) and return its code once it counts
+        down (every matched player joined); mark nothing. A match called off (someone did
+        not join in time) is queued for again at once, ahead of the others. At most
+        ``timeout`` seconds: TimeoutError (and the queue is left). Queued again after a
+        reconnect. ``with_bots``: a person queues with the bots. A player who missed a
+        match or left one before its start lately gets :class:`RateLimited` (its
+        ``retry_after``: the seconds to wait)."""
         return await lobby_requests.quick_match(
             self, variant, with_bots=with_bots, undo=undo, timeout=timeout
         )

@@ -179,7 +179,12 @@ class RateLimited(ServerError):
 
     retry_after: float | None = None
     """For a refused ``hello``: the seconds the server's close (1013) said to wait before
-    connecting again; else None."""
+    connecting again; for a refused ``quick_match``: the seconds before the player may
+    queue again (the error's ``retry_after``); else None."""
+
+    def __init__(self, error: Error) -> None:
+        super().__init__(error)
+        self.retry_after = error.retry_after
 
 
 class Unavailable(ServerError):

@@ -4,7 +4,8 @@ Every message first changes the race and the view (:class:`~spider_client.mirror
 RaceMirror`; the events that gives are queued for the reader), then answers what it
 answers: an ack the action in flight, a reply its request (both :class:`~spider_client.
 outbox.Outbox`), an error the request or action it names (else it is queued as an event),
-a ``matched`` or ``open_race`` the lobby (:class:`~spider_client.lobby.LobbyFeed`). When
+a ``matched``, ``match_cancelled`` or ``open_race`` the lobby
+(:class:`~spider_client.lobby.LobbyFeed`). When
 the race starts and the deal has not come to a player soon after, the inbox asks for it
 (a rejoin).
 """
@@ -76,7 +77,7 @@ class Inbox:
             outbox.take_ack(message)
         elif isinstance(message, REPLIES):
             outbox.resolve(message.req, message)
-        elif isinstance(message, p.Matched | p.OpenRaceChanged):
+        elif isinstance(message, p.Matched | p.OpenRaceChanged | p.MatchCancelled):
             self._lobby.take(message)
             if isinstance(message, p.Matched):
                 feed.emit(message)

@@ -8,16 +8,18 @@ requests, which :class:`~spider_client.Client`'s methods of the same names call:
     races = await client.open_races()                 # the public races waiting, oldest first
     async for change in client.watch_open_races():    # open_race events as they come
         print(change.code, change.race)               # race None: no longer listed
-    code = await client.quick_match("spider1")        # queued, matched, joined: the race's code
+    code = await client.quick_match("spider1")        # queued, matched, joined, confirmed
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Callable
 from typing import Any, Protocol
 
 from . import protocol as p
+from .errors import NotFound
 from .mirror import RaceMirror
 
 __all__ = ["Asker", "LobbyFeed", "open_races", "quick_match", "watch_open_races"]
@@ -46,19 +48,26 @@ class Asker(Protocol):
 
 
 class LobbyFeed:
-    """The open races as followed, by code, and the last ``matched`` message."""
+    """The open races as followed, by code, the last ``matched`` message, and the last
+    quick match called off."""
 
     def __init__(self) -> None:
         self.matched: p.Matched | None = None
         """The last ``matched`` message (the race a quick match made)."""
+        self.called_off: str | None = None
+        """The code of the last quick-match race called off (``match_cancelled``)."""
         self.listed: dict[str, p.OpenRace] = {}
         """The open races as followed by ``watch_open_races``, by code."""
         self._watchers: list[asyncio.Queue[p.OpenRaceChanged]] = []
 
-    def take(self, message: p.Matched | p.OpenRaceChanged) -> None:
-        """A ``matched`` message, or a change of the open races (to every watcher)."""
+    def take(self, message: p.Matched | p.OpenRaceChanged | p.MatchCancelled) -> None:
+        """A ``matched`` message, a quick match called off, or a change of the open races
+        (to every watcher)."""
         if isinstance(message, p.Matched):
             self.matched = message
+            return
+        if isinstance(message, p.MatchCancelled):
+            self.called_off = message.race
             return
         self.take_change(message)
         for queue in self._watchers:
@@ -140,27 +149,61 @@ async def quick_match(
 ) -> str:
     """:meth:`Client.quick_match <spider_client.Client.quick_match>`."""
     lobby = client.lobby
-    lobby.matched = None
 
     def ask(req: int) -> p.QuickMatch:
         return p.QuickMatch(req=req, variant=variant, undo=undo, with_bots=with_bots)
 
     try:
         async with asyncio.timeout(timeout):
+            while True:
+                lobby.matched = None
+                await _matched(client, ask)
+                assert lobby.matched is not None
+                code = lobby.matched.code
+                try:
+                    await client.join(code, "player")  # confirms the seat
+                except NotFound:  # called off before this player joined: queue again
+                    continue
+                if await _confirmed(client, code):
+                    return code
+                # called off (someone did not join): queued again, ahead of the others
+    except TimeoutError:
+        if lobby.matched is None or lobby.called_off == lobby.matched.code:
+            await client.cancel_match()
+        raise
+
+
+async def _matched(client: Asker, ask: Callable[[int], p.QuickMatch]) -> None:
+    """Queue and wait for ``matched`` (queued again after a reconnect)."""
+    lobby = client.lobby
+    reconnects = client.reconnects
+    await client._request(ask)
+    while lobby.matched is None:
+        if client.reconnects != reconnects:
             reconnects = client.reconnects
             await client._request(ask)
-            while lobby.matched is None:
-                if client.reconnects != reconnects:
-                    reconnects = client.reconnects
-                    await client._request(ask)
-                try:
-                    await client.wait_until(lambda _: lobby.matched is not None, timeout=1.0)
-                except TimeoutError:
-                    continue
-    except TimeoutError:
-        if lobby.matched is None:
-            await client.cancel_match()
-            raise
-    code = lobby.matched.code
-    await client.join(code, "player")
-    return code
+        with contextlib.suppress(TimeoutError):
+            await client.wait_until(lambda _: lobby.matched is not None, timeout=1.0)
+
+
+async def _confirmed(client: Asker, code: str) -> bool:
+    """Wait until the race ``code`` the player joined counts down (True: every matched
+    player joined) or is called off (False)."""
+    lobby = client.lobby
+
+    def settled(_: object) -> bool:
+        race = client.mirror.race
+        counting = race is not None and race.code == code and race.state != "open"
+        return counting or lobby.called_off == code
+
+    reconnects = client.reconnects
+    while not settled(None):
+        if client.reconnects != reconnects:  # what happened meanwhile: joined again
+            reconnects = client.reconnects
+            try:
+                await client.join(code, "player")
+            except NotFound:  # called off meanwhile
+                return False
+        with contextlib.suppress(TimeoutError):
+            await client.wait_until(settled, timeout=1.0)
+    return lobby.called_off != code

@@ -57,6 +57,7 @@ from .race_events import (
     BoardShown,
     Countdown,
     Finished,
+    MatchCancelled,
     Par,
     PlayerJoined,
     PlayerLeft,
@@ -158,6 +159,7 @@ EVENT_CLASSES: tuple[type, ...] = (
     Back,
     RematchOffer,
     Par,
+    MatchCancelled,
 )
 """The race events (the members of :data:`RaceEvent`)."""
 EVENT_TYPES: dict[str, type] = {_type_name(cls): cls for cls in EVENT_CLASSES}

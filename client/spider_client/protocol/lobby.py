@@ -7,9 +7,11 @@
   listed: it started, filled and counted down, or its creator left it).
 - ``quick_match`` (request, reply ``queued``): queue for a race of ``variant`` with
   players of similar rating; the server sends ``matched`` (the race's code) once it
-  started one for you (you are its player already: join it). ``cancel_match`` leaves the
+  made one for you (you are its player already: join it at once, which confirms your
+  seat; the countdown starts once every matched player did). ``cancel_match`` leaves the
   queue (reply ``done``). A player is in one queue at a time; a connection that closes
-  leaves its queue.
+  leaves its queue. A player who missed a match or left one before its start waits
+  before queueing again (``rate_limited`` with ``retry_after``).
 """
 
 from __future__ import annotations
@@ -137,11 +139,17 @@ class CancelMatch:
 
 @dataclass
 class Matched:
-    """A quick match was found: the race ``code`` (counting down) has you as a player."""
+    """A quick match was found: the race ``code`` has you as a player. Join it by
+    ``confirm_by`` (the server's time): joining confirms your seat, and the race counts
+    down once every matched player did; otherwise it is called off
+    (``match_cancelled``)."""
 
     code: str
     variant: str
     players: list[str] = field(default_factory=list)
     """The players' ids, in seat order."""
     starts_at: float | None = None
+    """When the race starts, once it counts down (None until every player joined)."""
     type: Literal["matched"] = "matched"
+    confirm_by: float | None = None
+    """The server's time by which every matched player must have joined."""

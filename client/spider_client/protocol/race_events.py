@@ -22,6 +22,7 @@ __all__ = [
     "Back",
     "RematchOffer",
     "Par",
+    "MatchCancelled",
     "RaceEvent",
 ]
 
@@ -190,6 +191,19 @@ class Par:
     type: Literal["par"] = "par"
 
 
+@dataclass
+class MatchCancelled:
+    """A quick-match race is called off before its start: ``missing`` did not join it in
+    time (or left it, leaving one player), so it will not be raced. Its players are out of
+    it and it is deleted; those who had joined are first in line when they queue again for
+    the same pool (``quick_match``: the client library and the page do it at once)."""
+
+    race: str
+    version: int
+    missing: list[str]
+    type: Literal["match_cancelled"] = "match_cancelled"
+
+
 RaceEvent = (
     PlayerJoined
     | PlayerLeft
@@ -204,4 +218,5 @@ RaceEvent = (
     | Back
     | RematchOffer
     | Par
+    | MatchCancelled
 )

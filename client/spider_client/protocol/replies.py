@@ -94,6 +94,9 @@ class Error:
     races: list[str] | None = None
     """``too_many_races``: the codes of the races that count towards the limit."""
     type: Literal["error"] = "error"
+    retry_after: float | None = None
+    """``rate_limited`` of a ``quick_match``: the seconds before the player may queue again
+    (they missed a match or left one before its start)."""
 
 
 @dataclass
