@@ -113,6 +113,9 @@ RANGES: dict[str, Range] = {
     "match_countdown": Range(0, 60),
     "match_time_limit": Range(1, 30 * DAY),
     "match_turn": Range(0, 60, above=True),
+    "match_confirm": Range(1, 120),
+    "match_penalty": Range(0, 86400),
+    "match_penalty_max": Range(0, 86400),
 }
 """Every numeric setting's range."""
 

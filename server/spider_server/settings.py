@@ -279,6 +279,17 @@ class Settings:
     match_turn: float = 0.25
     """How often a node looks for quick-match groups (every node does; one script takes a
     group, so one node starts its race)."""
+    match_confirm: float = 10.0
+    """Seconds every matched player has to join a quick-match race (joining confirms the
+    seat; the countdown starts once all did): past it the match is called off, those who
+    did not join wait before queueing again, and those who did are first in line when
+    they queue again."""
+    match_penalty: float = 30.0
+    """Seconds a player who missed a match (or left one before its start) waits before
+    queueing again; each further miss or leave within a day doubles it, up to
+    ``match_penalty_max``. Counted per player and per client address."""
+    match_penalty_max: float = 1800.0
+    """The longest wait ``match_penalty`` grows to."""
 
     token_max_age: int = 0
     """Seconds a session token is accepted after it was issued (every ``welcome`` issues

@@ -161,14 +161,15 @@ async def test_a_match_told_on_a_lost_connection_is_told_again(redis_server, ser
     """A player told of their match whose connection is lost before they join it (their
     node may have died just after telling them) comes back and queues again: they are sent
     to that race, not queued into a second one while their game in the first waits."""
-    node = await server_node(redis_server.url, **MATCH)
+    node = await server_node(redis_server.url, **MATCH, match_confirm=120)
     a = await Client.connect(node.url, name="ann")
     token = a.token
     async with await Client.connect(node.url, name="bob") as b:
         await a._request(lambda req: p.QuickMatch(req=req, variant="spider1"))
-        code = await asyncio.wait_for(b.quick_match("spider1"), 10)
+        confirmed = asyncio.ensure_future(b.quick_match("spider1"))
         await a.wait_until(lambda c: c.matched is not None, timeout=10)
-        assert a.matched is not None and a.matched.code == code
+        assert a.matched is not None
+        code = a.matched.code
         await a.close()  # told, never joined
         async with (
             await Client.connect(node.url, token=token) as back,
@@ -178,6 +179,7 @@ async def test_a_match_told_on_a_lost_connection_is_told_again(redis_server, ser
             queued = asyncio.ensure_future(c.quick_match("spider1", timeout=MATCH["match_wait"]))
             again = await asyncio.wait_for(back.quick_match("spider1"), 10)
             assert again == code  # the race made for them, which they now join
+            assert await asyncio.wait_for(confirmed, 10) == code  # it counts down for both
             assert back.race is not None and back.player in {pl.player for pl in back.race.players}
             with pytest.raises(TimeoutError):  # nobody else queued for the third player
                 await queued

@@ -44,7 +44,9 @@ class Subscriber(Protocol):
 class Subscription:
     """One connection watching one race, as ``role`` (player or spectator). A player's
     ``on_started`` is called with the race's code once its ``started`` event is delivered
-    (the session sends the player their view of the deal)."""
+    (the session sends the player their view of the deal); ``on_cancelled`` once a
+    ``match_cancelled`` is (the quick match is called off: the session stops following
+    it)."""
 
     def __init__(
         self,
@@ -55,6 +57,7 @@ class Subscription:
         delivered: int,
         *,
         on_started: Callable[[str], None] | None = None,
+        on_cancelled: Callable[[str], None] | None = None,
     ) -> None:
         self.hub = hub
         self.conn = conn
@@ -62,6 +65,7 @@ class Subscription:
         self.role = role
         self.delivered = delivered
         self.on_started = on_started
+        self.on_cancelled = on_cancelled
         self._pending: list[EventFrame] = []
         self._catching_up: asyncio.Task[None] | None = None
 
@@ -98,6 +102,8 @@ class Subscription:
                 self.conn.send_event(event)
         if event.type == "started" and self.role == "player" and self.on_started is not None:
             self.on_started(self.code)
+        elif event.type == "match_cancelled" and self.on_cancelled is not None:
+            self.on_cancelled(self.code)
 
     async def _catch_up(self) -> None:
         try:
@@ -250,6 +256,8 @@ class RaceWatch:
                 view = self.view = _light_view(self.code, RaceState.RUNNING, None, None, {})
             view.state, view.ends_at = RaceState.RUNNING, fields["ends_at"]
             for entry in view.players.values():
+                if entry.status == Status.LEFT:
+                    continue  # left before the start (a dodge that costs): out already
                 entry.status = Status.PLAYING
                 entry.idle_at = fields.get("idle_at")
         elif kind == "finished":

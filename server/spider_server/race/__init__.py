@@ -28,7 +28,8 @@ decisions), :mod:`.options` (limits and a race's options), :mod:`.codes` (join c
 deal's par landing on its race), :mod:`.transitions` (open,
 countdown, start,
 finish), :mod:`.actions` (moves, undos, resigns), :mod:`.results` (the ranking), :mod:`.rematch`
-(the same race again) and
+(the same race again), :mod:`.lobby` and :mod:`.matches` (the open races' listing, quick
+matches: confirmed seats, called off, dodged) and
 :mod:`.snapshots` (the race as everyone sees it). Every name is importable from here.
 """
 
@@ -48,6 +49,17 @@ from .ghosts import (
     run_of,
 )
 from .lobby import listing, matched_race, window
+from .matches import (
+    FREE_DODGES,
+    Dodge,
+    cancel_match,
+    confirm_seat,
+    dodge,
+    dodge_costs,
+    dodge_kind,
+    queue_wait,
+    unconfirmed,
+)
 from .model import (
     ALL,
     FORFEIT,
@@ -91,6 +103,15 @@ _entry_of = entry_of
 __all__ = [
     "listing",
     "matched_race",
+    "FREE_DODGES",
+    "Dodge",
+    "cancel_match",
+    "confirm_seat",
+    "dodge",
+    "dodge_costs",
+    "dodge_kind",
+    "queue_wait",
+    "unconfirmed",
     "window",
     "ALL",
     "ActionKind",

@@ -9,7 +9,7 @@ from spider_client.protocol import OpenRace
 
 from .model import Race, RaceChange, RaceState
 from .options import RaceOptions
-from .transitions import create_race, join, set_ready
+from .transitions import create_race, join
 
 __all__ = ["listing", "matched_race", "window"]
 
@@ -53,9 +53,10 @@ def matched_race(
     now: float,
     bots: Collection[str] = (),
 ) -> RaceChange:
-    """A new race with every matched ``(player, name)`` in it, in that order, each ready
-    (those in ``bots`` as bots): it counts down at once (``options.countdown`` seconds).
-    Commit it as new."""
+    """A new open race with every matched ``(player, name)`` in it, in that order (those
+    in ``bots`` as bots), none ready yet: a player confirms their seat by joining it
+    (:func:`~.matches.confirm_seat`), and it counts down (``options.countdown`` seconds)
+    once all did. Commit it as new."""
     assert len(players) >= 1
     first, *others = players
     change = create_race(
@@ -72,11 +73,6 @@ def matched_race(
         assert joined is not None
         race = joined.race
         events += joined.events
-    for player, _ in players:
-        ready = set_ready(race, player, True, now)
-        assert ready is not None
-        race = ready.race
-        events += ready.events
     race = replace(race, version=0)
     return RaceChange(
         base=0, race=race, meta=True, players=list(race.players.values()), events=events

@@ -124,6 +124,9 @@ class Entry:
     person)."""
     ghost: bool = False
     """A recorded run replayed on the race's clock (:mod:`.ghosts`), not a live player."""
+    dodged: bool = False
+    """Left the quick-match race before its start past the free dodges (:mod:`.matches`):
+    ``left`` from the start, ranked below every player who raced (rules.md §7a)."""
 
     @property
     def progress(self) -> tuple[int, int, int]:
@@ -314,4 +317,5 @@ def entry_of(entry: Entry, game: Game) -> Entry:
         undo_only_since=game.undo_only_since,
         bot=entry.bot,
         ghost=entry.ghost,
+        dodged=entry.dodged,
     )

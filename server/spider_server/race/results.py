@@ -1,13 +1,15 @@
 """The ranking of a finished race (rules.md §7a, "Race results").
 
-Three groups, in order; within each, the key of :func:`standing` (smaller first):
+Four groups, in order; within each, the key of :func:`standing` (smaller first):
 
 1. players who won, by the race time of their winning action, then by fewer actions;
 2. players who did not win and did not forfeit (stuck, out of time, still playing), by
    progress — (sets completed, cards turned up, suited score) compared as a tuple, larger
    first — then by the race time of the action that last raised it, earlier first;
-3. players who forfeited (:data:`~.model.FORFEIT`: resigned, left, abandoned), by the same
-   keys as the second group.
+3. players who forfeited (:data:`~.model.FORFEIT`: resigned, left, abandoned, idle), by the
+   same keys as the second group;
+4. players who left before the start (a quick match's dodge past the free ones: ``left``,
+   :attr:`~.model.Entry.dodged`), below everyone.
 
 So nobody ranks higher for stopping early or for making fewer moves: a resign ranks below
 every player who played on, and moves alone never raise progress. The classic and suited
@@ -36,6 +38,8 @@ def standing(entry: Entry) -> Standing:
         return (0, entry.time or 0.0, entry.moves, 0, 0, 0, 0.0)
     sets, turned_up, suited = entry.progress
     group = 2 if entry.status in FORFEIT else 1
+    if entry.dodged:
+        group = 3  # left before the start: below every player who raced
     return (group, 0.0, 0, -sets, -turned_up, -suited, entry.raised_at)
 
 

@@ -230,6 +230,8 @@ def start(race: Race, now: float) -> RaceChange:
             down0=down0,
         )
         game.status = status_after(board, race.options, game.status)
+        if entry.dodged:  # left before the start (a dodge that costs): out at once
+            game.status = Status.LEFT
         if game.status == Status.PLAYING and undo_only(board, race.options):
             game.undo_only_since = started_at
         games.append(game)

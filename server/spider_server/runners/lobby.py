@@ -5,10 +5,13 @@ Every node runs the same loop (:meth:`Lobby.run`): every ``match_turn`` seconds 
 which pools have players (one SMEMBERS: cheap while the queues are empty), and takes from
 each the groups that fit (one script, :data:`~..store.scripts.POP_MATCHES`: a group taken is this
 node's alone, so no player lands in two races and no race is made twice), then creates
-each group's race, every player in it and ready, counting down ``match_countdown``
-seconds. The players' nodes hear of it on the queues' channel and tell their connections
-(``matched``); a connection that missed it (its node's subscription was down) finds its
-match in its entry on the next turn, when the node renews its waiting players' claims.
+each group's race with every player in it. The players' nodes hear of it on the queues'
+channel and tell their connections (``matched``); a connection that missed it (its node's
+subscription was down) finds its match in its entry on the next turn, when the node renews
+its waiting players' claims. Each player confirms their seat by joining the race within
+``match_confirm`` seconds, and it counts down ``match_countdown`` seconds once all did;
+the node's :class:`~.matches.Matches` calls off a match whose time is up (on every turn),
+and makes a player who missed a match or left one early wait before queueing again.
 
 A player's rating is read once, when they queue, from :attr:`Lobby.rating_of` (by
 default the store's: the rating shown in that variant, 1500 for a newcomer) and kept in
@@ -47,6 +50,7 @@ from ..store import Store
 from ..store.keys import LOBBY_CHANNEL, MATCH_CHANNEL
 from ..store.lobby import MATCHED, Group, open_race_from
 from ..store.redisconn import raise_if_cancelled
+from .matches import Matches
 
 __all__ = ["DEFAULT_RATING", "Lobby", "Waiter", "pool_name"]
 
@@ -92,6 +96,8 @@ class Waiter:
     """The player's hello said ``bot`` (their entry in the race says so)."""
     matched_seen: float | None = None
     """When the node first saw this waiter's entry matched without being told (monotonic)."""
+    address: str = ""
+    """The client address the player queued from."""
 
 
 class Lobby:
@@ -124,6 +130,8 @@ class Lobby:
         self.watchers: dict[str, Member] = {}
         """Connection id -> a connection following the open races."""
         self.matches_made = 0
+        self.matches = Matches(store, changes, settings, clock=clock)
+        """The matches waiting for their players, called off, dodged; the waits."""
 
     @property
     def alive_ttl(self) -> float:
@@ -157,13 +165,15 @@ class Lobby:
         bot: bool = False,
         since: float | None = None,
         rating: float | None = None,
+        address: str = "",
     ) -> Queued:
-        """Queue the connection's player (out of any other queue) with ``rating`` (by
-        default read now, :attr:`rating_of`), waiting from ``since`` (by default now);
-        ``bots``: in the bots' pool, ``bot``: the player is a bot. When a match of theirs
-        was made for another connection already, this one waits for it instead, and is
-        told of it (``matched``) once that connection's claim lapsed (its node died, or it
-        closed). Conflict when the queue was too busy to change."""
+        """Queue the connection's player (out of any other queue), from client ``address``,
+        with ``rating`` (by default read now, :attr:`rating_of`), waiting from ``since`` (by
+        default now, or when they queued for a match of this pool called off not by them:
+        first in line); ``bots``: in the bots' pool, ``bot``: the player is a bot. When a
+        match of theirs was made for another connection already, this one waits for it
+        instead, and is told of it (``matched``) once that connection's claim lapsed (its
+        node died, or it closed). Conflict when the queue was too busy to change."""
         pool = pool_name(variant, undo=undo, bots=bots)
         made = await self._unplayed(session.player)
         if made is not None:  # a race was made for them and they never played it
@@ -175,16 +185,27 @@ class Lobby:
         if rating is None:
             value = self.rating_of(session.player, variant)
             rating = float(await value if inspect.isawaitable(value) else value)
+        if since is None:
+            since = await self.matches.first_since(session.player, pool)
         since = self.clock() if since is None else since
         waiter = Waiter(
-            session, session.player, name, variant, undo, pool, since, rating=rating, bot=bot
+            session,
+            session.player,
+            name,
+            variant,
+            undo,
+            pool,
+            since,
+            rating=rating,
+            bot=bot,
+            address=address,
         )
         for other in [w for w in self.waiters.values() if w.player == session.player]:
             self.waiters.pop(other.session.id, None)  # one queue at a time, the latest
         self.waiters[session.id] = waiter
         expiry = self.clock() + self.alive_ttl
         result = await self.store.lobby.queue_match(
-            session.player, session.id, pool, rating, name, expiry, since, bot=bot
+            session.player, session.id, pool, rating, name, expiry, since, bot=bot, address=address
         )
         queued = Queued(req=0, variant=variant, pool=pool, wait=self.settings.match_wait)
         if result == "ok":
@@ -206,6 +227,8 @@ class Lobby:
         code = await self.store.lobby.race_since(player, 0.0)
         race = None if code is None else await self.store.races.load_race(code)
         if race is None or not race.options.quick or player not in race.players:
+            return None
+        if race.players[player].status in TERMINAL:  # left it before its start
             return None
         game = await self.store.races.load_game(race.code, player)
         return race.code if game is None or game.status not in TERMINAL else None
@@ -244,6 +267,7 @@ class Lobby:
             variant=race.options.variant,
             players=list(race.players),
             starts_at=race.starts_at,
+            confirm_by=round(race.created_at + self.settings.match_confirm, 3),
         )
         if soon:
             asyncio.get_running_loop().call_soon(waiter.session.send_msg, matched)
@@ -315,6 +339,7 @@ class Lobby:
             )
             for code, group in groups:
                 await self._start(pool, code, group)
+        await self.matches.settle_due()
 
     async def _start(self, pool: str, code: str, group: Group) -> None:
         variant, undo, _ = pool.split(":")
@@ -340,13 +365,15 @@ class Lobby:
         )
         waited = [round(now - m.since, 3) for m in group]
         # remembered before the race exists: a node that dies in between leaves a code in
-        # the list that names no race, never a race the list misses
+        # the list that names no race, never a race the list misses (nor a match unsettled)
+        await self.matches.expect(code, pool, group, now)
         await self.store.lobby.record_match(code, group, now, waited)
         try:
             await self.changes.commit(change, new=True)
         except Conflict:  # the code is taken (1 in 32**5): the waiters are queued again
             log.warning("quick-match code %s was taken; its players wait again", code)
             await self.store.lobby.unrecord_match(code, group, now, waited)
+            await self.store.matching.settled(code)
             return
         for member in group:
             await self.store.players.add_player_race(member.player, code)
@@ -398,4 +425,5 @@ class Lobby:
                 bot=waiter.bot,
                 since=waiter.queued_at,
                 rating=waiter.rating,
+                address=waiter.address,
             )

@@ -249,7 +249,14 @@ class Session:
             message = parse_frame(frame)
             await self.dispatch(message)
         except RequestError as e:
-            self.error(e.code, str(e), message, req=e.req, races=getattr(e, "races", None))
+            self.error(
+                e.code,
+                str(e),
+                message,
+                req=e.req,
+                races=getattr(e, "races", None),
+                retry_after=getattr(e, "retry_after", None),
+            )
         except Exception:
             log.exception("handling %r failed", message)
             self.error("internal", "the server failed; nothing was changed", message)
@@ -281,6 +288,7 @@ class Session:
         *,
         req: int | None = None,
         races: list[str] | None = None,
+        retry_after: float | None = None,
     ) -> None:
         self.ctx.metrics.errors_total[code] += 1
         self.send_msg(
@@ -291,6 +299,7 @@ class Session:
                 seq=getattr(message, "seq", None),
                 race=getattr(message, "code", None),
                 races=races,
+                retry_after=retry_after,
             )
         )
 

@@ -26,6 +26,7 @@ from ..transport import stamp
 from ..workers import ProofCapReached
 from .actions import deal_out
 from .core import Session, log, race_code
+from .matching import check_seat, confirm_seat, match_cancelled
 from .snapshots import FINISHED_CATCH_UP, Snapshot
 
 __all__ = ["join", "send_joined", "wait_for_deal"]
@@ -69,9 +70,12 @@ async def join(session: Session, msg: Join) -> None:
 
 
 async def _join_as_player(session: Session, msg: Join, code: str, race: Race) -> None:
-    """A new player of an open race joins it; one of a race still preparing waits for
-    its deal again."""
+    """A new player of an open race joins it (not of a quick match's: its seats are its
+    players'); a matched player confirms their seat; one of a race still preparing waits
+    for its deal again."""
     ctx = session.ctx
+    if msg.role == "player":
+        check_seat(race, session.player)
     if msg.role == "player" and session.player not in race.players:
         assert session.identity is not None
         await session.check_race_limit()
@@ -83,6 +87,8 @@ async def _join_as_player(session: Session, msg: Join, code: str, race: Race) ->
         )
         race = _found(attempt.loaded, code)
         await ctx.store.players.add_player_race(session.player, code)
+    elif msg.role == "player" and race.options.quick:  # a matched player: seat confirmed
+        race = await confirm_seat(session, race)
     if msg.role == "player" and race.preparing:
         _wait_again(session, await session.load(code))
 
@@ -184,7 +190,13 @@ async def _send_joined(
         ghosts = any(e.ghost for e in race.players.values())
         idle = {p: e.idle_at for p, e in race.players.items() if e.idle_at and not e.ghost}
     sub = Subscription(
-        ctx.hub, session.out, code, role, version, on_started=partial(deal_out, session)
+        ctx.hub,
+        session.out,
+        code,
+        role,
+        version,
+        on_started=partial(deal_out, session),
+        on_cancelled=partial(match_cancelled, session),
     )
     session.subs[code] = sub
     session.out.send_snapshot(code, frame)

@@ -9,6 +9,7 @@ from spider_engine import VariantError, find_variant
 from ..errors import InvalidMessage
 from .core import Session
 from .creation import check_creation
+from .matching import check_queue_wait
 
 __all__ = ["cancel_match", "open_races", "quick_match"]
 
@@ -38,9 +39,12 @@ async def open_races(session: Session, msg: OpenRaces) -> None:
 async def quick_match(session: Session, msg: QuickMatch) -> None:
     """Queue for a quick match (reply: ``queued``; ``matched`` follows). Bots queue
     with bots, humans with humans unless ``with_bots``; the player's rating in the
-    variant is read once, now, and the race made is rated."""
+    variant is read once, now, and the race made is rated. A player who (or whose
+    address) missed a match or left one before its start lately waits first
+    (:func:`~.matching.check_queue_wait`)."""
     assert session.identity is not None
     variant = _variant(msg.variant)
+    await check_queue_wait(session)
     await check_creation(session)  # a match is a race made: the same limits as a create
     queued = await session.ctx.lobby.queue(
         session,
@@ -49,6 +53,7 @@ async def quick_match(session: Session, msg: QuickMatch) -> None:
         undo=msg.undo,
         bots=session.identity.bot or msg.with_bots,
         bot=session.identity.bot,
+        address=session.address,
     )
     queued.req = msg.req
     session.send_msg(queued)

@@ -41,6 +41,7 @@ from .actions import apply
 from .core import Session, log, race_code
 from .creation import check_creation
 from .joining import join, send_joined, wait_for_deal
+from .matching import dodge
 
 __all__ = ["HintBudgetSpent", "create_race", "daily_race", "hint", "join", "leave", "ready"]
 
@@ -283,8 +284,9 @@ async def _keep_line(session: Session, code: str, position: str, line: tuple[str
 
 
 async def leave(session: Session, msg: Leave) -> None:
-    """Leave a race: out of an open race or a countdown; a running game is resigned
-    (status ``left``); a spectator stops watching. Reply: ``done``."""
+    """Leave a race: out of an open race or a countdown (a quick match's: a dodge,
+    :func:`~.matching.dodge`); a running game is resigned (status ``left``); a spectator
+    stops watching. Reply: ``done``."""
     code = race_code(msg.code)
     ctx = session.ctx
     race = await ctx.transitions.advance(code)
@@ -294,7 +296,9 @@ async def leave(session: Session, msg: Leave) -> None:
     if session.player not in race.players and sub is None:
         raise NotAPlayer(f"you are not in race {code}")
     if session.player in race.players and (sub is None or sub.role == "player"):
-        if race.state in (RaceState.OPEN, RaceState.COUNTDOWN):
+        if race.state in (RaceState.OPEN, RaceState.COUNTDOWN) and race.options.quick:
+            race = await dodge(session, race)  # a matched race left before its start
+        elif race.state in (RaceState.OPEN, RaceState.COUNTDOWN):
             known: list[Race | None] = [race]
 
             async def load() -> Race | None:  # after a lost try: any transition due, made

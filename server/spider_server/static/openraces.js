@@ -1,17 +1,20 @@
 // The lobby's open races (the public races waiting for players, kept live from the
 // server's open_race events) and the Quick match button (queued, waiting, matched: the
-// page joins the race the server made).
+// page joins the race the server made at once, which confirms the seat; a match called off
+// because someone did not join is queued for again, first in line).
 
 import { BASES } from "./rules.js";
 import { $, fill, h } from "./dom.js";
-import { join, takeName } from "./race.js";
-import { session } from "./state.js";
+import { join, takeName, toLobby } from "./race.js";
+import { app, session } from "./state.js";
 import { baseLabel } from "./howto.js";
 import { ratingText } from "./profile.js";
 
 const listed = new Map(); // code -> the race's listing
 let watching = false;
 let matching = null; // the variant being queued for, or null
+let lastQuick = null; // the last quick_match asked: { variant, with_bots }
+let notice = ""; // why the page queued again by itself
 
 // the lobby's messages reach this module before the race's handlers
 const take = session.take.bind(session);
@@ -24,7 +27,15 @@ session.take = (msg) => {
   }
   if (msg && msg.type === "matched") {
     matching = null;
+    notice = "";
     join(msg.code, "player");
+    return;
+  }
+  if (msg && msg.type === "match_cancelled" && msg.race === app.code && lastQuick) {
+    // someone did not join in time: back to the lobby, queued again ahead of the others
+    toLobby();
+    notice = "A matched player did not join in time: looking again, first in line.";
+    queue(lastQuick);
     return;
   }
   take(msg);
@@ -89,19 +100,25 @@ function drawMatch() {
   fill(
     box,
     ...(matching
-      ? [h("span", { id: "match-waiting" }, `Looking for players (${matching})…`), " ", h("button", { id: "cancel-match", type: "button", onclick: cancel }, "Cancel")]
+      ? [notice ? h("span", { id: "match-notice" }, notice + " ") : "", h("span", { id: "match-waiting" }, `Looking for players (${matching})…`), " ", h("button", { id: "cancel-match", type: "button", onclick: cancel }, "Cancel")]
       : []),
   );
 }
 
 async function quickMatch() {
   if (!(await takeName())) return;
-  const variant = $("#quick-variant").value;
-  matching = variant;
+  notice = "";
+  await queue({ variant: $("#quick-variant").value, with_bots: $("#quick-bots").checked });
+}
+
+async function queue(asked) {
+  lastQuick = asked;
+  matching = asked.variant;
   drawMatch();
   try {
-    await session.request({ type: "quick_match", variant, with_bots: $("#quick-bots").checked });
+    await session.request({ type: "quick_match", ...asked });
   } catch (e) {
+    // a player who missed a match or left one before its start waits first (retry_after)
     matching = null;
     drawMatch();
     fill($("#quick-match-state"), h("span", { class: "error" }, e.message));

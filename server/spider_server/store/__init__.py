@@ -14,7 +14,9 @@ composed in one place (:class:`Store`, made by :meth:`Store.connect`):
   leaderboards;
 - :mod:`.par`: :class:`ParStore`, who computes a finished deal's par, the daily deal's par;
 - :mod:`.lobby`: :class:`LobbyStore`, the quick-match queues and the lobby's channel;
-- :mod:`.openlist`: :class:`OpenList`, the open public races' list and its places.
+- :mod:`.openlist`: :class:`OpenList`, the open public races' list and its places;
+- :mod:`.matching`: :class:`MatchingStore`, matches waiting for their players, places
+  first in line, and the strikes of players who missed a match or left one early.
 
 Every call follows :mod:`.guard`: a Redis error is :class:`~..errors.Unavailable`, and a
 check-and-set that lost is decided again by :func:`check_and_set`, the server's one retry
@@ -37,6 +39,7 @@ from .commits import CommitLink, Committed
 from .durability import unmet
 from .guard import CAS_TRIES, Attempt, as_unavailable, check_and_set
 from .lobby import LobbyStore
+from .matching import MatchingStore
 from .openlist import OpenList
 from .par import ParStore
 from .players import PlayerRace, PlayerStore
@@ -53,6 +56,7 @@ __all__ = [
     "CommitLink",
     "Committed",
     "LobbyStore",
+    "MatchingStore",
     "OpenList",
     "ParStore",
     "PlayerRace",
@@ -89,6 +93,7 @@ class Store:
     par: ParStore
     lobby: LobbyStore
     open_list: OpenList
+    matching: MatchingStore
 
     @classmethod
     def connect(
@@ -117,6 +122,7 @@ class Store:
             par=ParStore(redis, settings),
             lobby=LobbyStore(redis, ratings, clock),
             open_list=OpenList(redis, settings, ratings, clock),
+            matching=MatchingStore(redis),
         )
 
     async def aclose(self) -> None:

@@ -115,9 +115,11 @@ was written, longer than a finished race lives).
                                           changes, "<code>|" when it leaves the list
     {match}:q:<pool>              zset    player -> time queued: a quick-match queue (pool
                                           ``<variant>:<undo u|n>:<humans|bots>``)
-    {match}:who                   hash    player -> "<pool>\t<conn>\t<rating>\t<name>" while
-                                          queued, "matched\t<code>\t<time>\t<conn>" once
-                                          matched, until delivered (one entry: one queue)
+    {match}:who                   hash    player -> "<pool>\t<conn>\t<rating>\t<b|h>\t<since>\t
+                                          <address>\t<name>" while queued (bot or human,
+                                          queued since, from address), "matched\t<code>\t
+                                          <time>\t<conn>" once matched, until delivered (one
+                                          entry: one queue)
     {match}:alive                 zset    player -> expiry: renewed by the player's node while
                                           they wait; an expired player leaves the queue
     {match}:pools                 set     pools that have players queued
@@ -127,6 +129,18 @@ was written, longer than a finished race lives).
                                           ``RECENT_MAX`` quick-match races
     {match}:ch                    channel pub/sub: "<player>\t<conn>\t<code>" per matched
                                           player (the node holding the connection tells it)
+    {match}:confirm               zset    code -> time by which its matched players must have
+                                          joined it (a node settling it pushes that on by a
+                                          lease, so that another takes it up if it dies)
+    {match}:seats:<code>          hash    "~pool" -> the match's pool; player -> "<address>\t
+                                          <since>" (where they queued from, since when); lives
+                                          ``MATCH_KEEP``
+    {match}:first:<player>        string  "<pool>\t<since>": queued ahead of everyone (their
+                                          match was called off, not by them); ``FIRST_TTL``
+    {match}:strikes:p:<player>    zset    "<n|d>:<code>" -> time: matches the player missed
+                                          (n) or left before their start (d), the last day
+    {match}:strikes:a:<address>   zset    "<n|d>:<code>:<player>" -> time: the same of every
+                                          player of a client address
 
 TTLs: every race change refreshes the race's keys to :attr:`Settings.race_ttl`, and so do a
 player's first action and every 64th after for the keys they write; the finish sets them to
@@ -197,6 +211,13 @@ __all__ = [
     "MATCH_CREATED",
     "MATCH_RECENT",
     "MATCH_CHANNEL",
+    "MATCH_CONFIRM",
+    "match_seats",
+    "match_first",
+    "match_strikes",
+    "MATCH_KEEP",
+    "FIRST_TTL",
+    "STRIKES_MAX",
     "RECENT_MAX",
 ]
 
@@ -409,3 +430,26 @@ MATCH_RECENT = "{match}:recent"
 MATCH_CHANNEL = "{match}:ch"
 RECENT_MAX = 1000
 """Quick-match races :data:`MATCH_RECENT` remembers."""
+MATCH_CONFIRM = "{match}:confirm"
+MATCH_KEEP = 3600
+"""Seconds a match's seats are kept (far longer than any match takes to be confirmed)."""
+FIRST_TTL = 120
+"""Seconds a player whose match was called off stays first in line to queue again."""
+STRIKES_MAX = 64
+"""Strikes kept per player and per address (the newest)."""
+
+
+def match_seats(code: str) -> str:
+    return f"{{match}}:seats:{code}"
+
+
+def match_first(player: str) -> str:
+    return f"{{match}}:first:{player}"
+
+
+def match_strikes(*, player: str | None = None, address: str | None = None) -> str:
+    """``{match}:strikes:p:<player>`` or ``{match}:strikes:a:<address>``."""
+    if player is not None:
+        return f"{{match}}:strikes:p:{player}"
+    assert address is not None
+    return f"{{match}}:strikes:a:{address}"

@@ -44,24 +44,27 @@ class Member(NamedTuple):
     """Their hello said ``bot``."""
     since: float
     """When they queued (the server's clock; NaN when the entry did not say)."""
+    address: str = ""
+    """The client address they queued from ('' when the entry did not say)."""
 
 
 Group = list[Member]
 """A group taken from a queue, in seat order."""
 
 
-def _entry_name(name: str, bot: bool, since: float) -> str:
-    """The last field of a queue entry: the bot flag, the time the player queued and the
-    name, tab-separated (the queue's script keeps that field as it is, the name's tabs
-    too, and hands it back in the groups it takes)."""
-    return f"{'b' if bot else 'h'}\t{since!r}\t{name}"
+def _entry_name(name: str, bot: bool, since: float, address: str) -> str:
+    """The last field of a queue entry: the bot flag, the time the player queued, the
+    client address they queued from and the name, tab-separated (the queue's script keeps
+    that field as it is, the name's tabs too, and hands it back in the groups it takes)."""
+    return f"{'b' if bot else 'h'}\t{since!r}\t{address}\t{name}"
 
 
 def _member(player: str, conn: str, field: str) -> Member:
-    parts = field.split("\t", 2)
-    if len(parts) == 3 and parts[0] in ("b", "h"):
+    parts = field.split("\t", 3)
+    if len(parts) == 4 and parts[0] in ("b", "h"):
         with contextlib.suppress(ValueError):
-            return Member(player, conn, parts[2], parts[0] == "b", float(parts[1]))
+            bot, since = parts[0] == "b", float(parts[1])
+            return Member(player, conn, parts[3], bot, since, parts[2])
     return Member(player, conn, field, False, math.nan)
 
 
@@ -125,11 +128,12 @@ class LobbyStore:
         since: float,
         *,
         bot: bool = False,
+        address: str = "",
     ) -> str:
-        """Queue the player in ``pool`` (out of any other), waiting since ``since``: ``ok``,
-        ``matched`` when a match of theirs waits to be told (nothing changed), ``busy``
-        when the queue moved under every try."""
-        entry = f"{pool}\t{conn}\t{rating!r}\t{_entry_name(name, bot, since)}"
+        """Queue the player in ``pool`` (out of any other), waiting since ``since``, from
+        client ``address``: ``ok``, ``matched`` when a match of theirs waits to be told
+        (nothing changed), ``busy`` when the queue moved under every try."""
+        entry = f"{pool}\t{conn}\t{rating!r}\t{_entry_name(name, bot, since, address)}"
         old = await self.match_entry(player)
         script = self._lobby_script(QUEUE_MATCH)
         expected = ["" if old is None else old[0]]

@@ -30,6 +30,7 @@ __all__ = [
     "CANCEL_MATCH",
     "POP_MATCHES",
     "MATCH_DELIVERED",
+    "DUE_CONFIRMS",
 ]
 
 _APPEND_EVENTS = """
@@ -408,4 +409,17 @@ if e and string.match(e, '^matched\t([^\t]*)') == ARGV[2] then
   return 1
 end
 return 0
+"""
+
+DUE_CONFIRMS = """
+-- Take the quick-match races whose players' time to join is up (time <= now) for
+-- ``lease`` seconds: their time is pushed on by it, so that another node takes them up
+-- again if this one does not settle them (it dies).
+-- KEYS: confirm;  ARGV: now, lease, limit
+local now = tonumber(ARGV[1])
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[3]))
+for _, code in ipairs(due) do
+  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), code)
+end
+return due
 """
