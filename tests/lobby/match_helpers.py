@@ -1,31 +1,16 @@
-"""Helpers of the quick-match tests: :class:`RawPlayer`, a player that speaks the protocol
-over a websocket of its own from a loopback address of its choosing (127.0.0.2, …), as an
-attacker's own program would (it says only what it is told to, and keeps every message
-the server sends); and :class:`Clock`, a node's time that stands still unless the test
-moves it on."""
+"""A helper of the quick-match tests: :class:`RawPlayer`, a player that speaks the
+protocol over a websocket of its own from a loopback address of its choosing (127.0.0.2,
+…), as an attacker's own program would: it says only what it is told to, and keeps every
+message the server sends."""
 
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
 
 from spider_client import protocol as p
-
-
-class Clock:
-    """A node's time (``node.clock = Clock()``): still unless the test moves it on."""
-
-    def __init__(self) -> None:
-        self.now = time.time()
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
 
 
 class RawPlayer:

@@ -13,8 +13,9 @@ import redis.asyncio as aioredis
 from spider_client import Client
 from spider_client import protocol as p
 from spider_server.store import keys
+from tests.server.clocks import TestClock
 
-from .match_helpers import Clock, RawPlayer
+from .match_helpers import RawPlayer
 
 MATCH = {"match_gather": 0.5, "match_turn": 0.05, "match_max_players": 2, "match_countdown": 60}
 DODGER = "127.0.0.3"
@@ -46,10 +47,9 @@ async def _dodge(dodger: RawPlayer, opponent: Client, seen: set[str]) -> str:
 
 
 async def test_the_fourth_dodge_in_a_day_is_a_rated_loss(redis_server, server_node) -> None:
-    handle = await server_node(redis_server.url, **MATCH)
+    clock = TestClock()
+    handle = await server_node(redis_server.url, clock=clock, **MATCH)
     node = handle.node
-    clock = Clock()
-    node.clock = clock
     dodger = await RawPlayer.connect(handle.url, "dodger", source=DODGER)
     opponents: list[Client] = []
     seen: set[str] = set()
@@ -65,7 +65,7 @@ async def test_the_fourth_dodge_in_a_day_is_a_rated_loss(redis_server, server_no
             refused = await dodger.request(lambda req: p.QuickMatch(req=req, variant="spider1"))
             assert isinstance(refused, p.Error) and refused.error == "rate_limited", refused
             assert refused.retry_after == wait, (n, refused)
-            clock.advance(wait)
+            clock.move(wait)
         assert not await node.store.ratings.load_records([dodger.player])
 
         opponent = await Client.connect(handle.url, name="opponent4")
@@ -86,7 +86,7 @@ async def test_the_fourth_dodge_in_a_day_is_a_rated_loss(redis_server, server_no
         # the countdown ends: the dodger's game is over at the start, the other plays it
         # out (resigning at once, with the very progress the dodger has: still first)
         before = await _rated_races(redis_server.url)
-        clock.advance(MATCH["match_countdown"] + 1)
+        clock.move(MATCH["match_countdown"] + 1)
         await opponent.wait_until(lambda c: c.view is not None, timeout=20)
         await opponent.resign()
         await opponent.wait_until(lambda c: c.finished, timeout=20)

@@ -16,8 +16,9 @@ import redis.asyncio as aioredis
 from spider_client import Client, RateLimited
 from spider_client import protocol as p
 from spider_server.store import keys
+from tests.server.clocks import TestClock
 
-from .match_helpers import Clock, RawPlayer
+from .match_helpers import RawPlayer
 
 MATCH = {"match_gather": 0.5, "match_turn": 0.05, "match_max_players": 4, "match_countdown": 5}
 CONFIRM = 10.0
@@ -26,9 +27,8 @@ ATTACKER = "127.0.0.2"
 
 
 async def _node(redis_server, server_node, **settings):  # type: ignore[no-untyped-def]
-    handle = await server_node(redis_server.url, **{**MATCH, **settings})
-    clock = Clock()
-    handle.node.clock = clock  # every window of the node takes its time here
+    clock = TestClock()  # every window of the node takes its time here
+    handle = await server_node(redis_server.url, clock=clock, **{**MATCH, **settings})
     return handle, clock
 
 
@@ -67,13 +67,13 @@ async def test_no_shows_cannot_hold_a_seat_past_the_window(redis_server, server_
         assert [p for p, e in race.players.items() if e.ready] == [honest.player]
 
         # just short of the window: the match still waits for them
-        clock.advance(CONFIRM - 0.5)
+        clock.move(CONFIRM - 0.5)
         await node.lobby.matches.settle_due()
         assert await _exists(redis_server.url, code) and not first.done()
 
         # the window is up: the match is called off, the race deleted, the honest player
         # queued again (the client library does it on match_cancelled), first in line
-        clock.advance(1.0)
+        clock.move(1.0)
 
         async def gone() -> bool:
             return not await _exists(redis_server.url, code)
@@ -122,7 +122,7 @@ async def test_no_shows_cannot_hold_a_seat_past_the_window(redis_server, server_
             assert waits[honest.player] >= CONFIRM and waits[later.player] == 0.0
 
         # the wait is over once the clock passes it, for the player and the address
-        clock.advance(120.0)
+        clock.move(120.0)
         reply = await no_shows[0].request(lambda req: p.QuickMatch(req=req, variant="spider1"))
         assert isinstance(reply, p.Queued), reply
     finally:
@@ -147,7 +147,7 @@ async def test_the_wait_is_told_to_the_client_library(redis_server, server_node)
         code = missing.matched.code
         assert missing.matched.confirm_by == pytest.approx(clock.now + CONFIRM, abs=1)
         await keen.wait_until(lambda c: c.race is not None and c.race.code == code, timeout=20)
-        clock.advance(CONFIRM + 0.5)
+        clock.move(CONFIRM + 0.5)
 
         async def gone() -> bool:
             return not await _exists(redis_server.url, code)

@@ -9,7 +9,8 @@ import asyncio
 
 from spider_client import Client
 from spider_client import protocol as p
-from tests.lobby.match_helpers import Clock, RawPlayer
+from tests.lobby.match_helpers import RawPlayer
+from tests.server.clocks import TestClock
 from tests.web.web_helpers import open_page
 
 MATCH = {"match_gather": 0.3, "match_turn": 0.05, "match_countdown": 5, "match_max_players": 2}
@@ -24,9 +25,8 @@ async def _race(page) -> tuple[str, str]:
 
 
 async def test_a_match_called_off_is_queued_for_again(browser, redis_server, server_node) -> None:
-    handle = await server_node(redis_server.url, **MATCH)
-    clock = Clock()
-    handle.node.clock = clock
+    clock = TestClock()
+    handle = await server_node(redis_server.url, clock=clock, **MATCH)
     player = await open_page(browser, "Ann", "player", handle.http_url)
     page = player.page
     await page.fill("#name", "Ann")
@@ -41,7 +41,7 @@ async def test_a_match_called_off_is_queued_for_again(browser, redis_server, ser
         race = await handle.node.store.races.load_race(matched.code)
         assert race is not None and [x for x, e in race.players.items() if e.ready] != []
 
-        clock.advance(handle.node.settings.match_confirm + 1)
+        clock.move(handle.node.settings.match_confirm + 1)
         await page.wait_for_selector("#match-notice")
         assert "did not join in time" in await page.inner_text("#match-notice")
         await page.wait_for_selector("#match-waiting")
