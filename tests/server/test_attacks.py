@@ -131,14 +131,15 @@ async def test_a_reader_of_big_frames_that_never_reads_is_closed_at_its_byte_bou
         redis_server.url, send_bytes=bound, send_queue=10_000_000, write_timeout=0.5, **FAST
     )
     code, player = await _honest(node.url)
-    for _ in range(300):  # a history of 300 progress events: each joined is ~50 kB
-        await _play(player)
+    for _ in range(200):  # a history of 200 progress events: each joined is ~45 kB, under
+        await _play(player)  # BIG_FRAME (a big joined unread is refused, not queued)
     before = rss_mb()
     task = asyncio.create_task(_slow_joiner(node, code, 200))  # 10 MB, were it all queued
     while not task.done():
         await _play(player)
         await asyncio.sleep(0.01)
     most, closed = await task
+    assert node.node.metrics.refused_total["unread"] == 0  # the frames were queued, not refused
     assert closed
     assert node.node.metrics.refused_total["too_slow"] == 1
     assert most <= bound + 100_000, most  # the bound, and at most the frame that passed it
@@ -159,7 +160,7 @@ async def test_the_node_bounds_the_bytes_of_all_its_slow_readers(redis_server, s
         **FAST,
     )
     code, player = await _honest(node.url)
-    for _ in range(300):
+    for _ in range(200):  # joined frames under BIG_FRAME, as above
         await _play(player)
     tasks = [asyncio.create_task(_slow_joiner(node, code, 100)) for _ in range(3)]
     while not all(t.done() for t in tasks):
@@ -167,6 +168,7 @@ async def test_the_node_bounds_the_bytes_of_all_its_slow_readers(redis_server, s
         await _play(player)
         await asyncio.sleep(0.01)
     results = [t.result() for t in tasks]
+    assert node.node.metrics.refused_total["unread"] == 0
     assert all(closed for _, closed in results)
     assert node.node.metrics.refused_total["too_slow"] == 3
     assert node.node.writes.queued_bytes == 0

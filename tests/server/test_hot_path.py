@@ -167,7 +167,7 @@ def test_a_players_entry_after_an_action_keeps_every_other_field() -> None:
         "player": "p1", "name": "ada", "order": 3, "ready": True, "status": "playing",
         "moves": 4, "turned_up": 2, "runs": 1, "deals_left": 3, "score": 496, "time": None,
         "hints": 2, "suited": 7, "raised_at": 3.25, "away_since": 1000.5, "bot": True, "ghost": True,
-        "undo_only_since": None, "away_total": 12.5, "idle_at": 1180.0,
+        "undo_only_since": None, "away_total": 12.5, "idle_at": 1180.0, "dodged": True,
     }  # fmt: skip
     assert {f.name for f in dataclasses.fields(Entry)} == set(values)
     entry = Entry(**values)
