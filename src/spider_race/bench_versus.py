@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -90,16 +91,25 @@ def _where(path: str) -> str:
 
 def _bench(bench_args: list[str], server_path: str) -> dict[str, str]:
     """One ``bench server`` run with the node on ``server_path``; its printed figures."""
-    done = subprocess.run(
+    child = subprocess.Popen(
         [sys.executable, "-m", "spider_race.cli", "bench", "server", *bench_args],
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        check=False,
         env={**os.environ, SERVER_PATH_ENV: server_path},
     )
-    if done.returncode != 0:
-        raise SystemExit(f"spider-race bench versus: a run failed:\n{done.stdout}{done.stderr}")
-    return dict(line.split(": ", 1) for line in done.stdout.splitlines() if ": " in line)
+    try:
+        out, err = child.communicate()
+    except BaseException:  # stopped: the run stops its own server and Redis on SIGTERM
+        child.terminate()
+        try:
+            child.wait(15)
+        except subprocess.TimeoutExpired:
+            child.kill()
+        raise
+    if child.returncode != 0:
+        raise SystemExit(f"spider-race bench versus: a run failed:\n{out}{err}")
+    return dict(line.split(": ", 1) for line in out.splitlines() if ": " in line)
 
 
 def _median(runs: list[dict[str, str]], key: str) -> float | None:
@@ -112,8 +122,15 @@ def _median(runs: list[dict[str, str]], key: str) -> float | None:
     return statistics.median(values) if values else None
 
 
+def _terminated(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
 def run(args: argparse.Namespace, bench_args: list[str]) -> int:
     """Alternate the two servers ``args.rounds`` times each; print; 1 when over tolerance."""
+    # SIGTERM ends the bench as Ctrl-C does: the run under way is killed and the
+    # worktree removed (the ``finally`` below)
+    signal.signal(signal.SIGTERM, _terminated)
     root = _root()
     commit = args.reference or reference_commit(root)
     rounds = max(1, int(args.rounds))
