@@ -16,6 +16,7 @@ import redis.asyncio as aioredis
 from spider_client import Client, RateLimited
 from spider_client import protocol as p
 from spider_server.store import keys
+from spider_server.store.matching import MatchingStore
 from tests.server.clocks import TestClock
 
 from .match_helpers import RawPlayer
@@ -164,3 +165,24 @@ async def test_the_wait_is_told_to_the_client_library(redis_server, server_node)
 
         await _eventually(queued_again)
         first.cancel()
+
+
+async def test_a_match_left_unsettled_is_due_again_at_once(redis_server) -> None:
+    """A match taken to be settled is held by its lease (no other node takes it), but one
+    given back unsettled (its race changed under every try, or settling failed) is due
+    again on the next turn, not once the lease runs out; one settled meanwhile stays
+    forgotten."""
+    r = aioredis.from_url(redis_server.url)
+    try:
+        matching = MatchingStore(r)
+        await matching.expect("ABCDE", "spider1:n:humans", {}, 100.0)
+        assert await matching.due(99.0, lease=30.0) == []
+        assert await matching.due(101.0, lease=30.0) == ["ABCDE"]
+        assert await matching.due(101.0, lease=30.0) == []  # held by its lease
+        await matching.give_back(["ABCDE"], 101.0)
+        assert await matching.due(101.0, lease=30.0) == ["ABCDE"]
+        await matching.settled("ABCDE")
+        await matching.give_back(["ABCDE"], 101.0)
+        assert await matching.due(1e12, lease=30.0) == []
+    finally:
+        await r.aclose()

@@ -323,23 +323,36 @@ class Lobby:
                 await asyncio.sleep(0.5)
 
     async def turn(self) -> None:
-        """One turn: renew this node's waiters, then take and start the groups that fit."""
-        await self._renew()
-        s = self.settings
-        for pool in await self.store.lobby.match_pools():
-            codes = [rules.new_code() for _ in range(CODES_PER_TURN)]
-            groups = await self.store.lobby.pop_matches(
-                pool,
-                codes,
-                wait=s.match_wait,
-                gather=min(s.match_gather, s.match_wait),
-                max_players=s.match_max_players,
-                base=self.window_base,
-                growth=self.window_growth,
-            )
-            for code, group in groups:
-                await self._start(pool, code, group)
+        """One turn: settle the matches whose time to join is up, renew this node's
+        waiters, then take and start the groups that fit, pool by pool. A call-off never
+        waits on the pools, and a pool that fails (logged) holds up no other: it is tried
+        again on the next turn."""
         await self.matches.settle_due()
+        await self._renew()
+        for pool in await self.store.lobby.match_pools():
+            try:
+                await self._match(pool)
+            except Unavailable:
+                raise
+            except Exception:
+                raise_if_cancelled()
+                log.exception("quick-match pool %s failed", pool)
+
+    async def _match(self, pool: str) -> None:
+        """Take the groups of ``pool`` that fit and start their races."""
+        s = self.settings
+        codes = [rules.new_code() for _ in range(CODES_PER_TURN)]
+        groups = await self.store.lobby.pop_matches(
+            pool,
+            codes,
+            wait=s.match_wait,
+            gather=min(s.match_gather, s.match_wait),
+            max_players=s.match_max_players,
+            base=self.window_base,
+            growth=self.window_growth,
+        )
+        for code, group in groups:
+            await self._start(pool, code, group)
 
     async def _start(self, pool: str, code: str, group: Group) -> None:
         variant, undo, _ = pool.split(":")

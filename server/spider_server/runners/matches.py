@@ -67,19 +67,26 @@ class Matches:
     # -- settling ---------------------------------------------------------------------------
 
     async def settle_due(self) -> None:
-        """Settle every match whose players' time to join is up (a failure is logged and
-        the match taken up again after the lease)."""
+        """Settle every match whose players' time to join is up. A match left unsettled
+        (its race changed under every try, or a failure, logged) is given back, to be
+        taken up again on the next turn: the lease only covers a node that dies, or loses
+        Redis, while it holds a match."""
+        left = []
         for code in await self.store.matching.due(self.clock(), lease=LEASE):
             try:
-                await self.settle(code)
+                if await self.settle(code):
+                    continue
             except Unavailable:
                 raise
             except Exception:
                 raise_if_cancelled()
                 log.exception("settling quick match %s failed", code)
+            left.append(code)
+        await self.store.matching.give_back(left, self.clock())
 
-    async def settle(self, code: str) -> None:
-        """The time to join match ``code`` is up: call it off unless every player joined."""
+    async def settle(self, code: str) -> bool:
+        """The time to join match ``code`` is up: call it off unless every player joined.
+        False when its race changed under every try (nothing settled: decide again)."""
         for _ in range(TRIES):
             race = await self.store.races.load_race(code)
             if race is None or not race.options.quick:
@@ -93,8 +100,9 @@ class Matches:
             if await self.call_off(race, missing, strike=True):
                 break
         else:
-            return  # changed under every try: taken up again after the lease
+            return False
         await self.store.matching.settled(code)
+        return True
 
     async def call_off(self, race: Race, missing: list[str], *, strike: bool) -> bool:
         """Call off the quick match of ``race`` (as read) because of ``missing``: the other

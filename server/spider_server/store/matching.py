@@ -79,6 +79,13 @@ class MatchingStore:
             )
         return [text(c) for c in found]
 
+    async def give_back(self, codes: Sequence[str], now: float) -> None:
+        """Matches taken by :meth:`due` and not settled: due again at ``now`` (those
+        settled since, by any node, stay forgotten)."""
+        if codes:
+            with as_unavailable:
+                await self.redis.zadd(keys.MATCH_CONFIRM, dict.fromkeys(codes, now), xx=True)
+
     async def seats(self, code: str) -> tuple[str, dict[str, Seat]]:
         """Match ``code``'s pool ('' when forgotten) and its players' seats."""
         with as_unavailable:
