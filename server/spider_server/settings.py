@@ -37,6 +37,7 @@ OPTIONS: dict[str, str] = {
     "host": "--host",
     "port": "--port",
     "redis_url": "--redis",
+    "database_url": "--database",
     "data_dir": "--data-dir",
     "log_level": "--log-level",
     "log_format": "--log-format",
@@ -44,6 +45,7 @@ OPTIONS: dict[str, str] = {
 """The settings ``spider-race serve`` also takes on its command line."""
 
 REDIS_SCHEMES = ("redis", "rediss", "unix", "redis+cluster")
+DATABASE_SCHEMES = ("postgresql", "postgres")
 
 
 def env_name(setting: str) -> str:
@@ -68,8 +70,14 @@ class Settings:
     port: int = 8765
     redis_url: str | None = None
     """Use this Redis; None starts an embedded redis-server with its data in ``data_dir``."""
+    database_url: str | None = None
+    """Keep finished races, histories and ratings in this PostgreSQL (``postgresql://``).
+    None: ``spider-race serve`` starts an embedded PostgreSQL with its data in
+    ``data_dir``; a node made in-process with none keeps no archive (its finished races
+    live ``results_ttl`` in Redis, as before the archive)."""
     data_dir: Path = Path("data")
-    """The embedded Redis's files and the generated token secret live here."""
+    """The embedded Redis's and PostgreSQL's files and the generated token secret live
+    here."""
     secret: str | None = None
     """The token secret shared by every node (env ``SPIDER_RACE_SECRET``); None: generated
     once and kept in ``data_dir``."""
@@ -156,7 +164,18 @@ class Settings:
     change, and by a player's first action and every 64th after (keep it above the longest
     time limit)."""
     results_ttl: int = 7 * 24 * 3600
-    """Seconds a finished race's keys (results, replays) live."""
+    """Seconds a finished race's keys (results, replays) live in Redis when it is not
+    archived (no database)."""
+    archived_ttl: int = 3600
+    """Seconds a finished race's keys stay in Redis once its record is in the database
+    (reads of it go to the database after)."""
+    archive_backlog_max: int = 10000
+    """Finished races waiting for the database at most: past it, creating races and quick
+    match answer ``unavailable`` (Redis memory stays bounded while the database is down)."""
+    database_pool: int = 10
+    """Connections a node keeps to the database at most."""
+    database_statement_timeout: float = 10.0
+    """Seconds a database statement may take before it is cancelled."""
     stream_max: int = 20000
     """Events kept per race for catch-up (approximately); older ones give a snapshot."""
     tick: float = 0.05
@@ -363,7 +382,7 @@ def _show(name: str, value: Any) -> str:
     """``value`` for an error message: never a secret, nor a Redis URL's password."""
     if name == "secret":
         return "(not shown)"
-    if name == "redis_url" and isinstance(value, str):
+    if name in ("redis_url", "database_url") and isinstance(value, str):
         value = redacted_url(value)
     return repr(str(value)) if isinstance(value, str | Path) else repr(value)
 
@@ -388,6 +407,13 @@ def _problem(name: str, kind: str, value: Any) -> str | None:
         scheme = urlsplit(value).scheme if isinstance(value, str) else ""
         if scheme not in REDIS_SCHEMES:
             return "a URL of scheme " + ", ".join(s + "://" for s in REDIS_SCHEMES)
+        return None
+    if name == "database_url":
+        if value is None:
+            return None
+        scheme = urlsplit(value).scheme if isinstance(value, str) else ""
+        if scheme not in DATABASE_SCHEMES:
+            return "a URL of scheme " + ", ".join(s + "://" for s in DATABASE_SCHEMES)
         return None
     if name == "secret":
         if value is None:

@@ -29,6 +29,7 @@ def _kind(setting: str) -> str:
 
 def test_every_setting_is_checked() -> None:
     named = set(RANGES) | set(CHOICES) | {"host", "redis_url", "data_dir", "secret", "node"}
+    named |= {"database_url"}
     named |= {"trusted_proxies", "redis_maxmemory"}
     assert {f.name for f in fields(Settings)} == named
     Settings().check()  # the defaults pass
