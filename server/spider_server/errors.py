@@ -28,7 +28,8 @@ nothing. The tree::
     │   └── Unavailable              unavailable     Redis is not answering
     ├── Conflict                     a check-and-set lost to another writer (retried inside)
     ├── ConfigError                  a setting that cannot be used
-    └── EmbeddedRedisError           the embedded redis-server could not start
+    ├── EmbeddedRedisError           the embedded redis-server could not start
+    └── EmbeddedDatabaseError        the embedded PostgreSQL could not start
 """
 
 from __future__ import annotations
@@ -36,10 +37,12 @@ from __future__ import annotations
 from typing import ClassVar
 
 __all__ = [
+    "ArchiveError",
     "BadFrame",
     "BadToken",
     "ConfigError",
     "Conflict",
+    "EmbeddedDatabaseError",
     "EmbeddedRedisError",
     "GameOver",
     "HumansOnly",
@@ -171,5 +174,13 @@ class ConfigError(ServerError):
     """A setting that cannot be used."""
 
 
+class ArchiveError(ServerError):
+    """The database cannot be used by this node (its schema is newer than the node knows)."""
+
+
 class EmbeddedRedisError(ServerError):
     """The embedded redis-server could not be found or did not start."""
+
+
+class EmbeddedDatabaseError(ServerError):
+    """The embedded PostgreSQL could not be found, made or started."""

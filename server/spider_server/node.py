@@ -1,17 +1,15 @@
 """A server node's life: start, stop (SIGTERM), its periodic loops, and the races'
-transitions.
-
-One :class:`Node` serves websocket connections on ``/ws`` and plain HTTP (:mod:`.transport.http`) on
-the same port. The nodes of a deployment share one Redis and one token secret; any node
-serves any race. It joins each connection's transport (:mod:`.transport`) and session
-(:mod:`.session`) and gives the sessions their context (store, hub, seed pool, clock).
+transitions. One :class:`Node` serves websocket connections on ``/ws`` and plain HTTP
+(:mod:`.transport.http`) on the same port; the nodes of a deployment share one Redis, one
+database and one token secret; any node serves any race. It joins each connection's
+transport and session and gives the sessions their context (stores, hub, seed pool, clock).
 
 Transitions due at a time (a countdown's end, a time limit) or when every game is over
-are decided by :func:`~.race.due_transition` alone, on the light view each watch keeps
-from the events (no read from Redis), every ``tick``, by every node for the races its
-connections watch (it also emits their ghosts, :mod:`.runners.ghosts`); the check-and-set on the
-race's version lets one succeed. A race nobody watches moves on when someone next joins it.
-Presence is decided by :mod:`.runners.presence` the same way, from what every node sees in Redis.
+are decided by :func:`~.race.due_transition` alone, on the light view each watch keeps from
+the events (no read from Redis), every ``tick``, by every node for the races its connections
+watch (it also emits their ghosts); the check-and-set on the race's version lets one
+succeed. A race nobody watches moves on when someone next joins it. Presence is decided by
+:mod:`.runners.presence` the same way; finished races are archived by :mod:`.runners.archiver`.
 """
 
 from __future__ import annotations
@@ -38,6 +36,7 @@ from .fanout.watches import RaceWatch
 from .limits import AddressLimits, Proxies
 from .metrics import Metrics
 from .race import Limits, Race
+from .runners.archiver import Archiver
 from .runners.ghosts import GhostRunner
 from .runners.hints import Hints
 from .runners.lobby import Lobby
@@ -49,6 +48,7 @@ from .session import Context, Session
 from .session.snapshots import Snapshots
 from .settings import Settings
 from .store import Store, redisconn
+from .store.archive import archive_of
 from .transport import (
     CLOSE_RESTART,
     Connection,
@@ -113,6 +113,8 @@ class Node:
         self._health: Any = redisconn.connect(redis_url, health=True)
         self.store = Store.connect(self.redis, settings, clock=self.now, health=self._health)
         """The stores, one a thing kept (:mod:`.store`)."""
+        self.archiver = Archiver(self.store, settings, self.now, archive_of(settings))
+        """Finished races written to the database (:mod:`.runners.archiver`)."""
         self.hub = Hub(self.redis, self.store, node=settings.node, on_event=self._on_event)
         self.changes = Changes(self.store, self.hub)
         """Race changes committed and their events handed to the hub."""
@@ -125,7 +127,7 @@ class Node:
         )
         """Finished deals' pars, searched in the background (:mod:`.runners.par`)."""
         self.advancer = Advancer(
-            self.store, self.changes, self.pars, self.metrics, self, clock=self.now
+            self.store, self.changes, self.pars, self.metrics, self, self.now, self.archiver
         )
         """The races' transitions, made when due."""
         self.seeds = Seeds(
@@ -141,8 +143,7 @@ class Node:
         self.lobby = Lobby(self.store, self.changes, settings, clock=self.now)
         """Quick match and the open races (the matching loop runs on every node)."""
         self.writes = Writes(settings)
-        self.proxies = Proxies(settings.trusted_proxies)
-        """The deployment's load balancers: their word names a client's address."""
+        self.proxies = Proxies(settings.trusted_proxies)  # the load balancers' word counts
         self.addresses = AddressLimits(
             connections=settings.address_connections,
             new_players=settings.address_new_players,
@@ -181,9 +182,9 @@ class Node:
             hints=self.hints,
             lobby=self.lobby,
             snapshots=Snapshots(settings.snapshot_cache),
+            archiver=self.archiver,
         )
         self.ghosts = GhostRunner(self.store, self.changes, self.now, self, self._watched_running)
-        """Emits the due actions of the ghost races watched here (from the tick loop)."""
         self.server: Server | None = None
         self.offset = 0.0
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -207,6 +208,8 @@ class Node:
             reason = await self.store.durability_unmet()
             if reason is not None:  # not ready until it can be had (every probe asks)
                 log.warning("%s: commits fail and /readyz answers 503 until it is met", reason)
+        with contextlib.suppress(Unavailable):  # else the archive step connects when it can
+            await self.archiver.open()
         await self.hub.start()
         gc.callbacks.append(self._gc_timer)
         self.workers.start()
@@ -219,6 +222,7 @@ class Node:
             loop.create_task(self._results_loop()),
             loop.create_task(self.seeds.run()),
             loop.create_task(self.lobby.run()),
+            loop.create_task(self.archiver.run()),
         ]
         s = self.settings
         self.server = await serve(
@@ -309,6 +313,7 @@ class Node:
         await bounded(self.workers.stop())  # after the pool: no proof is awaited now
         await bounded(self.hub.close())
         await bounded(self.store.aclose())
+        await bounded(self.archiver.close())
         for client in (self.redis, self._health):
             await bounded(client.aclose())
 

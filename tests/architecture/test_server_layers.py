@@ -44,7 +44,7 @@ def _imports(name: str, path: Path) -> set[str]:
 
 def test_libraries_below_their_api_are_reached_from_their_layers_only() -> None:
     modules = _modules()
-    users: dict[str, set[str]] = {"redis": set(), "websockets": set()}
+    users: dict[str, set[str]] = {"redis": set(), "websockets": set(), "asyncpg": set()}
     for name, path in modules.items():
         for imported in _imports(name, path):
             top = imported.split(".")[0]
@@ -57,6 +57,8 @@ def test_libraries_below_their_api_are_reached_from_their_layers_only() -> None:
         "spider_server.embedded",
         *(m for m in modules if m.startswith("spider_server.store")),
     }
+    # the database: the archive's store alone speaks to it
+    assert users["asyncpg"] == {"spider_server.store.archive"}
     assert users["websockets"] == {
         "spider_server.transport.reading",
         "spider_server.transport.writing",

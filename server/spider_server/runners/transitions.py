@@ -19,6 +19,7 @@ from ..fanout.changes import Changes
 from ..metrics import Metrics
 from ..race import Game, Race, RaceChange
 from ..store import Committed, Store
+from .archiver import Archiver
 from .par import ParRunner
 
 __all__ = ["Advancer"]
@@ -48,8 +49,11 @@ class Advancer:
         metrics: Metrics,
         spawner: Spawner,
         clock: Callable[[], float],
+        archiver: Archiver | None = None,
     ) -> None:
         self.store = store
+        self.archiver = archiver
+        """Where finished races are queued for the database (None: nowhere)."""
         self.changes = changes
         self.pars = pars
         self.metrics = metrics
@@ -97,6 +101,8 @@ class Advancer:
         if change.finished:  # before the finish: a node that dies after it leaves the
             # results pending (every node's background step writes them)
             await self.store.ratings.mark_pending(change.race.code, self.clock())
+            if self.archiver is not None:
+                await self.archiver.mark(change.race)
         return await self.changes.commit(change)
 
 

@@ -15,6 +15,7 @@ from ..fanout.hub import Hub
 from ..limits import AddressLimits
 from ..metrics import Metrics
 from ..race import Limits, Race
+from ..runners.archiver import Archiver
 from ..runners.hints import Hints
 from ..runners.lobby import Lobby
 from ..runners.seeds import Seeds
@@ -105,3 +106,6 @@ class Context:
     """The node's hints: prefetches and their cache (None: hints searched when asked)."""
     snapshots: Snapshots = field(default_factory=lambda: Snapshots(32 << 20))
     """Finished races' snapshots, encoded once (:mod:`.snapshots`)."""
+    archiver: Archiver | None = field(default=None)
+    """The records that last (:mod:`..runners.archiver`; None, or its ``archive`` None: the
+    node keeps no archive)."""

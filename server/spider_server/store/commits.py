@@ -35,7 +35,7 @@ from .guard import as_unavailable
 from .redisconn import CommandLink
 from .scripts import COMMIT_ACTION, COMMIT_RACE, RESAVE_ACK, sharded
 
-__all__ = ["CommitLink", "Committed"]
+__all__ = ["CommitLink", "Committed", "race_keys"]
 
 
 class Committed(NamedTuple):
@@ -65,6 +65,26 @@ def _player_keys(code: str, pid: str) -> list[str]:
         keys.marks(code, pid),
         keys.times(code, pid),
     ]
+
+
+def race_keys(race: Race) -> list[str]:
+    """Every key of ``race`` (its TTLs set together; deleted together)."""
+    code = race.code
+    out = [
+        keys.meta(code),
+        keys.players(code),
+        keys.events(code),
+        keys.nodes(code),
+        keys.online(code),
+        keys.spectators(code),
+        keys.hints(code),
+        keys.hint_lines(code),
+    ]
+    for pid in race.players:
+        out += _player_keys(code, pid)
+    if any(e.ghost for e in race.players.values()):
+        out.append(keys.ghosts(code))
+    return out
 
 
 class CommitLink:
@@ -215,22 +235,7 @@ class CommitLink:
             await self._link.aclose()
 
     def _race_keys(self, race: Race) -> list[str]:
-        code = race.code
-        out = [
-            keys.meta(code),
-            keys.players(code),
-            keys.events(code),
-            keys.nodes(code),
-            keys.online(code),
-            keys.spectators(code),
-            keys.hints(code),
-            keys.hint_lines(code),
-        ]
-        for pid in race.players:
-            out += _player_keys(code, pid)
-        if any(e.ghost for e in race.players.values()):
-            out.append(keys.ghosts(code))
-        return out
+        return race_keys(race)
 
     async def commit(self, change: RaceChange, *, new: bool = False) -> Committed:
         """Apply a race change if the race's version is still ``change.base`` (with ``new``:

@@ -181,6 +181,7 @@ __all__ = [
     "times",
     "PLAYER_RACES_TTL",
     "APPLIED",
+    "ARCHIVE",
     "APPLIED_AT",
     "APPLIED_KEEP",
     "HISTORY_MAX",
@@ -368,6 +369,11 @@ PROFILE_TTL = 365 * 24 * 3600
 """Seconds a player's record and history live after their last finished race."""
 APPLIED_KEEP = 30 * 24 * 3600
 """Seconds a race's applied marker is kept (beyond any finished race's life)."""
+ARCHIVE = "{archive}:pending"
+"""zset: "<code>:<created_at>" (the race's marker) -> when it is due to be archived: the
+finished races whose records are not in the database yet (every node's archive step takes
+them up, for a lease; a write removes the marker)."""
+
 APPLIED = "{ratings}:applied"
 APPLIED_AT = "{ratings}:applied_at"
 PENDING = "{ratings}:pending"

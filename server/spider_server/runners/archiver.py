@@ -1,0 +1,149 @@
+"""Finished races written to the database, off the move's path.
+
+Every node runs :meth:`Archiver.run`: each step takes the due markers of
+``{archive}:pending`` (:class:`~..store.archive_queue.ArchiveQueue`, held for a lease), and
+for each finished race whose results are written (its rating changes known) writes its
+record (:meth:`~..store.archive.ArchiveStore.write`, once: a retry or a second node changes
+nothing), then drops the marker and shortens the race's keys' lives in Redis to
+``archived_ttl``. A race not finished yet, or whose results are still pending, waits for a
+later step. While the database does not answer, races finish in Redis as without it, their
+markers wait, and the step tries again; :attr:`Archiver.backlog` counts them (``/readyz``
+and the metrics report it; past ``archive_backlog_max``, new races are refused).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+from ..errors import Unavailable
+from ..race import Race
+from ..settings import Settings
+from ..store import Store
+from ..store.archive import ArchiveStore
+from ..store.archive_queue import ArchiveQueue, parse_marker
+
+__all__ = ["LEASE", "RETRY", "Archiver"]
+
+log = logging.getLogger(__name__)
+
+LEASE = 60.0
+"""Seconds a node holds the markers it took (another node takes them up after)."""
+RETRY = 2.0
+"""Seconds before a race not ready to archive (unfinished, results pending) is looked at
+again."""
+
+
+class Archiver:
+    """The node's archive step, and what it knows of the backlog."""
+
+    def __init__(
+        self,
+        store: Store,
+        settings: Settings,
+        clock: Callable[[], float],
+        archive: ArchiveStore | None = None,
+    ) -> None:
+        self.store = store
+        self.settings = settings
+        self.clock = clock
+        self.archive = archive
+        """The database (None: this node keeps no archive)."""
+        self.queue = ArchiveQueue(store.redis)
+        self.opened = False
+        self.backlog = 0
+        """Finished races not archived yet, as last counted."""
+        self.archived = 0
+        """Races this node wrote."""
+        self.lag: list[float] = []
+        """Seconds from each finish to its archive, since last read (the metrics take them)."""
+        self.error: str | None = None
+        """Why the last step could not reach the database (None: it could)."""
+
+    @property
+    def on(self) -> bool:
+        return self.archive is not None
+
+    @property
+    def full(self) -> bool:
+        """Whether the backlog reached ``archive_backlog_max`` (new races are refused)."""
+        return self.on and self.backlog >= self.settings.archive_backlog_max
+
+    async def mark(self, race: Race) -> None:
+        """Queue finished ``race`` (called before its finish is committed)."""
+        if self.on:
+            await self.queue.mark(race, self.clock())
+
+    async def open(self) -> bool:
+        """Connect to the database and migrate it, once; whether it is open."""
+        if self.archive is None:
+            return False
+        if not self.opened:
+            await self.archive.open()
+            self.opened = True
+        return True
+
+    async def close(self) -> None:
+        if self.archive is not None:
+            await self.archive.close()
+
+    async def step(self, limit: int = 32) -> int:
+        """Archive the due races; how many were written. Unavailable when Redis or the
+        database does not answer (the markers wait)."""
+        if self.archive is None:
+            return 0
+        try:
+            self.backlog = await self.queue.backlog()
+            await self.open()
+        except Unavailable as e:
+            self.error = str(e)
+            raise
+        written = 0
+        markers = await self.queue.take(self.clock(), LEASE, limit)
+        for i, marker in enumerate(markers):
+            try:
+                written += await self._archive(marker)
+            except Unavailable as e:
+                self.error = str(e)
+                await self.queue.later(markers[i:], self.clock() + RETRY)
+                raise
+        self.error = None
+        self.backlog = await self.queue.backlog()
+        self.archived += written
+        return written
+
+    async def _archive(self, marker: str) -> int:
+        assert self.archive is not None
+        code, created_at = parse_marker(marker)
+        race = await self.store.races.load_race(code)
+        if race is None or race.created_at != created_at:
+            found = await self.archive.race(code)
+            if found is None or found.race.created_at != created_at:
+                log.error("race %s finished but is gone from Redis unarchived", code)
+            await self.queue.done(marker)
+            return 0
+        changes = await self.store.ratings.applied_changes(race)
+        if race.final is None or changes is None:
+            await self.queue.later([marker], self.clock() + RETRY)
+            return 0
+        players = [r.player for r in race.final.results if not r.ghost]
+        records = await self.store.ratings.load_records(players)
+        wrote = await self.archive.write(race, changes, records)
+        await self.queue.done(marker)
+        await self.queue.expire_race(race, self.settings.archived_ttl)
+        if wrote and race.ends_at is not None:
+            self.lag.append(max(0.0, self.clock() - race.ends_at))
+        return int(wrote)
+
+    async def run(self) -> None:
+        """Archive every ``sweep_interval`` (sooner while there is a backlog)."""
+        while True:
+            busy = False
+            try:
+                busy = await self.step() > 0
+            except Unavailable as e:
+                log.warning("archive: %s", e)
+            except Exception:
+                log.exception("archive step failed")
+            await asyncio.sleep(0 if busy else self.settings.sweep_interval)

@@ -1,0 +1,359 @@
+"""PostgreSQL: the records that last. The only module of the server that uses the driver.
+
+A finished race is written once, whole (:meth:`ArchiveStore.write`): its row in ``races``
+(the race's fields, results, replays with their times, boards and par, as msgpack, enough
+to rebuild the :class:`~..race.Race` that Redis held), a row per player in
+``race_players`` (the history), its rating changes, and the newest record of each of its
+players (``player_records``, from which the ratings cache is rebuilt). The row's unique key
+is the race's code and creation time: a second write of the same race, by a retry or
+another node, changes nothing.
+
+The schema is versioned by the files of ``migrations/`` (``0001_name.sql``, applied in
+order, each in its own transaction); :meth:`ArchiveStore.open` applies the missing ones
+under an advisory lock (two nodes starting together migrate once) and refuses a database
+whose schema is newer than the node knows (:class:`~..errors.ArchiveError`): an upgrade
+adds tables and columns first, and drops only what no running version reads.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+import asyncpg
+import msgpack
+
+from ..errors import ArchiveError, Unavailable
+from ..race import Race
+from ..race.ratings import Change, Line, Record
+from ..settings import Settings
+from .codec import entry_bytes, meta_fields, race_from
+
+__all__ = [
+    "MIGRATION_LOCK",
+    "ArchiveStore",
+    "archive_of",
+    "Migration",
+    "RaceRow",
+    "migrations",
+]
+
+log = logging.getLogger(__name__)
+
+MIGRATION_LOCK = 0x5350_4944_4552  # "SPIDER": the advisory lock that migrations hold
+
+_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    version: int
+    name: str
+    sql: str
+
+
+def migrations() -> list[Migration]:
+    """The schema's migrations this node knows, in order."""
+    out = []
+    for item in resources.files(__package__).joinpath("migrations").iterdir():
+        m = _NAME.match(item.name)
+        if m is not None:
+            out.append(Migration(int(m[1]), m[2], item.read_text(encoding="utf-8")))
+    out.sort(key=lambda m: m.version)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class RaceRow:
+    """A finished race as archived: the race, and the row's id (the history's key)."""
+
+    id: int
+    race: Race
+
+
+def _pack(value: Any) -> bytes:
+    out: bytes = msgpack.packb(value, use_bin_type=True)
+    return out
+
+
+def _as_bytes(value: str | bytes) -> bytes:
+    return value.encode("utf-8") if isinstance(value, str) else value
+
+
+def race_blobs(race: Race) -> tuple[bytes, bytes]:
+    """The race's ``meta`` and ``entries`` columns: its Redis hashes, as msgpack."""
+    meta = {k: _as_bytes(v) for k, v in meta_fields(race).items()}
+    meta["version"] = str(race.version).encode()
+    entries = {pid: entry_bytes(e) for pid, e in race.players.items()}
+    return _pack(meta), _pack(entries)
+
+
+def race_of_blobs(meta: bytes, entries: bytes) -> Race:
+    return race_from(msgpack.unpackb(meta, raw=False), msgpack.unpackb(entries, raw=False))
+
+
+def archive_of(settings: Settings) -> ArchiveStore | None:
+    """The archive of a node with these settings (None: no ``database_url``)."""
+    if settings.database_url is None:
+        return None
+    return ArchiveStore(
+        settings.database_url,
+        pool_size=settings.database_pool,
+        statement_timeout=settings.database_statement_timeout,
+    )
+
+
+class ArchiveStore:
+    """The node's connections to PostgreSQL and every query it makes. Every method raises
+    :class:`~..errors.Unavailable` when the database does not answer."""
+
+    def __init__(self, url: str, *, pool_size: int = 10, statement_timeout: float = 10.0) -> None:
+        self.url = url
+        self.pool_size = pool_size
+        self.statement_timeout = statement_timeout
+        self._pool: asyncpg.Pool | None = None
+
+    # -- life ---------------------------------------------------------------------------------
+
+    async def open(self) -> None:
+        """Connect and bring the schema up to date; :class:`ArchiveError` when the
+        database's schema is newer than this node knows, Unavailable when the database
+        does not answer."""
+        try:
+            self._pool = await asyncpg.create_pool(
+                self.url,
+                min_size=1,
+                max_size=self.pool_size,
+                command_timeout=self.statement_timeout,
+                server_settings={
+                    "statement_timeout": str(int(self.statement_timeout * 1000)),
+                    "application_name": "spider-race",
+                },
+            )
+        except (OSError, asyncpg.PostgresError, TimeoutError) as e:
+            raise Unavailable(f"the database does not answer: {e}") from None
+        await self.migrate()
+
+    async def close(self) -> None:
+        if self._pool is not None:
+            pool, self._pool = self._pool, None
+            await pool.close()
+
+    @property
+    def pool(self) -> asyncpg.Pool:
+        if self._pool is None:
+            raise Unavailable("the archive is not open")
+        return self._pool
+
+    async def migrate(self) -> int:
+        """Apply the migrations the database lacks, under the advisory lock; the schema's
+        version after."""
+        known = migrations()
+        newest = known[-1].version if known else 0
+        async with self._connection() as conn:
+            await conn.execute("SELECT pg_advisory_lock($1)", MIGRATION_LOCK)
+            try:
+                await conn.execute(
+                    "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                    " version integer PRIMARY KEY, name text NOT NULL,"
+                    " applied_at timestamptz NOT NULL DEFAULT now())"
+                )
+                current = await conn.fetchval(
+                    "SELECT coalesce(max(version), 0) FROM schema_migrations"
+                )
+                if current > newest:
+                    raise ArchiveError(
+                        f"the database's schema is at version {current}, newer than this "
+                        f"node knows ({newest}): run a node of the newer version"
+                    )
+                for m in known:
+                    if m.version <= current:
+                        continue
+                    async with conn.transaction():
+                        await conn.execute(m.sql)
+                        await conn.execute(
+                            "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)",
+                            m.version,
+                            m.name,
+                        )
+                    log.info("database schema migrated to %d (%s)", m.version, m.name)
+                    current = m.version
+                return int(current)
+            finally:
+                await conn.execute("SELECT pg_advisory_unlock($1)", MIGRATION_LOCK)
+
+    def _connection(self) -> Any:
+        return _Guarded(self.pool.acquire())
+
+    # -- writes -------------------------------------------------------------------------------
+
+    async def write(self, race: Race, changes: list[Change], records: dict[str, Record]) -> bool:
+        """Archive finished ``race`` with its rating ``changes`` and its players'
+        ``records`` now; True when this call wrote it, False when it was there already."""
+        final = race.final
+        if final is None:
+            raise ValueError(f"race {race.code} is not finished")
+        meta, entries = race_blobs(race)
+        finished_at = race.ends_at or race.started_at or race.created_at
+        actions = sum(len(v) for v in final.replays.values())
+        async with self._connection() as conn, conn.transaction():
+            race_id = await conn.fetchval(
+                "INSERT INTO races (code, created_at, finished_at, variant, rated, daily,"
+                " players, actions, meta, entries)"
+                " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
+                " ON CONFLICT ON CONSTRAINT races_once DO NOTHING RETURNING id",
+                race.code,
+                race.created_at,
+                finished_at,
+                race.options.variant,
+                race.options.rated,
+                race.options.daily,
+                len(final.results),
+                actions,
+                meta,
+                entries,
+            )
+            if race_id is None:
+                return False
+            await conn.executemany(
+                "INSERT INTO race_players (player, race_id, name, rank, status, time, moves,"
+                " score, bot) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                [
+                    (r.player, race_id, r.name, r.rank, r.status, r.time, r.moves, r.score, r.bot)
+                    for r in final.results
+                    if not r.ghost
+                ],
+            )
+            if changes:
+                await conn.executemany(
+                    "INSERT INTO rating_changes (player, race_id, variant, pool, before,"
+                    " after, provisional) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                    [
+                        (
+                            c.player,
+                            race_id,
+                            race.options.variant,
+                            c.pool,
+                            c.before,
+                            c.after,
+                            c.provisional,
+                        )
+                        for c in changes
+                    ],
+                )
+            if records:
+                await conn.executemany(
+                    "INSERT INTO player_records (player, version, name, data, race_id)"
+                    " VALUES ($1, $2, $3, $4, $5) ON CONFLICT (player) DO UPDATE SET"
+                    " version = excluded.version, name = excluded.name, data = excluded.data,"
+                    " race_id = excluded.race_id"
+                    " WHERE player_records.version < excluded.version",
+                    [
+                        (pid, rec.version, rec.name, _pack(rec.fields()), race_id)
+                        for pid, rec in records.items()
+                    ],
+                )
+            return True
+
+    # -- reads --------------------------------------------------------------------------------
+
+    async def race(self, code: str) -> RaceRow | None:
+        """The newest finished race of that code, or None."""
+        async with self._connection() as conn:
+            row = await conn.fetchrow(
+                "SELECT id, meta, entries FROM races WHERE code = $1"
+                " ORDER BY created_at DESC LIMIT 1",
+                code,
+            )
+        return (
+            None if row is None else RaceRow(row["id"], race_of_blobs(row["meta"], row["entries"]))
+        )
+
+    async def history(
+        self, player: str, *, before: int | None = None, limit: int = 50
+    ) -> list[tuple[int, Line]]:
+        """The player's races, newest first, each with its id (pass the last one's id as
+        ``before`` for the page after)."""
+        async with self._connection() as conn:
+            rows = await conn.fetch(
+                "SELECT p.race_id, r.code, r.variant, r.finished_at, p.rank, r.players,"
+                " p.status, p.time, r.rated, c.before, c.after"
+                " FROM race_players p JOIN races r ON r.id = p.race_id"
+                " LEFT JOIN rating_changes c ON c.player = p.player AND c.race_id = p.race_id"
+                " WHERE p.player = $1 AND p.race_id < $2"
+                " ORDER BY p.race_id DESC LIMIT $3",
+                player,
+                before if before is not None else 2**63 - 1,
+                limit,
+            )
+        return [
+            (
+                row["race_id"],
+                Line(
+                    code=row["code"],
+                    variant=row["variant"],
+                    at=row["finished_at"],
+                    rank=row["rank"],
+                    of=row["players"],
+                    status=row["status"],
+                    time=row["time"],
+                    rated=row["rated"],
+                    before=row["before"],
+                    after=row["after"],
+                ),
+            )
+            for row in rows
+        ]
+
+    async def records(self, players: list[str]) -> dict[str, Record]:
+        """The newest archived records of ``players`` (those without one left out)."""
+        async with self._connection() as conn:
+            rows = await conn.fetch(
+                "SELECT player, version, data FROM player_records WHERE player = ANY($1)",
+                players,
+            )
+        return {
+            row["player"]: Record.from_fields(
+                row["player"], row["version"], msgpack.unpackb(row["data"], raw=False)
+            )
+            for row in rows
+        }
+
+    async def counts(self) -> dict[str, int]:
+        """Rows of each table and bytes of the races' table (for the bench and metrics)."""
+        async with self._connection() as conn:
+            row = await conn.fetchrow(
+                "SELECT (SELECT count(*) FROM races) AS races,"
+                " (SELECT coalesce(sum(actions), 0) FROM races) AS actions,"
+                " pg_total_relation_size('races') + pg_total_relation_size('race_players')"
+                " + pg_total_relation_size('rating_changes')"
+                " + pg_total_relation_size('player_records') AS bytes"
+            )
+        return {k: int(row[k]) for k in ("races", "actions", "bytes")}
+
+
+class _Guarded:
+    """A pool's connection whose driver and network errors are :class:`Unavailable`."""
+
+    def __init__(self, acquiring: Any) -> None:
+        self._acquiring = acquiring
+
+    async def __aenter__(self) -> asyncpg.Connection:
+        try:
+            conn: asyncpg.Connection = await self._acquiring.__aenter__()
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, TimeoutError) as e:
+            raise Unavailable(f"the database does not answer: {e}") from None
+        return conn
+
+    async def __aexit__(self, kind: Any, error: Any, tb: Any) -> bool:
+        await self._acquiring.__aexit__(kind, error, tb)
+        if isinstance(error, ArchiveError):
+            return False
+        if isinstance(
+            error, OSError | asyncpg.PostgresError | asyncpg.InterfaceError | TimeoutError
+        ):
+            raise Unavailable(f"the database failed: {error}") from None
+        return False
