@@ -34,6 +34,7 @@ from .codec import entry_bytes, meta_fields, race_from
 
 __all__ = [
     "MIGRATION_LOCK",
+    "QUERIES",
     "ArchiveStore",
     "archive_of",
     "Migration",
@@ -46,6 +47,43 @@ log = logging.getLogger(__name__)
 MIGRATION_LOCK = 0x5350_4944_4552  # "SPIDER": the advisory lock that migrations hold
 
 _NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
+
+
+QUERIES: dict[str, str] = {
+    "write_race": (
+        "INSERT INTO races (code, created_at, finished_at, variant, rated, daily, "
+        "players, actions, meta, entries) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, "
+        "$10) ON CONFLICT ON CONSTRAINT races_once DO NOTHING RETURNING id"
+    ),
+    "write_players": (
+        "INSERT INTO race_players (player, race_id, name, rank, status, time, moves, "
+        "score, bot) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+    ),
+    "write_changes": (
+        "INSERT INTO rating_changes (player, race_id, variant, pool, before, after, "
+        "provisional) VALUES ($1, $2, $3, $4, $5, $6, $7)"
+    ),
+    "write_records": (
+        "INSERT INTO player_records (player, version, name, data, race_id) VALUES ($1, "
+        "$2, $3, $4, $5) ON CONFLICT (player) DO UPDATE SET version = excluded.version, "
+        "name = excluded.name, data = excluded.data, race_id = excluded.race_id WHERE "
+        "player_records.version < excluded.version"
+    ),
+    "race": (
+        "SELECT id, meta, entries FROM races WHERE code = $1 ORDER BY created_at DESC LIMIT 1"
+    ),
+    "history": (
+        "SELECT p.race_id, r.code, r.variant, r.finished_at, p.rank, r.players, p.status, "
+        "p.time, r.rated, c.before, c.after FROM race_players p JOIN races r ON r.id = "
+        "p.race_id LEFT JOIN rating_changes c ON c.player = p.player AND c.race_id = "
+        "p.race_id WHERE p.player = $1 AND p.race_id < $2 ORDER BY p.race_id DESC LIMIT "
+        "$3"
+    ),
+    "records": ("SELECT player, version, data FROM player_records WHERE player = ANY($1)"),
+}
+"""Every query of this module by name (the metrics time them by name; a test runs
+``EXPLAIN`` on each to check that it uses an index). Each module of the archive keeps its
+queries in such a ``QUERIES``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +191,7 @@ class ArchiveStore:
         version after."""
         known = migrations()
         newest = known[-1].version if known else 0
-        async with self._connection() as conn:
+        async with self.connection() as conn:
             await conn.execute("SELECT pg_advisory_lock($1)", MIGRATION_LOCK)
             try:
                 await conn.execute(
@@ -185,7 +223,9 @@ class ArchiveStore:
             finally:
                 await conn.execute("SELECT pg_advisory_unlock($1)", MIGRATION_LOCK)
 
-    def _connection(self) -> Any:
+    def connection(self) -> Any:
+        """One of the pool's connections, for ``async with`` (the archive's other modules
+        run their queries on it; a driver or network error is Unavailable)."""
         return _Guarded(self.pool.acquire())
 
     # -- writes -------------------------------------------------------------------------------
@@ -199,12 +239,9 @@ class ArchiveStore:
         meta, entries = race_blobs(race)
         finished_at = race.ends_at or race.started_at or race.created_at
         actions = sum(len(v) for v in final.replays.values())
-        async with self._connection() as conn, conn.transaction():
+        async with self.connection() as conn, conn.transaction():
             race_id = await conn.fetchval(
-                "INSERT INTO races (code, created_at, finished_at, variant, rated, daily,"
-                " players, actions, meta, entries)"
-                " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
-                " ON CONFLICT ON CONSTRAINT races_once DO NOTHING RETURNING id",
+                QUERIES["write_race"],
                 race.code,
                 race.created_at,
                 finished_at,
@@ -219,8 +256,7 @@ class ArchiveStore:
             if race_id is None:
                 return False
             await conn.executemany(
-                "INSERT INTO race_players (player, race_id, name, rank, status, time, moves,"
-                " score, bot) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                QUERIES["write_players"],
                 [
                     (r.player, race_id, r.name, r.rank, r.status, r.time, r.moves, r.score, r.bot)
                     for r in final.results
@@ -229,8 +265,7 @@ class ArchiveStore:
             )
             if changes:
                 await conn.executemany(
-                    "INSERT INTO rating_changes (player, race_id, variant, pool, before,"
-                    " after, provisional) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                    QUERIES["write_changes"],
                     [
                         (
                             c.player,
@@ -246,11 +281,7 @@ class ArchiveStore:
                 )
             if records:
                 await conn.executemany(
-                    "INSERT INTO player_records (player, version, name, data, race_id)"
-                    " VALUES ($1, $2, $3, $4, $5) ON CONFLICT (player) DO UPDATE SET"
-                    " version = excluded.version, name = excluded.name, data = excluded.data,"
-                    " race_id = excluded.race_id"
-                    " WHERE player_records.version < excluded.version",
+                    QUERIES["write_records"],
                     [
                         (pid, rec.version, rec.name, _pack(rec.fields()), race_id)
                         for pid, rec in records.items()
@@ -262,10 +293,9 @@ class ArchiveStore:
 
     async def race(self, code: str) -> RaceRow | None:
         """The newest finished race of that code, or None."""
-        async with self._connection() as conn:
+        async with self.connection() as conn:
             row = await conn.fetchrow(
-                "SELECT id, meta, entries FROM races WHERE code = $1"
-                " ORDER BY created_at DESC LIMIT 1",
+                QUERIES["race"],
                 code,
             )
         return (
@@ -277,14 +307,9 @@ class ArchiveStore:
     ) -> list[tuple[int, Line]]:
         """The player's races, newest first, each with its id (pass the last one's id as
         ``before`` for the page after)."""
-        async with self._connection() as conn:
+        async with self.connection() as conn:
             rows = await conn.fetch(
-                "SELECT p.race_id, r.code, r.variant, r.finished_at, p.rank, r.players,"
-                " p.status, p.time, r.rated, c.before, c.after"
-                " FROM race_players p JOIN races r ON r.id = p.race_id"
-                " LEFT JOIN rating_changes c ON c.player = p.player AND c.race_id = p.race_id"
-                " WHERE p.player = $1 AND p.race_id < $2"
-                " ORDER BY p.race_id DESC LIMIT $3",
+                QUERIES["history"],
                 player,
                 before if before is not None else 2**63 - 1,
                 limit,
@@ -310,9 +335,9 @@ class ArchiveStore:
 
     async def records(self, players: list[str]) -> dict[str, Record]:
         """The newest archived records of ``players`` (those without one left out)."""
-        async with self._connection() as conn:
+        async with self.connection() as conn:
             rows = await conn.fetch(
-                "SELECT player, version, data FROM player_records WHERE player = ANY($1)",
+                QUERIES["records"],
                 players,
             )
         return {
@@ -324,7 +349,7 @@ class ArchiveStore:
 
     async def counts(self) -> dict[str, int]:
         """Rows of each table and bytes of the races' table (for the bench and metrics)."""
-        async with self._connection() as conn:
+        async with self.connection() as conn:
             row = await conn.fetchrow(
                 "SELECT (SELECT count(*) FROM races) AS races,"
                 " (SELECT coalesce(sum(actions), 0) FROM races) AS actions,"
