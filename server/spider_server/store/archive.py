@@ -17,8 +17,11 @@ adds tables and columns first, and drops only what no running version reads.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -27,6 +30,7 @@ import asyncpg
 import msgpack
 
 from ..errors import ArchiveError, Unavailable
+from ..metrics import Histogram
 from ..race import Race
 from ..race.ratings import Change, Line, Record
 from ..settings import Settings
@@ -35,6 +39,7 @@ from .codec import entry_bytes, meta_fields, race_from
 __all__ = [
     "MIGRATION_LOCK",
     "QUERIES",
+    "QUERY_BOUNDS",
     "ArchiveStore",
     "archive_of",
     "Migration",
@@ -47,6 +52,9 @@ log = logging.getLogger(__name__)
 MIGRATION_LOCK = 0x5350_4944_4552  # "SPIDER": the advisory lock that migrations hold
 
 _NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
+
+QUERY_BOUNDS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
+"""Bounds (seconds) of each query's histogram (:meth:`ArchiveStore.timed`)."""
 
 
 QUERIES: dict[str, str] = {
@@ -153,6 +161,8 @@ class ArchiveStore:
         self.pool_size = pool_size
         self.statement_timeout = statement_timeout
         self._pool: asyncpg.Pool | None = None
+        self.query_seconds: dict[str, Histogram] = {}
+        """Each query's time by its name in its module's ``QUERIES`` (:meth:`timed`)."""
 
     # -- life ---------------------------------------------------------------------------------
 
@@ -173,7 +183,11 @@ class ArchiveStore:
             )
         except (OSError, asyncpg.PostgresError, TimeoutError) as e:
             raise Unavailable(f"the database does not answer: {e}") from None
-        await self.migrate()
+        try:
+            await self.migrate()
+        except BaseException:
+            await self.close()
+            raise
 
     async def close(self) -> None:
         if self._pool is not None:
@@ -223,6 +237,34 @@ class ArchiveStore:
             finally:
                 await conn.execute("SELECT pg_advisory_unlock($1)", MIGRATION_LOCK)
 
+    def pool_counts(self) -> tuple[int, int]:
+        """The pool's connections in use and idle now (none while it is not open)."""
+        pool = self._pool
+        if pool is None:
+            return 0, 0
+        idle = pool.get_idle_size()
+        return pool.get_size() - idle, idle
+
+    async def ping(self) -> None:
+        """Unavailable unless the database answers a query now."""
+        async with self.connection() as conn:
+            await conn.fetchval("SELECT 1")
+
+    @contextlib.contextmanager
+    def timed(self, name: str) -> Iterator[None]:
+        """Time what runs inside as the query ``name`` (its name in its module's
+        ``QUERIES``; the metrics' ``spider_database_query_seconds{query=name}``), whether
+        it succeeds or fails. Every query of the archive's modules runs inside one."""
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            seconds = time.perf_counter() - started
+            histogram = self.query_seconds.get(name)
+            if histogram is None:
+                histogram = self.query_seconds[name] = Histogram(QUERY_BOUNDS)
+            histogram.observe(seconds)
+
     def connection(self) -> Any:
         """One of the pool's connections, for ``async with`` (the archive's other modules
         run their queries on it; a driver or network error is Unavailable)."""
@@ -239,54 +281,51 @@ class ArchiveStore:
         meta, entries = race_blobs(race)
         finished_at = race.ends_at or race.started_at or race.created_at
         actions = sum(len(v) for v in final.replays.values())
+        variant = race.options.variant
+        players = [
+            (r.player, r.name, r.rank, r.status, r.time, r.moves, r.score, r.bot)
+            for r in final.results
+            if not r.ghost
+        ]
         async with self.connection() as conn, conn.transaction():
-            race_id = await conn.fetchval(
-                QUERIES["write_race"],
-                race.code,
-                race.created_at,
-                finished_at,
-                race.options.variant,
-                race.options.rated,
-                race.options.daily,
-                len(final.results),
-                actions,
-                meta,
-                entries,
-            )
+            with self.timed("write_race"):
+                race_id = await conn.fetchval(
+                    QUERIES["write_race"],
+                    race.code,
+                    race.created_at,
+                    finished_at,
+                    variant,
+                    race.options.rated,
+                    race.options.daily,
+                    len(final.results),
+                    actions,
+                    meta,
+                    entries,
+                )
             if race_id is None:
                 return False
-            await conn.executemany(
-                QUERIES["write_players"],
-                [
-                    (r.player, race_id, r.name, r.rank, r.status, r.time, r.moves, r.score, r.bot)
-                    for r in final.results
-                    if not r.ghost
-                ],
-            )
+            with self.timed("write_players"):
+                await conn.executemany(
+                    QUERIES["write_players"], [(p[0], race_id, *p[1:]) for p in players]
+                )
             if changes:
-                await conn.executemany(
-                    QUERIES["write_changes"],
-                    [
-                        (
-                            c.player,
-                            race_id,
-                            race.options.variant,
-                            c.pool,
-                            c.before,
-                            c.after,
-                            c.provisional,
-                        )
-                        for c in changes
-                    ],
-                )
+                with self.timed("write_changes"):
+                    await conn.executemany(
+                        QUERIES["write_changes"],
+                        [
+                            (c.player, race_id, variant, c.pool, c.before, c.after, c.provisional)
+                            for c in changes
+                        ],
+                    )
             if records:
-                await conn.executemany(
-                    QUERIES["write_records"],
-                    [
-                        (pid, rec.version, rec.name, _pack(rec.fields()), race_id)
-                        for pid, rec in records.items()
-                    ],
-                )
+                with self.timed("write_records"):
+                    await conn.executemany(
+                        QUERIES["write_records"],
+                        [
+                            (pid, rec.version, rec.name, _pack(rec.fields()), race_id)
+                            for pid, rec in records.items()
+                        ],
+                    )
             return True
 
     # -- reads --------------------------------------------------------------------------------
@@ -294,10 +333,8 @@ class ArchiveStore:
     async def race(self, code: str) -> RaceRow | None:
         """The newest finished race of that code, or None."""
         async with self.connection() as conn:
-            row = await conn.fetchrow(
-                QUERIES["race"],
-                code,
-            )
+            with self.timed("race"):
+                row = await conn.fetchrow(QUERIES["race"], code)
         return (
             None if row is None else RaceRow(row["id"], race_of_blobs(row["meta"], row["entries"]))
         )
@@ -308,12 +345,13 @@ class ArchiveStore:
         """The player's races, newest first, each with its id (pass the last one's id as
         ``before`` for the page after)."""
         async with self.connection() as conn:
-            rows = await conn.fetch(
-                QUERIES["history"],
-                player,
-                before if before is not None else 2**63 - 1,
-                limit,
-            )
+            with self.timed("history"):
+                rows = await conn.fetch(
+                    QUERIES["history"],
+                    player,
+                    before if before is not None else 2**63 - 1,
+                    limit,
+                )
         return [
             (
                 row["race_id"],
@@ -336,10 +374,8 @@ class ArchiveStore:
     async def records(self, players: list[str]) -> dict[str, Record]:
         """The newest archived records of ``players`` (those without one left out)."""
         async with self.connection() as conn:
-            rows = await conn.fetch(
-                QUERIES["records"],
-                players,
-            )
+            with self.timed("records"):
+                rows = await conn.fetch(QUERIES["records"], players)
         return {
             row["player"]: Record.from_fields(
                 row["player"], row["version"], msgpack.unpackb(row["data"], raw=False)

@@ -43,8 +43,14 @@ class ArchiveQueue:
         self._take: Any = None
 
     async def mark(self, race: Race, now: float) -> None:
+        """Queue ``race``, due ``now`` (one round trip: the queue and its waiting times
+        share a slot)."""
+        marker = archive_marker(race)
         with as_unavailable:
-            await self.redis.zadd(keys.ARCHIVE, {archive_marker(race): now}, nx=True)
+            async with self.redis.pipeline(transaction=True) as pipe:
+                pipe.zadd(keys.ARCHIVE, {marker: now}, nx=True)
+                pipe.zadd(keys.ARCHIVE_SINCE, {marker: now}, nx=True)
+                await pipe.execute()
 
     async def take(self, now: float, lease: float, limit: int = 32) -> list[str]:
         """Markers due at ``now``, each held by this node for ``lease`` seconds."""
@@ -62,7 +68,10 @@ class ArchiveQueue:
 
     async def done(self, marker: str) -> None:
         with as_unavailable:
-            await self.redis.zrem(keys.ARCHIVE, marker)
+            async with self.redis.pipeline(transaction=True) as pipe:
+                pipe.zrem(keys.ARCHIVE, marker)
+                pipe.zrem(keys.ARCHIVE_SINCE, marker)
+                await pipe.execute()
 
     async def backlog(self) -> int:
         """Finished races not archived yet."""
@@ -70,9 +79,9 @@ class ArchiveQueue:
             return int(await self.redis.zcard(keys.ARCHIVE))
 
     async def oldest(self) -> float | None:
-        """When the oldest waiting race was marked (None: none waits)."""
+        """When the oldest waiting race was queued (None: none waits)."""
         with as_unavailable:
-            found = await self.redis.zrange(keys.ARCHIVE, 0, 0, withscores=True)
+            found = await self.redis.zrange(keys.ARCHIVE_SINCE, 0, 0, withscores=True)
         return float(found[0][1]) if found else None
 
     async def expire_race(self, race: Race, ttl: int) -> None:

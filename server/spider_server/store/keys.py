@@ -182,6 +182,7 @@ __all__ = [
     "PLAYER_RACES_TTL",
     "APPLIED",
     "ARCHIVE",
+    "ARCHIVE_SINCE",
     "APPLIED_AT",
     "APPLIED_KEEP",
     "HISTORY_MAX",
@@ -373,6 +374,9 @@ ARCHIVE = "{archive}:pending"
 """zset: "<code>:<created_at>" (the race's marker) -> when it is due to be archived: the
 finished races whose records are not in the database yet (every node's archive step takes
 them up, for a lease; a write removes the marker)."""
+ARCHIVE_SINCE = "{archive}:since"
+"""zset: the same markers -> when each race was queued (``ARCHIVE``'s scores move with the
+leases): how long the oldest has waited."""
 
 APPLIED = "{ratings}:applied"
 APPLIED_AT = "{ratings}:applied_at"
