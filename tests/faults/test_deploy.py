@@ -8,6 +8,7 @@ import configparser
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -18,6 +19,7 @@ import urllib.request
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import yaml
@@ -42,7 +44,7 @@ def _need(program: str) -> str:
 def test_compose_file_is_well_formed() -> None:
     compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
     services = compose["services"]
-    assert set(services) == {"redis", "node1", "node2", "haproxy"}
+    assert set(services) == {"redis", "postgres", "node1", "node2", "haproxy"}
     volumes = set(compose.get("volumes") or {})
     for name, service in services.items():
         assert "image" in service or "build" in service, name
@@ -61,6 +63,7 @@ def test_compose_file_is_well_formed() -> None:
         env = services[node]["environment"]
         assert "SPIDER_RACE_SECRET" in env and env["SPIDER_RACE_NODE"] == node
     assert (DEPLOY / services["node1"]["build"]["dockerfile"].split("/")[-1]).exists()
+    _check_compose_database(services)
     lb = services["haproxy"]["environment"]
     assert lb["SPIDER_NODE1"] == "node1:8765" and lb["SPIDER_NODE2"] == "node2:8765"
     # docker compose's own check, where there is one
@@ -75,6 +78,84 @@ def test_compose_file_is_well_formed() -> None:
             capture_output=True,
         )
         assert done.returncode == 0, done.stderr
+
+
+def _major(image: str) -> int:
+    """The major version of an image's tag (``postgres:18`` -> 18)."""
+    return int(image.rsplit(":", 1)[1].split(".")[0].split("-")[0])
+
+
+def _check_compose_database(services: dict[str, Any]) -> None:
+    """PostgreSQL 18 with its data in a volume, a password from the environment (or the
+    env file) and a health check; every node archives into it once it is healthy."""
+    pg = services["postgres"]
+    assert pg["image"].split(":")[0] == "postgres" and _major(pg["image"]) == 18
+    env = pg["environment"]
+    assert env["POSTGRES_USER"] == "spider" and env["POSTGRES_DB"] == "spider"
+    assert env["POSTGRES_PASSWORD"].startswith("${SPIDER_RACE_DATABASE_PASSWORD:?")
+    assert "postgres-data:/var/lib/postgresql" in pg["volumes"]  # the 18 image's layout
+    assert pg["healthcheck"]["test"][:2] == ["CMD", "pg_isready"]
+    nodes = [name for name in services if name.startswith("node")]
+    assert nodes
+    from spider_server.settings import Settings
+
+    for node in nodes:
+        given = services[node]["environment"]["SPIDER_RACE_DATABASE_URL"]
+        assert "${SPIDER_RACE_DATABASE_PASSWORD:?" in given, node  # the same password
+        url = re.sub(r"\$\{SPIDER_RACE_DATABASE_PASSWORD:\?[^}]*\}", "pw", given)
+        parts = urlsplit(url)
+        assert parts.scheme == "postgresql" and parts.hostname == "postgres", node
+        assert parts.port == 5432 and parts.path == "/spider", node
+        assert parts.username == "spider" and parts.password == "pw", node
+        assert services[node]["depends_on"]["postgres"]["condition"] == "service_healthy"
+        settings = Settings.from_env({"SPIDER_RACE_DATABASE_URL": url})
+        assert settings.database_url == url  # a URL the nodes take
+
+
+def _kubernetes() -> dict[tuple[str, str], dict[str, Any]]:
+    docs: dict[tuple[str, str], dict[str, Any]] = {}
+    for name in ("spider-race.yaml", "secret.example.yaml"):
+        for doc in yaml.safe_load_all((DEPLOY / "kubernetes" / name).read_text()):
+            key = (doc["kind"], doc["metadata"]["name"])
+            assert key not in docs, key
+            docs[key] = doc
+    return docs
+
+
+def test_kubernetes_manifests_wire_valkey_postgres_and_the_nodes() -> None:
+    docs = _kubernetes()
+    secret = docs[("Secret", "spider-race")]
+    keys = set(secret["stringData"])
+    for kind, name in docs:
+        if kind in ("StatefulSet", "Deployment"):
+            labels = docs[(kind, name)]["spec"]["template"]["metadata"]["labels"]
+            assert docs[(kind, name)]["spec"]["selector"]["matchLabels"] == labels
+    pg = docs[("StatefulSet", "postgres")]["spec"]
+    (container,) = pg["template"]["spec"]["containers"]
+    assert container["image"].split(":")[0] == "postgres" and _major(container["image"]) == 18
+    pg_env = {e["name"]: e for e in container["env"]}
+    assert pg_env["POSTGRES_PASSWORD"]["valueFrom"]["secretKeyRef"]["key"] in keys
+    assert {"name": "data", "mountPath": "/var/lib/postgresql"} in container["volumeMounts"]
+    assert pg["volumeClaimTemplates"][0]["metadata"]["name"] == "data"
+    assert "pg_isready" in container["readinessProbe"]["exec"]["command"]
+    assert docs[("Service", "postgres")]["spec"]["selector"] == {"app": "postgres"}
+    valkey = docs[("StatefulSet", "redis")]["spec"]["template"]["spec"]["containers"][0]
+    assert valkey["image"] == "valkey/valkey:9" and "noeviction" in valkey["args"]
+    (node,) = docs[("Deployment", "spider-race")]["spec"]["template"]["spec"]["containers"]
+    assert node["command"][:2] == ["spider-race", "serve"]
+    env = {e["name"]: e for e in node["env"]}
+    assert env["SPIDER_RACE_REDIS"]["value"] == "redis://redis:6379/0"
+    for name in ("SPIDER_RACE_DATABASE_URL", "SPIDER_RACE_SECRET"):
+        ref = env[name]["valueFrom"]["secretKeyRef"]
+        assert ref["name"] == "spider-race" and ref["key"] in keys, name
+    url = urlsplit(secret["stringData"]["database-url"])
+    assert url.scheme == "postgresql" and url.hostname == "postgres" and url.path == "/spider"
+    assert node["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert node["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    from spider_server.settings import Settings
+
+    grace = docs[("Deployment", "spider-race")]["spec"]["template"]["spec"]
+    assert grace["terminationGracePeriodSeconds"] > Settings().drain
 
 
 def test_compose_runs_the_tests_valkey_and_the_image_installs_the_lock() -> None:
