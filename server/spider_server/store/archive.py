@@ -17,11 +17,9 @@ adds tables and columns first, and drops only what no running version reads.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import re
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -250,20 +248,15 @@ class ArchiveStore:
         async with self.connection() as conn:
             await conn.fetchval("SELECT 1")
 
-    @contextlib.contextmanager
-    def timed(self, name: str) -> Iterator[None]:
-        """Time what runs inside as the query ``name`` (its name in its module's
-        ``QUERIES``; the metrics' ``spider_database_query_seconds{query=name}``), whether
-        it succeeds or fails. Every query of the archive's modules runs inside one."""
-        started = time.perf_counter()
-        try:
-            yield
-        finally:
-            seconds = time.perf_counter() - started
-            histogram = self.query_seconds.get(name)
-            if histogram is None:
-                histogram = self.query_seconds[name] = Histogram(QUERY_BOUNDS)
-            histogram.observe(seconds)
+    def timed(self, name: str) -> _Timed:
+        """Time what runs inside (``with`` or ``async with``) as the query ``name`` (its
+        name in its module's ``QUERIES``; the metrics'
+        ``spider_database_query_seconds{query=name}``), whether it succeeds or fails.
+        Every query of the archive's modules runs inside one."""
+        histogram = self.query_seconds.get(name)
+        if histogram is None:
+            histogram = self.query_seconds[name] = Histogram(QUERY_BOUNDS)
+        return _Timed(histogram)
 
     def connection(self) -> Any:
         """One of the pool's connections, for ``async with`` (the archive's other modules
@@ -394,6 +387,28 @@ class ArchiveStore:
                 " + pg_total_relation_size('player_records') AS bytes"
             )
         return {k: int(row[k]) for k in ("races", "actions", "bytes")}
+
+
+class _Timed:
+    """Times its block into a histogram (:meth:`ArchiveStore.timed`)."""
+
+    __slots__ = ("_histogram", "_started")
+
+    def __init__(self, histogram: Histogram) -> None:
+        self._histogram = histogram
+        self._started = 0.0
+
+    def __enter__(self) -> None:
+        self._started = time.perf_counter()
+
+    def __exit__(self, *exc: object) -> None:
+        self._histogram.observe(time.perf_counter() - self._started)
+
+    async def __aenter__(self) -> None:
+        self.__enter__()
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.__exit__()
 
 
 class _Guarded:
