@@ -5,9 +5,10 @@ Usage::
 
     python scripts/verify_race.py FINISHED.json [--commitment HEX] [--variant ID]
 
-``FINISHED.json`` is the race's ``finished`` event as JSON (or a ``joined`` reply's
-``race`` snapshot of a finished race, which then needs ``--variant`` only if it lacks one);
-``-`` reads it from standard input. ``--commitment`` is the commitment you saw announced
+``FINISHED.json`` is the race's record as exported (``spider-race export CODE``, or the
+page's "Download the race (JSON)": ``GET /races/<code>.json``), the race's ``finished``
+event as JSON, or a ``joined`` reply's ``race`` snapshot of a finished race (which then
+needs ``--variant`` only if it lacks one); ``-`` reads it from standard input. ``--commitment`` is the commitment you saw announced
 when the race started: it must be the one revealed.
 
 Checks, each printed as ``ok`` or ``FAIL``:
@@ -52,7 +53,7 @@ def commitment_of(seed: str, salt: str) -> str:
     return hashlib.sha256(bytes.fromhex(salt) + seed.encode("utf-8")).hexdigest()
 
 
-FORFEIT = frozenset({"resigned", "left", "abandoned"})
+FORFEIT = frozenset({"resigned", "left", "abandoned", "idle"})
 """Statuses of a game given up: ranked after every player who played on."""
 
 
@@ -196,10 +197,28 @@ def verify(
     return report.failures
 
 
+def from_record(record: dict[str, Any]) -> dict[str, Any]:
+    """An exported record (``"format": 1``) in the shape of a ``finished`` event with its
+    variant: results, replays, their times and final boards by player."""
+    players: list[dict[str, Any]] = record["players"]
+    return {
+        "seed": record["seed"],
+        "salt": record["salt"],
+        "commitment": record["commitment"],
+        "variant": record["variant"],
+        "results": players,
+        "replays": {x["player"]: x["actions"] for x in players},
+        "replay_times": {x["player"]: x["times"] for x in players if x.get("times") is not None},
+        "boards": {x["player"]: x["board"] for x in players if x.get("board")},
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Check a finished spider-race race.")
     parser.add_argument(
-        "file", help="the finished event (or finished race snapshot) as JSON; - for stdin"
+        "file",
+        help="the race's exported record, finished event or finished race snapshot as JSON; "
+        "- for stdin",
     )
     parser.add_argument("--commitment", help="the commitment announced at the start")
     parser.add_argument("--variant", help="the variant id, when the file does not say")
@@ -209,6 +228,10 @@ def main(argv: list[str] | None = None) -> int:
         data = json.loads(text)
         if isinstance(data.get("race"), dict):  # a whole joined reply
             data = {**data["race"], "boards": data.get("boards")}
+        elif data.get("format") is not None:  # an exported record
+            if data["format"] != 1:
+                raise ValueError(f"a record of format {data['format']}: this checker reads 1")
+            data = from_record(data)
         for key in ("seed", "salt", "commitment", "results", "replays"):
             if data.get(key) is None:
                 raise ValueError(f"no {key!r}: is the race finished?")

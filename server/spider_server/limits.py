@@ -7,6 +7,7 @@ import ipaddress
 import math
 import time
 from collections.abc import Callable
+from typing import Any
 
 __all__ = [
     "MAX_ADDRESSES",
@@ -66,8 +67,9 @@ class TokenBucket:
 class AddressLimits:
     """The node's limits per client address: open websocket connections, and token
     buckets for the hellos that make a new player, the races created, the joins with a
-    code that names no race and the hints asked for (each ``per_minute`` a minute, as many
-    at once); the races created and the hints per player too.
+    code that names no race, the hints asked for and the races' records exported (each
+    ``per_minute`` a minute, as many at once); the races created and the hints per player
+    too.
 
     An address refused a new player is told when to come back (:meth:`refuse`); until then
     :meth:`retry_after` names it, and the node answers its connections before the websocket
@@ -87,6 +89,7 @@ class AddressLimits:
         wrong_joins: int,
         hints: int = 1_000_000,
         player_hints: int = 1_000_000,
+        exports: int = 1_000_000,
         clock: Callable[[], float] | None = None,
     ) -> None:
         self.max_connections = connections
@@ -97,6 +100,7 @@ class AddressLimits:
             "wrong_join": wrong_joins,
             "hint": hints,
             "player_hint": player_hints,
+            "export": exports,
         }
         self._clock = clock or time.monotonic
         self.connections: dict[str, int] = {}
@@ -104,6 +108,21 @@ class AddressLimits:
         self._buckets: dict[tuple[str, str], TokenBucket] = {}
         self._refused: dict[str, float] = {}
         """Address -> the time (``clock``) until which it is refused (:meth:`refuse`)."""
+
+    @classmethod
+    def of(cls, settings: Any) -> AddressLimits:
+        """The limits of a node's :class:`~.settings.Settings` (``address_*`` and
+        ``player_*``)."""
+        return cls(
+            connections=settings.address_connections,
+            new_players=settings.address_new_players,
+            creations=settings.address_creations,
+            player_creations=settings.player_creations,
+            wrong_joins=settings.address_wrong_joins,
+            hints=settings.address_hints,
+            player_hints=settings.player_hints,
+            exports=settings.address_exports,
+        )
 
     # -- connections ------------------------------------------------------------------------
 
@@ -146,7 +165,8 @@ class AddressLimits:
     def take(self, what: str, key: str) -> bool:
         """Take one of ``key``'s (an address; a player for ``player_create`` and
         ``player_hint``) ``what``: ``new_player``, ``create``, ``player_create``,
-        ``wrong_join``, ``hint`` or ``player_hint``; False when it has none left now."""
+        ``wrong_join``, ``hint``, ``player_hint`` or ``export``; False when it has none
+        left now."""
         return self._bucket(what, key).take()
 
     def allows(self, what: str, key: str) -> bool:
@@ -157,12 +177,16 @@ class AddressLimits:
 
     # -- refusals ---------------------------------------------------------------------------
 
+    def wait(self, what: str, key: str) -> int:
+        """The whole seconds (at least 1) until ``key``'s bucket of ``what`` holds one."""
+        bucket = self._bucket(what, key)
+        bucket.take_none()
+        return max(1, math.ceil((1.0 - bucket.tokens) / bucket.rate))
+
     def refuse(self, what: str, address: str) -> int:
         """``address`` was refused for want of one of ``what``: the whole seconds until its
         bucket holds one again (at least 1), during which :meth:`retry_after` names it."""
-        bucket = self._bucket(what, address)
-        bucket.take_none()
-        wait = max(1, math.ceil((1.0 - bucket.tokens) / bucket.rate))
+        wait = self.wait(what, address)
         if len(self._refused) >= MAX_ADDRESSES:
             now = self._clock()
             self._refused = {a: t for a, t in self._refused.items() if t > now}

@@ -66,6 +66,7 @@ RANGES: dict[str, Range] = {
     "address_open_races": Range(1, 1_000_000),
     "open_list_length": Range(1, 2000),
     "address_wrong_joins": Range(1, 1_000_000),
+    "address_exports": Range(1, 1_000_000),
     "fd_reserve": Range(8, 1_000_000),
     "write_timeout": Range(0, 3600, above=True),
     "race_ttl": Range(60, 365 * DAY),

@@ -145,6 +145,9 @@ class Settings:
     address_wrong_joins: int = 30
     """Joins a minute from one address with a code that names no race; past it every
     join by code from there gets ``rate_limited`` until the bucket refills."""
+    address_exports: int = 60
+    """Finished races' records (``GET /races/<code>.json``) a minute from one address; past
+    it the request gets 429 with ``Retry-After`` before any store is asked."""
     trusted_proxies: str = ""
     """Addresses and CIDRs of the deployment's load balancers, comma-separated: only
     their ``X-Forwarded-For`` or PROXY protocol line names a client's address (empty: no

@@ -30,7 +30,8 @@ countdown, start,
 finish), :mod:`.actions` (moves, undos, resigns), :mod:`.results` (the ranking), :mod:`.rematch`
 (the same race again), :mod:`.lobby` and :mod:`.matches` (the open races' listing, quick
 matches: confirmed seats, called off, dodged) and
-:mod:`.snapshots` (the race as everyone sees it). Every name is importable from here.
+:mod:`.snapshots` (the race as everyone sees it), :mod:`.record` (a finished race's record, as
+exported). Every name is importable from here.
 """
 
 from __future__ import annotations
@@ -83,6 +84,7 @@ from .options import Limits, RaceOptions, offered_variant
 from .par import known_par, par_change, par_event, par_info, settled, standing_line
 from .presence import OUT, Due, next_idle, out_times, presence_change, presence_plan
 from .progress import progress_of, runs_completed, status_after, undo_only
+from .record import NotYet, race_record
 from .rematch import accept_rematch, rematch_due, rematch_made, rematch_race
 from .results import Standing, rank, shared_ranks, standing
 from .snapshots import race_info
@@ -175,6 +177,8 @@ __all__ = [
     "standing_line",
     "run_of",
     "race_info",
+    "race_record",
+    "NotYet",
     "rank",
     "rebuild",
     "accept_rematch",

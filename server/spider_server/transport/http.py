@@ -1,7 +1,7 @@
 """Plain HTTP on the websocket port: the probes ``GET /healthz`` and ``GET /readyz``,
-``GET /metrics`` and the browser page's files (the package's ``static`` folder; ``/`` and
-a race's shareable link ``/r/<code>`` are ``index.html``). ``/ws`` goes on to the
-websocket handshake.
+``GET /metrics``, a finished race's record (``GET /races/<code>.json``, :meth:`Http.record`)
+and the browser page's files (the package's ``static`` folder; ``/`` and a race's shareable
+link ``/r/<code>`` are ``index.html``). ``/ws`` goes on to the websocket handshake.
 
 - ``/healthz`` (liveness) answers 200 ``ok`` whenever the process and its event loop
   answer at all; it never asks Redis, so that a Redis outage does not get every node of a
@@ -24,6 +24,7 @@ coming back in a tight loop makes a few requests a second, not hundreds."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import mimetypes
 import os
@@ -32,13 +33,15 @@ import resource
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 from websockets.asyncio.server import ServerConnection
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
+from ..errors import RaceNotFound, Unavailable, WrongState
 from ..limits import AddressLimits, Proxies
-from ..race import normalize_code
+from ..race import NotYet, normalize_code
 
 __all__ = ["ALLOWED", "HOLD", "STATIC", "WS_PATH", "Http", "OpenFiles", "static_file"]
 
@@ -51,6 +54,7 @@ ALLOWED = ("GET", "HEAD")
 """The HTTP methods served."""
 HOLD = 1.0
 """Seconds at most a websocket request from an address refused for now waits for its 429."""
+_RECORD = re.compile(r"/races/([^/]{1,64})\.json")
 
 
 class OpenFiles:
@@ -108,7 +112,7 @@ def static_file(path: str) -> Path | None:
 
 
 _REASONS = {200: "OK", 404: "Not Found", 405: "Method Not Allowed", 429: "Too Many Requests"}
-_REASONS[503] = "Service Unavailable"
+_REASONS.update({403: "Forbidden", 409: "Conflict", 503: "Service Unavailable"})
 
 
 def _body(status: int, kind: str, body: bytes, *, head: bool = False, **extra: str) -> Response:
@@ -123,12 +127,25 @@ def _text(status: int, text: str, *, head: bool = False, **extra: str) -> Respon
     return _body(status, "text/plain; charset=utf-8", text.encode(), head=head, **extra)
 
 
+def _json(status: int, value: Any, *, head: bool = False, **extra: str) -> Response:
+    body = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+    return _body(status, "application/json", body, head=head, **extra)
+
+
+def _error(status: int, code: str, message: str, *, head: bool = False, **extra: Any) -> Response:
+    """An error as JSON: ``{"error": code, "message": message, ...}``."""
+    headers = {k: v for k, v in extra.items() if k == "retry_after"}
+    fields = {k: v for k, v in extra.items() if k != "retry_after"}
+    return _json(status, {"error": code, "message": message, **fields}, head=head, **headers)
+
+
 class Http:
     """The node's answers to plain HTTP requests. ``unready`` gives the reason the node
     should get no new connections now (None when it is ready); ``metrics`` gives the
     scrape's body and content type for an ``Accept`` header; ``proxies`` say whose
     ``X-Forwarded-For`` names the client; ``open_files`` says when the node is near its
-    limit of open files; ``addresses`` say which addresses are refused for now."""
+    limit of open files; ``addresses`` say which addresses are refused for now; ``export``
+    gives a finished race's record by its code (:class:`~..session.exports.Exports`)."""
 
     def __init__(
         self,
@@ -139,8 +156,10 @@ class Http:
         open_files: OpenFiles | None = None,
         refused: Callable[[str], None] | None = None,
         addresses: AddressLimits | None = None,
+        export: Callable[[str], Awaitable[dict[str, Any]]] | None = None,
     ) -> None:
         self.unready = unready
+        self.export = export
         self.metrics = metrics
         self.proxies = proxies or Proxies("")
         self.open_files = open_files
@@ -175,6 +194,8 @@ class Http:
         if path == "/metrics":
             body, kind = self.metrics(request.headers.get("Accept"))
             return _body(200, kind, body, head=head)
+        if path.startswith("/races/"):
+            return await self.record(connection, request, path, head=head)
         static = static_file(path)
         if static is not None:
             kind = mimetypes.guess_type(static.name)[0] or "application/octet-stream"
@@ -182,6 +203,42 @@ class Http:
                 kind += "; charset=utf-8"
             return _body(200, kind, static.read_bytes(), head=head)
         return _text(404, "not found\n", head=head)
+
+    async def record(
+        self, connection: ServerConnection, request: Request, path: str, *, head: bool
+    ) -> Response:
+        """``GET /races/<code>.json``: the finished race's record as a JSON attachment
+        (``spider-race-<code>.json``). A path that names no race code is 404 before
+        anything is counted or read; then the client's address takes one of its
+        ``address_exports`` (429 with ``Retry-After`` when it has none left, nothing read);
+        then the race: 404 when no store has it, 409 when it is not finished, 403 for a
+        daily race before its day is over (``available_at``: when it is out), 503 when
+        a store does not answer. Errors are ``{"error", "message"}`` in JSON."""
+        m = _RECORD.fullmatch(path)
+        code = normalize_code(m[1]) if m else None
+        if code is None or self.export is None:
+            name = m[1] if m else path.removeprefix("/races/")
+            return _error(404, "not_found", f"{name[:20]!r} is not a race code", head=head)
+        if self.addresses is not None:
+            peer = str(getattr(connection, "client_address", "") or "")
+            address = self.proxies.client_of(peer, request.headers.get("X-Forwarded-For"))
+            if not self.addresses.take("export", address):
+                self.refused("export")
+                wait = self.addresses.wait("export", address)
+                text = f"too many races exported from your address: try again in {wait} s"
+                return _error(429, "rate_limited", text, head=head, retry_after=str(wait))
+        try:
+            record = await self.export(code)
+        except NotYet as e:
+            return _error(403, "not_yet", str(e), head=head, available_at=e.at)
+        except RaceNotFound as e:
+            return _error(404, "not_found", str(e), head=head)
+        except WrongState as e:
+            return _error(409, "not_finished", str(e), head=head)
+        except Unavailable as e:
+            return _error(503, "unavailable", str(e), head=head, retry_after="5")
+        disposition = f'attachment; filename="spider-race-{code}.json"'
+        return _json(200, record, head=head, content_disposition=disposition)
 
     async def _admit(
         self, connection: ServerConnection, request: Request, *, head: bool
