@@ -5,6 +5,15 @@
   a free loopback port; ``.url``, ``.port``, ``.server`` (``"valkey 9.1.2"``), ``.kill()``
   (SIGKILL), ``.restart()`` (same port and data). One per test worker, shared by its
   tests one after another and emptied before each (:class:`SharedRedis`).
+- ``pg_database``: a fresh, empty PostgreSQL database for this test on its worker's one
+  PostgreSQL 18 (the embedded one's binaries; :class:`SharedPostgres`): ``.url``
+  (``postgresql://…/t_N`` with the password), ``.name``, ``.server`` (the worker's
+  :class:`spider_server.pgembedded.PostgresProcess`: ``.stop()``, ``.kill()``,
+  ``.restart()``, ``.url``, ``.port``; the next test finds it running again). Made from a
+  template (:func:`prepare_template`), dropped after the test.
+- ``passable_tmp_path``: a fresh folder that other users may pass through (mode 0711),
+  for the data folder of a server process that starts its own PostgreSQL: as root,
+  PostgreSQL runs as another user, who cannot reach into ``tmp_path``.
 - ``server_node``: async factory; ``node = await server_node(redis_url, **settings)``
   starts an in-process server node on a free port: ``.url`` (``ws://127.0.0.1:PORT/ws``),
   ``.http_url``, ``.node`` (the :class:`spider_server.node.Node`), ``await .close()``.
@@ -15,7 +24,9 @@
   ``python -m spider_server`` as a real process (``redis_url=None``: with its embedded
   Redis; ``cli=True``: ``spider-race serve``): ``.url``, ``.http_url``, ``.kill()``
   (SIGKILL), ``.terminate()`` (SIGTERM, returns the exit status). Its SIGTERM closes at
-  once (``SPIDER_RACE_DRAIN=0``) unless the test gives a drain period.
+  once (``SPIDER_RACE_DRAIN=0``) unless the test gives a drain period. Each process gets a
+  fresh database of the worker's PostgreSQL (``SPIDER_RACE_DATABASE_URL``) unless the test
+  gives its own (``SPIDER_RACE_DATABASE_URL=""``: the process starts its embedded one).
 
 The server's packages are imported inside the fixtures, so tests of the engine or the
 client alone do not need the server's dependencies.
@@ -24,13 +35,18 @@ client alone do not need the server's dependencies.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import itertools
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import urllib.request
 import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -203,6 +219,132 @@ def redis_server(shared_redis: SharedRedis) -> Any:
     return shared_redis.reset()
 
 
+TEMPLATE_DATABASE = "spider_template"
+"""The empty database each worker's PostgreSQL copies for every test
+(:func:`prepare_template`)."""
+
+
+def prepare_template(url: str) -> None:
+    """Called once per worker on its new template database (``url``), before any test's
+    database is copied from it: the place to bring it to the schema every test database
+    starts with. Nothing yet."""
+
+
+def _sql(url: str, *statements: str) -> None:
+    """Run ``statements`` on a connection of their own (from a thread with a loop of its
+    own, so that a test's loop is not needed)."""
+    import asyncpg
+
+    async def run() -> None:
+        connection = await asyncpg.connect(url, timeout=30)
+        try:
+            for statement in statements:
+                await connection.execute(statement)
+        finally:
+            await connection.close()
+
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(lambda: asyncio.run(run())).result()
+
+
+@dataclass
+class TestDatabase:
+    """A test's own database (``pg_database``)."""
+
+    __test__ = False
+    name: str
+    url: str
+    server: Any
+    """The worker's :class:`~spider_server.pgembedded.PostgresProcess`."""
+
+
+class SharedPostgres:
+    """Each test worker's one PostgreSQL, started when a test first asks for a database.
+
+    Its data lives under the system's temporary folder (as root, PostgreSQL runs as an
+    unprivileged user, who must be able to reach it), in a folder of its own removed at
+    the end. A template database is made once (:data:`TEMPLATE_DATABASE`, then
+    :func:`prepare_template`); every test's database is a copy of it (``CREATE DATABASE
+    … TEMPLATE``), dropped after the test. A test may stop, kill or restart the server:
+    the next database asked for starts it again (same port and data)."""
+
+    def __init__(self) -> None:
+        self.folder: Path | None = None
+        self.proc: Any = None
+        self.numbers = itertools.count(1)
+
+    def server(self) -> Any:
+        """The server, running (started, or started again, when it is not)."""
+        from spider_server.pgembedded import PostgresProcess
+
+        if self.proc is None:
+            self.folder = Path(tempfile.mkdtemp(prefix="spider-race-pg-"))
+            # fsync off: a test database need not survive the machine's crash (it
+            # survives the server's, whose writes the kernel keeps)
+            self.proc = PostgresProcess(self.folder, options={"fsync": "off"})
+            self.proc.start()
+            template = self.proc.database_url(TEMPLATE_DATABASE)
+            _sql(self.proc.url, f"CREATE DATABASE {TEMPLATE_DATABASE}")
+            prepare_template(template)
+            _sql(self.proc.url, f"ALTER DATABASE {TEMPLATE_DATABASE} WITH IS_TEMPLATE true")
+        elif self.proc.process is None or self.proc.process.poll() is not None:
+            self.proc.kill()  # what a killed server left
+            self.proc.start()
+        return self.proc
+
+    def database(self) -> TestDatabase:
+        """A fresh database, copied from the template."""
+        server = self.server()
+        name = f"t_{next(self.numbers)}"
+        _sql(server.url, f"CREATE DATABASE {name} TEMPLATE {TEMPLATE_DATABASE}")
+        return TestDatabase(name, server.database_url(name), server)
+
+    def drop(self, database: TestDatabase) -> None:
+        """Drop a test's database (its connections closed by force); a server that is not
+        running keeps it (its folder goes at the end)."""
+        if self.proc is None or self.proc.process is None or self.proc.process.poll() is not None:
+            return
+        with contextlib.suppress(Exception):
+            _sql(self.proc.url, f"DROP DATABASE IF EXISTS {database.name} WITH (FORCE)")
+
+    def close(self) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def shared_postgres() -> Iterator[SharedPostgres]:
+    shared = SharedPostgres()
+    try:
+        yield shared
+    finally:
+        shared.close()
+
+
+@pytest.fixture
+def pg_database(shared_postgres: SharedPostgres) -> Iterator[TestDatabase]:
+    """A fresh, empty database for this test on its worker's PostgreSQL (dropped after)."""
+    database = shared_postgres.database()
+    try:
+        yield database
+    finally:
+        shared_postgres.drop(database)
+
+
+@pytest.fixture
+def passable_tmp_path() -> Iterator[Path]:
+    """A fresh folder under the system's temporary folder that other users may pass
+    through (mode 0711: not list), removed after the test."""
+    folder = Path(tempfile.mkdtemp(prefix="spider-race-"))
+    folder.chmod(0o711)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 DAILY_SEEDS = ("ghost-page-25", "ghost-page-17")
 """Candidates of the daily deal that the ``daily_seeds`` fixture gives every variant, in
 turn: spider1 deals the solver wins within 1,300 positions, with lines of 125 and 132
@@ -310,11 +452,14 @@ def _healthy(url: str) -> bool:
 
 
 @pytest.fixture
-async def server_process(tmp_path: Path) -> AsyncIterator[Callable[..., Awaitable[ProcessHandle]]]:
+async def server_process(
+    tmp_path: Path, shared_postgres: SharedPostgres
+) -> AsyncIterator[Callable[..., Awaitable[ProcessHandle]]]:
     """Factory of server processes (``python -m spider_server``); killed after the test."""
     from spider_server.embedded import free_port
 
     handles: list[ProcessHandle] = []
+    databases: list[TestDatabase] = []
 
     async def start(
         redis_url: str | None = None, *, data_dir: Path | None = None, cli: bool = False, **env: str
@@ -322,8 +467,12 @@ async def server_process(tmp_path: Path) -> AsyncIterator[Callable[..., Awaitabl
         """Without ``redis_url`` the process starts its embedded Redis in ``data_dir``;
         with ``cli`` it runs ``spider-race serve`` instead of ``python -m spider_server``;
         ``env`` adds environment variables (``SPIDER_RACE_SECRET=""`` for a secret kept
-        in the data folder)."""
+        in the data folder; ``SPIDER_RACE_DATABASE_URL=""`` for its embedded PostgreSQL,
+        else it gets a fresh database of the worker's)."""
         port = free_port()
+        if "SPIDER_RACE_DATABASE_URL" not in env:
+            databases.append(shared_postgres.database())
+            env = {**env, "SPIDER_RACE_DATABASE_URL": databases[-1].url}
         n = len(handles) + 1
         environ = {
             **os.environ,
@@ -359,6 +508,8 @@ async def server_process(tmp_path: Path) -> AsyncIterator[Callable[..., Awaitabl
     yield start
     for handle in handles:
         handle.kill()
+    for database in databases:
+        shared_postgres.drop(database)
 
 
 @pytest.fixture(autouse=True)

@@ -1,7 +1,9 @@
 """Running a node: ``spider-race serve`` and ``python -m spider_server``.
 
 Without a Redis URL the node starts an embedded server (Valkey, AOF in the data folder)
-and stops it on exit; with one, it checks at start that this Redis answers. SIGTERM:
+and stops it on exit; with one, it checks at start that this Redis answers. The same for
+the database: without a database URL it starts an embedded PostgreSQL (in the data
+folder's ``postgres/``), with one it checks that this PostgreSQL answers. SIGTERM:
 ``/readyz`` answers 503 at once (load balancers send no new players), the connections
 open are still served for ``SPIDER_RACE_DRAIN`` seconds, then every one is closed with
 1012 (clients reconnect, to this node once it is back or to another), and the node exits
@@ -17,7 +19,8 @@ naming what is wrong and what to do, and exits with a status of its own
 - 3: it cannot listen on its address and port (in use, not an address of this machine,
   no permission);
 - 4: the Redis of ``--redis`` does not answer at start, or refuses the node;
-- 5: the embedded server cannot start, or the data folder cannot be used.
+- 5: the embedded server cannot start, or the data folder cannot be used;
+- 6: the PostgreSQL of ``--database`` does not answer at start, or refuses the node.
 """
 
 from __future__ import annotations
@@ -32,15 +35,17 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .embedded import RedisProcess, redis_password
-from .errors import ConfigError, EmbeddedRedisError, ServerError
+from .errors import ConfigError, EmbeddedDatabaseError, EmbeddedRedisError, ServerError
 from .logs import FORMATS, LEVELS
 from .logs import configure as configure_logs
 from .node import Node
+from .pgembedded import PostgresProcess
 from .settings import Settings, redacted_url
-from .store import redisconn
+from .store import pgconn, redisconn
 from .tokens import load_secret
 
 __all__ = [
+    "EXIT_DATABASE",
     "EXIT_EMBEDDED",
     "EXIT_ERROR",
     "EXIT_LISTEN",
@@ -60,6 +65,7 @@ EXIT_SETTING = 2
 EXIT_LISTEN = 3
 EXIT_REDIS = 4
 EXIT_EMBEDDED = 5
+EXIT_DATABASE = 6
 EXIT_STATUSES: dict[int, str] = {
     0: "stopped by SIGTERM or SIGINT",
     EXIT_ERROR: "another error the server names",
@@ -67,6 +73,7 @@ EXIT_STATUSES: dict[int, str] = {
     EXIT_LISTEN: "cannot listen on its address and port",
     EXIT_REDIS: "the Redis of --redis does not answer, or refuses the node",
     EXIT_EMBEDDED: "the embedded server cannot start, or the data folder cannot be used",
+    EXIT_DATABASE: "the PostgreSQL of --database does not answer, or refuses the node",
 }
 """Every exit status of ``spider-race serve``, and what it means (docs/server.md's table)."""
 
@@ -94,8 +101,11 @@ def quiet_garbage_collector() -> None:
 async def run(settings: Settings, *, ready: asyncio.Event | None = None) -> None:
     """Serve until SIGTERM or SIGINT (or until the task is cancelled). :class:`StartError`
     when the node cannot start: the embedded server or the data folder fails, the Redis of
-    ``settings.redis_url`` does not answer, or the address cannot be listened on."""
+    ``settings.redis_url`` or the PostgreSQL of ``settings.database_url`` does not answer,
+    or the address cannot be listened on. The node is given the database's URL (the
+    embedded one's when there is none) in its settings."""
     embedded: RedisProcess | None = None
+    database: PostgresProcess | None = None
     redis_url = settings.redis_url
     if redis_url is None:
         folder = settings.data_dir / "redis"
@@ -118,6 +128,13 @@ async def run(settings: Settings, *, ready: asyncio.Event | None = None) -> None
         if embedded is None:
             await _check_redis(redis_url)
         secret = _secret(settings)
+        database_url = settings.database_url
+        if database_url is None:
+            database = _start_database(settings)
+            database_url = database.url
+        else:
+            await _check_database(database_url)
+        settings = settings.replace(database_url=database_url)
         node = Node(settings, redis_url=redis_url, secret=secret)
         try:
             await node.start()
@@ -129,8 +146,40 @@ async def run(settings: Settings, *, ready: asyncio.Event | None = None) -> None
         print(f"spider-race serving ws://{settings.host}:{node.port}/ws", flush=True)
         await node.serve_until_signalled(ready)
     finally:
+        if database is not None:
+            await asyncio.to_thread(database.stop)
         if embedded is not None:
             await asyncio.to_thread(embedded.stop)
+
+
+def _start_database(settings: Settings) -> PostgresProcess:
+    """The embedded PostgreSQL in the data folder's ``postgres/``, started (from the main
+    thread: it dies with this process)."""
+    try:
+        database = PostgresProcess(settings.data_dir / "postgres")
+        database.start()
+    except EmbeddedDatabaseError as e:
+        raise StartError(
+            EXIT_EMBEDDED,
+            f"the embedded PostgreSQL cannot start: {e} (its data folder is --data-dir or "
+            "SPIDER_RACE_DATA_DIR, plus postgres/; a PostgreSQL of your own is --database "
+            "or SPIDER_RACE_DATABASE_URL)",
+        ) from None
+    log.info(
+        "embedded %s on port %d, data in %s", database.server, database.port, database.data_dir
+    )
+    return database
+
+
+async def _check_database(url: str) -> None:
+    problem = await pgconn.not_answering(url)
+    if problem is not None:
+        raise StartError(
+            EXIT_DATABASE,
+            f"PostgreSQL at {redacted_url(url)} {problem}: start it, or give the URL of a "
+            "PostgreSQL that runs (with its user, password and database) in --database or "
+            "SPIDER_RACE_DATABASE_URL",
+        )
 
 
 async def _check_redis(url: str) -> None:
@@ -182,6 +231,7 @@ def _settings(
     data_dir: str | None,
     log_level: str | None = None,
     log_format: str | None = None,
+    database: str | None = None,
 ) -> Settings:
     return (
         Settings.from_env()
@@ -189,6 +239,7 @@ def _settings(
             host=host,
             port=port,
             redis_url=redis,
+            database_url=database,
             data_dir=Path(data_dir) if data_dir else None,
             log_level=log_level,
             log_format=log_format,
@@ -198,9 +249,9 @@ def _settings(
 
 
 def serve_command(args: argparse.Namespace) -> int:
-    """``spider-race serve``: ``args.host``, ``args.port``, ``args.redis``, ``args.data_dir``,
-    ``args.log_level``, ``args.log_format`` (each None when not given). Returns the exit
-    status."""
+    """``spider-race serve``: ``args.host``, ``args.port``, ``args.redis``,
+    ``args.database``, ``args.data_dir``, ``args.log_level``, ``args.log_format`` (each None
+    when not given). Returns the exit status."""
     try:
         settings = _settings(
             args.host,
@@ -209,6 +260,7 @@ def serve_command(args: argparse.Namespace) -> int:
             args.data_dir,
             getattr(args, "log_level", None),
             getattr(args, "log_format", None),
+            getattr(args, "database", None),
         )
         configure_logs(settings.log_level, settings.log_format)
         asyncio.run(run(settings))
@@ -243,10 +295,17 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
         "--redis", default=None, metavar="URL", help="use this Redis instead of an embedded one"
     )
     parser.add_argument(
+        "--database",
+        default=None,
+        metavar="URL",
+        help="use this PostgreSQL (postgresql://...) instead of an embedded one",
+    )
+    parser.add_argument(
         "--data-dir",
         default=None,
         metavar="DIR",
-        help="data folder of the embedded Redis and the generated token secret (default data)",
+        help="data folder of the embedded Redis and PostgreSQL and the generated token "
+        "secret (default data)",
     )
     parser.add_argument(
         "--log-level",

@@ -84,17 +84,27 @@ def build_parser() -> argparse.ArgumentParser:
         "--budget", type=int, default=1_000_000, help="positions at most (default 1,000,000)"
     )
 
-    p = sub.add_parser("serve", help="run the race server (with its own Redis unless --redis)")
+    p = sub.add_parser(
+        "serve",
+        help="run the race server (with its own Redis and PostgreSQL unless --redis, --database)",
+    )
     p.add_argument("--host", default=None, help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=None, help="port (default 8765)")
     p.add_argument(
         "--redis", default=None, metavar="URL", help="use this Redis instead of an embedded one"
     )
     p.add_argument(
+        "--database",
+        default=None,
+        metavar="URL",
+        help="use this PostgreSQL (postgresql://...) instead of an embedded one",
+    )
+    p.add_argument(
         "--data-dir",
         default=None,
         metavar="DIR",
-        help="data folder of the embedded Redis and the generated token secret (default data)",
+        help="data folder of the embedded Redis and PostgreSQL and the generated token "
+        "secret (default data)",
     )
     p.add_argument(
         "--log-level",

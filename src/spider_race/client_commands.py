@@ -164,11 +164,14 @@ otherwise); a server for people keeps its default rate limit."""
 
 @contextlib.asynccontextmanager
 async def local_server(*, startup_timeout: float = 60.0) -> AsyncIterator[str]:
-    """Run ``spider-race serve`` (with its own Redis, in a temporary data folder) on a free
-    loopback port for the duration; yields its websocket URL. The server is stopped with
-    SIGTERM (killed if it does not exit) and the folder removed."""
+    """Run ``spider-race serve`` (with its own Redis and PostgreSQL, in a temporary data
+    folder) on a free loopback port for the duration; yields its websocket URL. The server
+    is stopped with SIGTERM (killed if it does not exit) and the folder removed."""
     port = _free_port()
     with tempfile.TemporaryDirectory(prefix="spider-race-demo-") as data_dir:
+        # other users may pass through (not list): as root, the server's embedded
+        # PostgreSQL runs as an unprivileged user, who must reach its folder in here
+        os.chmod(data_dir, 0o711)
         process = subprocess.Popen(
             [
                 sys.executable,

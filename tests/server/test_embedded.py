@@ -31,22 +31,28 @@ def _port_open(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
-async def test_serve_with_embedded_redis_keeps_races(server_process, tmp_path: Path) -> None:
-    folder = tmp_path / "data"
-    proc = await server_process(None, data_dir=folder, cli=True, SPIDER_RACE_SECRET="")
+async def test_serve_with_embedded_redis_keeps_races(
+    server_process, tmp_path: Path, passable_tmp_path: Path
+) -> None:
+    # all embedded: its own Redis and its own PostgreSQL (which, as root, runs as another
+    # user: hence a folder that user can reach)
+    folder = passable_tmp_path / "data"
+    alone = {"SPIDER_RACE_SECRET": "", "SPIDER_RACE_DATABASE_URL": ""}
+    proc = await server_process(None, data_dir=folder, cli=True, **alone)
     a = await Client.connect(proc.url, name="alice")
     code = (await a.create(variant="spider1")).race.code
     token = a.token
     assert (folder / "token-secret").exists()
     # the append-only file in its Valkey 7+ layout: a manifest and its parts in appendonlydir
     assert (folder / "redis" / "appendonlydir" / "spider-race.aof.manifest").exists()
+    assert (folder / "postgres" / "pgdata" / "PG_VERSION").exists()
     redis_port = _embedded_port(tmp_path / "proc1.log")
     assert _port_open(redis_port)
     assert await asyncio.to_thread(proc.terminate) == 0
     assert await a.closed_with() == 1012
     assert not _port_open(redis_port)
     # the embedded redis-server stopped with it, and a new start finds the race again
-    proc2 = await server_process(None, data_dir=folder, cli=True, SPIDER_RACE_SECRET="")
+    proc2 = await server_process(None, data_dir=folder, cli=True, **alone)
     again = await Client.connect(proc2.url, token=token)
     assert again.player == a.player  # the secret kept in the folder, so the token still holds
     joined = await again.join(code)

@@ -1,7 +1,8 @@
 """A node that cannot start says why in one line on standard error (no traceback) and exits
 with a status of its own: 3 when it cannot listen, 4 when its Redis does not answer or
 refuses it, 5 when the embedded server or the data folder fails (2, a bad setting, is in
-``test_settings.py``). Each case runs the real ``spider-race serve``."""
+``test_settings.py``; 6, a database that does not answer, and the embedded PostgreSQL's
+5 are in ``test_embedded_postgres.py``). Each case runs the real ``spider-race serve``."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 
 from spider_server.embedded import free_port
 from spider_server.main import (
+    EXIT_DATABASE,
     EXIT_EMBEDDED,
     EXIT_LISTEN,
     EXIT_REDIS,
@@ -21,6 +23,9 @@ from spider_server.main import (
 )
 
 GUIDE = Path(__file__).parents[2] / "docs" / "server.md"
+QUIET = ("--log-level", "warning")
+"""For a node that gets as far as its database: what it logs at start (the schema migrated
+in a fresh test database) is not the one line these tests read."""
 
 
 def _serve(data_dir: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -46,19 +51,25 @@ def _the_line(done: subprocess.CompletedProcess[str], status: int) -> str:
     return lines[0]
 
 
-def test_a_busy_port_is_one_line_and_exit_3(redis_server, tmp_path: Path) -> None:
+def test_a_busy_port_is_one_line_and_exit_3(redis_server, pg_database, tmp_path: Path) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        done = _serve(tmp_path, "--redis", redis_server.url, "--port", str(port))
+        args = ("--redis", redis_server.url, "--database", pg_database.url, "--port", str(port))
+        done = _serve(tmp_path, *args, *QUIET)
     line = _the_line(done, EXIT_LISTEN)
     assert f"cannot listen on 127.0.0.1:{port}: the port is in use" in line
     assert "--port" in line
 
 
-def test_an_address_not_of_this_machine_is_exit_3(redis_server, tmp_path: Path) -> None:
-    done = _serve(tmp_path, "--redis", redis_server.url, "--host", "192.0.2.1", "--port", "0")
+def test_an_address_not_of_this_machine_is_exit_3(
+    redis_server, pg_database, tmp_path: Path
+) -> None:
+    done = _serve(
+        tmp_path, "--redis", redis_server.url, "--database", pg_database.url,
+        "--host", "192.0.2.1", "--port", "0", *QUIET,
+    )  # fmt: skip
     line = _the_line(done, EXIT_LISTEN)
     assert "cannot listen on 192.0.2.1:0: the address is not one of this machine's" in line
     assert "--host" in line
@@ -113,7 +124,7 @@ def test_a_secret_that_cannot_be_kept_is_exit_5(redis_server, tmp_path: Path) ->
 
 
 def test_the_statuses_are_distinct_and_documented() -> None:
-    statuses = [0, 1, EXIT_SETTING, EXIT_LISTEN, EXIT_REDIS, EXIT_EMBEDDED]
+    statuses = [0, 1, EXIT_SETTING, EXIT_LISTEN, EXIT_REDIS, EXIT_EMBEDDED, EXIT_DATABASE]
     assert sorted(EXIT_STATUSES) == statuses and len(set(statuses)) == len(statuses)
     rows = [line.strip() for line in GUIDE.read_text().splitlines() if "| `" in line]
     for status, meaning in EXIT_STATUSES.items():

@@ -48,6 +48,9 @@ class Processes:
 
     def __init__(self) -> None:
         self.folder = Path(tempfile.mkdtemp(prefix="spider-bench-"))
+        # other users may pass through (not list): as root, the server's embedded
+        # PostgreSQL runs as an unprivileged user, who must reach its folder in here
+        self.folder.chmod(0o711)
         self.redis: Any = None
         self.children: list[subprocess.Popen[bytes]] = []
 
