@@ -3,7 +3,8 @@
 ``bench server`` is in :mod:`.bench_server`, ``bench solver`` in :mod:`.bench_solver`,
 ``bench hint`` in :mod:`.bench_hint` (with ``--think``, :mod:`.bench_think`); ``bench par`` in
 :mod:`.bench_par`; ``bench affinity`` and ``bench capacity`` (two node processes) in
-:mod:`.bench_server.affinity` and :mod:`.bench_server.capacity`.
+:mod:`.bench_server.affinity` and :mod:`.bench_server.capacity`; ``bench archive`` in
+:mod:`.bench_archive`.
 
 ``bench engine`` plays random games from seeded ``spider4`` deals (at least 100 deals, with
 play after stock deals), keeps the positions met on the way, and measures on them, on one
@@ -162,6 +163,12 @@ def run(args: argparse.Namespace) -> int:
         if args.seconds is None:
             args.seconds = 10.0
         return run_nodes(args)
+    if args.what == "archive":
+        from .bench_archive import run as bench_archive
+
+        if args.seconds is None:
+            args.seconds = 10.0
+        return bench_archive(args)
     if args.what == "solver":
         from .bench_solver import run as bench_solver
 

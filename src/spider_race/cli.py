@@ -203,10 +203,42 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="benchmarks that print figures")
     p.add_argument(
         "what",
-        choices=["engine", "server", "solver", "hint", "par", "affinity", "capacity", "versus"],
+        choices=[
+            "engine", "server", "solver", "hint", "par", "affinity", "capacity", "versus",
+            "archive",
+        ],
         help="what to measure: engine, server, solver, hint, par, affinity (pub/sub per "
-        "move with and without race affinity), capacity (costs on a 3-shard cluster) or "
-        "versus (this tree's server against a reference commit's, in turns)",
+        "move with and without race affinity), capacity (costs on a 3-shard cluster), "
+        "versus (this tree's server against a reference commit's, in turns) or archive "
+        "(finished races written to PostgreSQL, and the node's CPU per move with the "
+        "archive off and on)",
+    )  # fmt: skip
+    p.add_argument(
+        "--archive-races",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="archive: finished races written to the database (default 1,000)",
+    )
+    p.add_argument(
+        "--writers",
+        type=int,
+        default=1,
+        help="archive: connections writing races at once (default 1, as one node)",
+    )
+    p.add_argument(
+        "--finishers",
+        type=int,
+        default=4,
+        metavar="K",
+        help="archive: pairs of bots racing short races to their end in each round (default 4)",
+    )
+    p.add_argument(
+        "--finish-moves",
+        type=int,
+        default=300,
+        metavar="M",
+        help="archive: moves of each finisher in each of its races (default 300)",
     )
     p.add_argument(
         "--reference",
@@ -215,7 +247,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="versus: the commit to measure against (default: the one in bench/reference)",
     )
     p.add_argument(
-        "--rounds", type=int, default=3, help="versus: runs of each side, alternating (default 3)"
+        "--rounds",
+        type=int,
+        default=3,
+        help="versus, archive: runs of each side, alternating (default 3; archive 0: writes only)",
     )
     p.add_argument(
         "--tolerance",

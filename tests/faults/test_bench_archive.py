@@ -1,0 +1,68 @@
+"""``spider-race bench archive`` runs with tiny numbers and prints every figure, each sane
+(never judged on speed: no figure is compared with a time)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+OFF_ON = ("cpu_ms_per_move_archive_off", "cpu_ms_per_move_archive_on", "cpu_ratio_on_over_off")
+
+
+def _figures(*args: str, timeout: float) -> dict[str, str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "spider_race.cli", "bench", "archive", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return dict(line.split(": ", 1) for line in done.stdout.splitlines() if ": " in line)
+
+
+def _check(figures: dict[str, str], races: int) -> None:
+    assert figures["database"].startswith("PostgreSQL 18"), figures
+    assert int(figures["races_written"]) == races
+    actions = int(figures["actions_written"])
+    # 2-4 players, 100-300 moves each, and a resign for whoever is still playing
+    assert 200 * races <= actions <= 4 * 301 * races, figures
+    for key in ("races_archived_per_s", "actions_archived_per_s", "bytes_per_race"):
+        assert float(figures[key]) > 0, (key, figures)
+    per_action = float(figures["bytes_per_action"])
+    assert per_action > 0
+    tables = [k for k in figures if k.startswith("bytes_table_")]
+    assert len(tables) == 4 and all(int(figures[k]) > 0 for k in tables)
+    total = sum(int(figures[k]) for k in tables)
+    assert float(figures["bytes_per_race"]) == pytest.approx(total / races, rel=1e-3)
+    assert per_action == pytest.approx(total / actions, rel=1e-3)
+    for key in OFF_ON:
+        assert float(figures[key]) > 0, (key, figures)
+    assert "round_0_off" in figures and "round_1_on" in figures
+    # with the archive on, races finished in the rounds and the node archived them
+    assert int(figures["races_finished_archive_on"]) > 0
+    assert int(figures["races_archived_archive_on"]) > 0
+    assert figures["round_errors"] == "0"
+
+
+def test_bench_archive_tiny() -> None:
+    figures = _figures(
+        "--archive-races", "6", "--rounds", "1", "--players", "4", "--races", "2",
+        "--seconds", "2", "--warmup", "0.5", "--finishers", "1", "--finish-moves", "20",
+        timeout=300,
+    )  # fmt: skip
+    _check(figures, 6)
+
+
+@pytest.mark.slow
+def test_bench_archive_real() -> None:
+    """The moderate run of deploy/README.md's capacity model (its figures printed with
+    ``pytest -s``; the ratio is printed, not judged: the machine's neighbours move it)."""
+    figures = _figures(
+        "--archive-races", "1000", "--rounds", "3", "--players", "200", "--races", "20",
+        "--seconds", "15", "--finishers", "4", "--finish-moves", "300",
+        timeout=1800,
+    )  # fmt: skip
+    _check(figures, 1000)
+    print({k: figures[k] for k in (*OFF_ON, "bytes_per_race", "bytes_per_action")})
