@@ -15,6 +15,7 @@ player is out when due, not at the next sweep.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
@@ -148,6 +149,13 @@ class Presence:
         for race, online in await self.store.presence.races_present(codes, now):
             if race is not None:
                 await self._check(race.code, None, (race, online, now))
+
+    async def run(self, items: Callable[[], list[tuple[str, str, bool]]]) -> None:
+        """A :meth:`turn` every third of ``presence_ttl``, on the ``items`` of the node's
+        connections then, for as long as it runs."""
+        while True:
+            await asyncio.sleep(self.settings.presence_ttl / 3)
+            await self.turn(items())
 
     async def turn(self, items: list[tuple[str, str, bool]]) -> None:
         """The node's presence turn (every third of ``presence_ttl``): renew its claims on

@@ -45,7 +45,7 @@ from .par import ParStore
 from .players import PlayerRace, PlayerStore
 from .presence import PRESENCE_CHUNK, PresenceStore
 from .races import SWEEP_CHUNK, RaceStore, StoredEvent
-from .ratings import RatingStore
+from .ratings import Archived, RatingStore
 from .seeds import SeedStore, leaderboard_score
 
 __all__ = [
@@ -104,11 +104,13 @@ class Store:
         clock: Callable[[], float] = time.time,
         health: Any = None,
         batch: bool = True,
+        archived: Archived | None = None,
     ) -> Store:
-        """The stores of one node on ``redis`` (a client, or a cluster's)."""
+        """The stores of one node on ``redis`` (a client, or a cluster's); ``archived``
+        reads players' archived records (a record missing in Redis is read there)."""
         commits = CommitLink(redis, settings, batch=batch, clock=clock)
         races = RaceStore(redis, settings, commits)
-        ratings = RatingStore(redis, races, clock)
+        ratings = RatingStore(redis, races, clock, archived)
         return cls(
             redis=redis,
             health=health if health is not None else redis,

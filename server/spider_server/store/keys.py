@@ -83,6 +83,13 @@ Keys of one race share the hash tag ``{race:<code>}`` so that its scripts touch 
     {ratings}:rated_races         string  how many rated races changed ratings (INCR)
     {ratings}:names               hash    name (case folded) -> id of the player of that name
                                           who finished a race last (``profile`` by name)
+    {ratings}:rebuilt             string  when the ratings cache was rebuilt from the archive
+                                          (records, ladders, names: ``player_records``)
+    {ratings}:rebuilding          string  the node rebuilding it (a lease)
+    {ratings}:rebuild_names       hash    name -> archived race id of the name's record,
+                                          while a rebuild runs
+    {archive}:imported            string  when the data from before the archive was archived
+    {archive}:importing           string  the node archiving it (a lease)
 
 Ratings share one hash tag, ``{ratings}``, so that one script writes every record a race
 touches (each player's record, history and ladder place, the race's marker) at once, also on
@@ -190,6 +197,11 @@ __all__ = [
     "PROFILE_TTL",
     "RATED_RACES",
     "NAMES",
+    "REBUILD_NAMES",
+    "RATINGS_REBUILT",
+    "RATINGS_REBUILD_LEASE",
+    "ARCHIVE_IMPORTED",
+    "ARCHIVE_IMPORT_LEASE",
     "history",
     "ladder",
     "record",
@@ -383,6 +395,19 @@ APPLIED_AT = "{ratings}:applied_at"
 PENDING = "{ratings}:pending"
 RATED_RACES = "{ratings}:rated_races"
 NAMES = "{ratings}:names"
+REBUILD_NAMES = "{ratings}:rebuild_names"
+"""hash: name (case folded) -> id of the archived race of the record the rebuild under way
+wrote for it (the newest wins the name); deleted when the rebuild ends."""
+RATINGS_REBUILT = "{ratings}:rebuilt"
+"""string: when the ratings cache was last rebuilt from the archive. Its presence says the
+cache is whole: a Redis that lost it (emptied, or never rebuilt) is rebuilt again."""
+RATINGS_REBUILD_LEASE = "{ratings}:rebuilding"
+"""string: the node rebuilding the ratings cache (SET NX, a lease renewed each page)."""
+ARCHIVE_IMPORTED = "{archive}:imported"
+"""string: when the data Redis held from before the archive (finished races, records,
+histories) was archived: it is done once (again only when Redis lost this marker)."""
+ARCHIVE_IMPORT_LEASE = "{archive}:importing"
+"""string: the node archiving that data (SET NX, a lease renewed each page)."""
 
 
 def record(player: str) -> str:

@@ -23,16 +23,21 @@ from typing import Any, NamedTuple
 import msgpack
 from redis.asyncio import Redis
 
-from ..errors import Conflict
+from ..errors import Conflict, Unavailable
 from ..race import Race
 from ..race.ratings import Change, Line, Placing, Record, pool_of, provisional, settle
 from . import keys
 from .codec import text
 from .guard import as_unavailable, check_and_set
 from .races import RaceStore
+from .ratings_cache import RatingsCache
 from .scripts import APPLY_RESULTS
 
-__all__ = ["LadderRow", "RatingStore", "fold", "marker"]
+__all__ = ["Archived", "LadderRow", "RatingStore", "fold", "marker"]
+
+Archived = Callable[[list[str]], Awaitable[dict[str, Record]]]
+"""Players' archived records by id (those without one left out): the archive's
+:meth:`~.archive.ArchiveStore.records`."""
 
 LadderRow = tuple[int, str, str, int, bool]
 """A ladder's line: (place, player, name, rating shown, provisional)."""
@@ -70,12 +75,22 @@ class _Settled(NamedTuple):
 class RatingStore:
     """Players' records, histories and ladders (``{ratings}:*``)."""
 
-    def __init__(self, redis: Redis, races: RaceStore, clock: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        redis: Redis,
+        races: RaceStore,
+        clock: Callable[[], float],
+        archived: Archived | None = None,
+    ) -> None:
         self.redis = redis
         self.races = races
         """The races (a pending race is read to write its results)."""
         self.clock = clock
         """The deployment's time."""
+        self.archived = archived
+        """The archived records of players (None: no archive): a record missing in Redis
+        is read there and written back into the cache before it is used."""
+        self.cache = RatingsCache(redis)
         self._apply = redis.register_script(APPLY_RESULTS)
 
     # -- the pending races ------------------------------------------------------------------
@@ -136,7 +151,25 @@ class RatingStore:
         for pid, (version, data) in zip(players, replies, strict=True):
             if version is not None and data is not None:
                 out[pid] = Record.from_fields(pid, int(version), _unpack(data))
+        missing = [pid for pid in dict.fromkeys(players) if pid not in out]
+        if missing and self.archived is not None:
+            out.update(await self._from_archive(missing))
         return out
+
+    async def _from_archive(self, players: list[str]) -> dict[str, Record]:
+        """The archived records of ``players`` (missing in Redis), written back into the
+        cache first (where Redis holds none as new), so that a race is never decided on
+        a fresh record while an older one is archived. When the archive does not answer,
+        a cache marked whole (rebuilt) is taken at its word; else Unavailable."""
+        assert self.archived is not None
+        try:
+            found = await self.archived(players)
+        except Unavailable:
+            if await self.cache.marked(keys.RATINGS_REBUILT):
+                return {}
+            raise
+        await self.cache.put([(rec, None) for rec in found.values()], rebuild=False)
+        return found
 
     async def rating_of(self, player: str, variant: str) -> int:
         """The rating shown of ``player`` in ``variant`` (1500 for a player without one):
