@@ -44,7 +44,16 @@ from prometheus_client.metrics_core import (
 from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
-__all__ = ["Gauges", "Histogram", "Metrics", "SolverCounts", "TEXT_CONTENT_TYPE"]
+__all__ = [
+    "ARCHIVE_BOUNDS",
+    "ArchiveCounts",
+    "DatabaseCounts",
+    "Gauges",
+    "Histogram",
+    "Metrics",
+    "SolverCounts",
+    "TEXT_CONTENT_TYPE",
+]
 
 TEXT_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 """The content type of :meth:`Metrics.render`'s text (what a scrape gets by default)."""
@@ -53,6 +62,8 @@ RACE_STATES = ("open", "countdown", "running", "finished")
 ROLES = ("player", "spectator")
 TRANSITIONS = ("start", "finish")
 ACTIONS = ("move", "undo", "resign", "duplicate")
+ARCHIVE_BOUNDS = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0, 1800.0, 3600.0)
+"""Bounds (seconds) of ``spider_archive_seconds``: from a race's finish to its archive."""
 
 
 class Histogram:
@@ -70,15 +81,21 @@ class Histogram:
         self.sum += value
         self.count += 1
 
-    def family(self, name: str, documentation: str) -> HistogramMetricFamily:
-        """The histogram now, as ``prometheus_client`` exposes it."""
+    def buckets(self) -> list[tuple[str, float]]:
+        """The cumulative buckets, ``+Inf`` last."""
         buckets: list[tuple[str, float]] = []
         total = 0
         for bound, n in zip(self.bounds, self.counts, strict=False):
             total += n
             buckets.append((floatToGoString(bound), total))
         buckets.append(("+Inf", self.count))
-        return HistogramMetricFamily(name, documentation, buckets=buckets, sum_value=self.sum)
+        return buckets
+
+    def family(self, name: str, documentation: str) -> HistogramMetricFamily:
+        """The histogram now, as ``prometheus_client`` exposes it."""
+        return HistogramMetricFamily(
+            name, documentation, buckets=self.buckets(), sum_value=self.sum
+        )
 
 
 @dataclass(frozen=True)
@@ -109,6 +126,27 @@ class SolverCounts(Protocol):
 
     @property
     def cpu_by_kind(self) -> Mapping[str, float]: ...
+
+
+class DatabaseCounts(Protocol):
+    """What the scrape reads of the database's connections: the pool, each query's time."""
+
+    query_seconds: dict[str, Histogram]
+
+    def pool_counts(self) -> tuple[int, int]: ...
+
+
+class ArchiveCounts(Protocol):
+    """What the scrape reads of the archive (the node's
+    :class:`~.runners.archiver.Archiver`): its backlog as last counted, the races written,
+    and the finish-to-archive times not read yet (the scrape takes them)."""
+
+    backlog: int
+    archived: int
+    lag: list[float]
+
+    @property
+    def archive(self) -> DatabaseCounts | None: ...
 
 
 class Metrics:
@@ -147,6 +185,10 @@ class Metrics:
         self.solver: SolverCounts | None = None
         """The solver's workers (the node's :class:`~.workers.SolverWorkers`), read when
         scraped."""
+        self.archive: ArchiveCounts | None = None
+        """The archive, read when scraped (its metrics only when it has a database)."""
+        self.archive_seconds = Histogram(ARCHIVE_BOUNDS)
+        """From a race's finish to its record in the database (the archive's ``lag``)."""
         self.gauges = gauges
         self.registry = CollectorRegistry(auto_describe=False)
         """This node's registry: the node's own collector, then the process's."""
@@ -287,6 +329,8 @@ class _NodeCollector(Collector):
         )
         if m.solver is not None:
             yield from _solver_families(m.solver)
+        if m.archive is not None and m.archive.archive is not None:
+            yield from _archive_families(m, m.archive, m.archive.archive)
         yield m.action_seconds.family(
             "spider_action_seconds", "Time from receiving an action to sending its ack."
         )
@@ -325,6 +369,39 @@ def _solver_families(w: SolverCounts) -> Iterator[Metric]:
     for kind, seconds in sorted(w.cpu_by_kind.items()):
         cpu.add_metric([kind], seconds)
     yield cpu
+
+
+def _archive_families(m: Metrics, a: ArchiveCounts, db: DatabaseCounts) -> Iterator[Metric]:
+    yield GaugeMetricFamily(
+        "spider_archive_backlog",
+        "Finished races waiting to be written to the database (as last counted).",
+        a.backlog,
+    )
+    yield CounterMetricFamily(
+        "spider_archive_written", "Finished races this node wrote to the database.", a.archived
+    )
+    lag, a.lag[:] = list(a.lag), []
+    for seconds in lag:
+        m.archive_seconds.observe(seconds)
+    yield m.archive_seconds.family(
+        "spider_archive_seconds", "Time from a race's finish to its record in the database."
+    )
+    used, idle = db.pool_counts()
+    yield _labelled(
+        GaugeMetricFamily,
+        "spider_database_pool_connections",
+        "The node's connections to the database, by state.",
+        "state",
+        [("used", used), ("idle", idle)],
+    )
+    queries = HistogramMetricFamily(
+        "spider_database_query_seconds",
+        "Time of the database's queries, by name.",
+        labels=["query"],
+    )
+    for name, histogram in sorted(db.query_seconds.items()):
+        queries.add_metric([name], histogram.buckets(), histogram.sum)
+    yield queries
 
 
 def _labelled(

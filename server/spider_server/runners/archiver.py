@@ -8,7 +8,11 @@ nothing), then drops the marker and shortens the race's keys' lives in Redis to
 ``archived_ttl``. A race not finished yet, or whose results are still pending, waits for a
 later step. While the database does not answer, races finish in Redis as without it, their
 markers wait, and the step tries again; :attr:`Archiver.backlog` counts them (``/readyz``
-and the metrics report it; past ``archive_backlog_max``, new races are refused).
+says it, :meth:`Archiver.report`, and the metrics). Past ``archive_backlog_max`` waiting,
+every way a race is made is refused (:meth:`Archiver.check`, counted afresh at each
+creation: a burst of finishes between two steps cannot carry the backlog past the bound by
+more than the races already made), so that Redis memory stays bounded while the database
+is down; joining, moving and finishing races go on.
 """
 
 from __future__ import annotations
@@ -23,8 +27,9 @@ from ..settings import Settings
 from ..store import Store
 from ..store.archive import ArchiveStore
 from ..store.archive_queue import ArchiveQueue, parse_marker
+from ..store.archive_races import ArchivedRaces
 
-__all__ = ["LEASE", "RETRY", "Archiver"]
+__all__ = ["LAG_KEPT", "LEASE", "RETRY", "Archiver"]
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +38,9 @@ LEASE = 60.0
 RETRY = 2.0
 """Seconds before a race not ready to archive (unfinished, results pending) is looked at
 again."""
+LAG_KEPT = 10_000
+"""Finish-to-archive times kept for the metrics at most (the oldest are dropped when no
+scrape takes them)."""
 
 
 class Archiver:
@@ -44,12 +52,16 @@ class Archiver:
         settings: Settings,
         clock: Callable[[], float],
         archive: ArchiveStore | None = None,
+        archived: ArchivedRaces | None = None,
     ) -> None:
         self.store = store
         self.settings = settings
         self.clock = clock
         self.archive = archive
         """The database (None: this node keeps no archive)."""
+        self.archived_races = archived
+        """The archived races' later changes (a change committed in Redis while this
+        step wrote the race goes to its row too)."""
         self.queue = ArchiveQueue(store.redis)
         self.opened = False
         self.backlog = 0
@@ -69,6 +81,35 @@ class Archiver:
     def full(self) -> bool:
         """Whether the backlog reached ``archive_backlog_max`` (new races are refused)."""
         return self.on and self.backlog >= self.settings.archive_backlog_max
+
+    async def check(self) -> None:
+        """Unavailable when ``archive_backlog_max`` finished races wait for the database
+        (counted now: one ZCARD): a new race is refused and nothing is changed."""
+        if not self.on:
+            return
+        self.backlog = await self.queue.backlog()
+        if self.full:
+            raise Unavailable(
+                f"finished races cannot be kept now ({self.backlog} wait for the database): "
+                "no new race can be made for the moment; try again later"
+            )
+
+    async def report(self) -> str | None:
+        """The archive's line of ``/readyz`` (None: this node keeps no archive):
+        ``archive: ok, backlog N`` or ``archive: database unavailable (why), backlog N,
+        oldest waiting S s``. The backlog is counted now; the database's state is the last
+        step's."""
+        if not self.on:
+            return None
+        self.backlog = await self.queue.backlog()
+        if self.error is None:
+            return f"archive: ok, backlog {self.backlog}"
+        oldest = await self.queue.oldest()
+        waited = 0 if oldest is None else max(0, round(self.clock() - oldest))
+        return (
+            f"archive: database unavailable ({self.error}), backlog {self.backlog}, "
+            f"oldest waiting {waited} s"
+        )
 
     async def mark(self, race: Race) -> None:
         """Queue finished ``race`` (called before its finish is committed)."""
@@ -93,8 +134,8 @@ class Archiver:
         database does not answer (the markers wait)."""
         if self.archive is None:
             return 0
+        self.backlog = await self.queue.backlog()
         try:
-            self.backlog = await self.queue.backlog()
             await self.open()
         except Unavailable as e:
             self.error = str(e)
@@ -107,6 +148,12 @@ class Archiver:
             except Unavailable as e:
                 self.error = str(e)
                 await self.queue.later(markers[i:], self.clock() + RETRY)
+                raise
+        if not written:  # nothing written: ask whether the database answers still
+            try:
+                await self.archive.ping()
+            except Unavailable as e:
+                self.error = str(e)
                 raise
         self.error = None
         self.backlog = await self.queue.backlog()
@@ -130,10 +177,15 @@ class Archiver:
         players = [r.player for r in race.final.results if not r.ghost]
         records = await self.store.ratings.load_records(players)
         wrote = await self.archive.write(race, changes, records)
+        if self.archived_races is not None:  # changed meanwhile (its par landed): the row too
+            now = await self.store.races.load_race(code)
+            if now is not None and now.created_at == created_at and now.version != race.version:
+                await self.archived_races.keep_newer(now)
         await self.queue.done(marker)
         await self.queue.expire_race(race, self.settings.archived_ttl)
         if wrote and race.ends_at is not None:
             self.lag.append(max(0.0, self.clock() - race.ends_at))
+            del self.lag[:-LAG_KEPT]
         return int(wrote)
 
     async def run(self) -> None:

@@ -425,7 +425,13 @@ class _Guarded:
         return conn
 
     async def __aexit__(self, kind: Any, error: Any, tb: Any) -> bool:
-        await self._acquiring.__aexit__(kind, error, tb)
+        try:
+            await self._acquiring.__aexit__(kind, error, tb)
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, TimeoutError) as e:
+            # the connection broke as it went back (the pool drops it): the block's own
+            # error, if any, says more
+            if error is None:
+                raise Unavailable(f"the database failed: {e}") from None
         if isinstance(error, ArchiveError):
             return False
         if isinstance(

@@ -8,7 +8,9 @@ link ``/r/<code>`` are ``index.html``). ``/ws`` goes on to the websocket handsha
   deployment restarted at once.
 - ``/readyz`` (readiness) answers 200 ``ok`` when Redis answers and the node is not
   draining, else 503 with the reason (``draining``, ``redis is not answering``): a load
-  balancer sends new players only to a node that is ready.
+  balancer sends new players only to a node that is ready. A node that keeps an archive
+  adds its line (``archive: ok, backlog N`` or ``archive: database unavailable (why),
+  backlog N, oldest waiting S s``): the database being down does not make it unready.
 
 Only GET and HEAD are served (405 with ``Allow: GET, HEAD`` otherwise). Before the
 handshake the node may refuse: 503 when it is near its limit of open files (every path
@@ -39,7 +41,7 @@ from websockets.asyncio.server import ServerConnection
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
-from ..errors import RaceNotFound, Unavailable, WrongState
+from ..errors import RaceNotFound, ServerError, Unavailable, WrongState
 from ..limits import AddressLimits, Proxies
 from ..race import NotYet, normalize_code
 
@@ -142,7 +144,8 @@ def _error(status: int, code: str, message: str, *, head: bool = False, **extra:
 class Http:
     """The node's answers to plain HTTP requests. ``unready`` gives the reason the node
     should get no new connections now (None when it is ready); ``metrics`` gives the
-    scrape's body and content type for an ``Accept`` header; ``proxies`` say whose
+    scrape's body and content type for an ``Accept`` header; ``report``, when given, a
+    line more for a ready ``/readyz`` (None: none); ``proxies`` say whose
     ``X-Forwarded-For`` names the client; ``open_files`` says when the node is near its
     limit of open files; ``addresses`` say which addresses are refused for now; ``export``
     gives a finished race's record by its code (:class:`~..session.exports.Exports`)."""
@@ -152,6 +155,7 @@ class Http:
         *,
         unready: Callable[[], Awaitable[str | None]],
         metrics: Callable[[str | None], tuple[bytes, str]],
+        report: Callable[[], Awaitable[str | None]] | None = None,
         proxies: Proxies | None = None,
         open_files: OpenFiles | None = None,
         refused: Callable[[str], None] | None = None,
@@ -161,6 +165,7 @@ class Http:
         self.unready = unready
         self.export = export
         self.metrics = metrics
+        self.report = report
         self.proxies = proxies or Proxies("")
         self.open_files = open_files
         self.refused = refused or (lambda limit: None)
@@ -187,7 +192,7 @@ class Http:
         if path == "/readyz":
             reason = await self.unready()
             if reason is None:
-                return _text(200, "ok\n", head=head)
+                return _text(200, "ok\n" + await self._report(), head=head)
             return _text(503, reason + "\n", head=head)
         if path == WS_PATH:
             return await self._admit(connection, request, head=head)
@@ -203,6 +208,17 @@ class Http:
                 kind += "; charset=utf-8"
             return _body(200, kind, static.read_bytes(), head=head)
         return _text(404, "not found\n", head=head)
+
+    async def _report(self) -> str:
+        """The report's line for ``/readyz`` ("" when there is none, or Redis went away
+        since the probe asked it)."""
+        if self.report is None:
+            return ""
+        try:
+            line = await self.report()
+        except ServerError:
+            return ""
+        return "" if line is None else line + "\n"
 
     async def record(
         self, connection: ServerConnection, request: Request, path: str, *, head: bool
