@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import logging
 import signal
 import time
@@ -42,10 +41,11 @@ from .runners.hints import Hints
 from .runners.lobby import Lobby
 from .runners.par import ParRunner
 from .runners.presence import Presence
+from .runners.rebuild import Rebuild
 from .runners.seeds import Seeds
+from .runners.timing import LoopTimers
 from .runners.transitions import Advancer
 from .session import Context, Session
-from .session.exports import Exports
 from .session.snapshots import Snapshots
 from .settings import Settings
 from .store import Store, redisconn
@@ -107,15 +107,28 @@ class Node:
             rated_idle_limit=settings.rated_idle_limit,
         )
         self.metrics = Metrics()
+        self.timers = LoopTimers(self.metrics)
+        """The collector's pauses and the loop's lag, timed (:mod:`.runners.timing`)."""
         self.connections: set[Connection] = set()
         # Every write is a check-and-set, so a command retried after a lost reply is safe.
         self.redis: Any = redisconn.connect(redis_url)
         # health checks ask once, quickly, without retries
         self._health: Any = redisconn.connect(redis_url, health=True)
-        self.store = Store.connect(self.redis, settings, clock=self.now, health=self._health)
-        """The stores, one a thing kept (:mod:`.store`)."""
-        self.archiver = Archiver(self.store, settings, self.now, archive_of(settings))
+        archive = archive_of(settings)
+        self.store = Store.connect(
+            self.redis,
+            settings,
+            clock=self.now,
+            health=self._health,
+            archived=None if archive is None else archive.records,
+        )
+        """The stores, one a thing kept (:mod:`.store`; a record missing in Redis is read
+        from the archive)."""
+        self.archiver = Archiver(self.store, settings, self.now, archive)
         """Finished races written to the database (:mod:`.runners.archiver`)."""
+        self.rebuild = Rebuild(self.store, self.archiver, settings, self.now)
+        """The ratings cache rebuilt from the archive, today's data archived once
+        (:mod:`.runners.rebuild`)."""
         self.hub = Hub(self.redis, self.store, node=settings.node, on_event=self._on_event)
         self.changes = Changes(self.store, self.hub)
         """Race changes committed and their events handed to the hub."""
@@ -145,7 +158,15 @@ class Node:
         """Quick match and the open races (the matching loop runs on every node)."""
         self.writes = Writes(settings)
         self.proxies = Proxies(settings.trusted_proxies)  # the load balancers' word counts
-        self.addresses = AddressLimits.of(settings)
+        self.addresses = AddressLimits(
+            connections=settings.address_connections,
+            new_players=settings.address_new_players,
+            creations=settings.address_creations,
+            player_creations=settings.player_creations,
+            wrong_joins=settings.address_wrong_joins,
+            hints=settings.address_hints,
+            player_hints=settings.player_hints,
+        )
         """The limits per client address (docs/server.md, "Limits")."""
         self.http = Http(
             unready=self.unready,
@@ -155,7 +176,6 @@ class Node:
             open_files=OpenFiles(settings.fd_reserve),
             refused=self._refused,
             addresses=self.addresses,
-            export=Exports(self.store, self.archiver, self.now).record,
         )
         self.hints = Hints(self.workers, settings, self.metrics)
         """Hints searched before they are asked for, and kept (:mod:`.runners.hints`)."""
@@ -190,7 +210,6 @@ class Node:
         """From SIGTERM (or :meth:`close`) on: ``/readyz`` answers 503."""
         self._idle = asyncio.Event()
         """Set whenever the last connection ends."""
-        self._gc_started = 0.0
 
     # -- life -------------------------------------------------------------------------------
 
@@ -206,18 +225,19 @@ class Node:
         with contextlib.suppress(Unavailable):  # else the archive step connects when it can
             await self.archiver.open()
         await self.hub.start()
-        gc.callbacks.append(self._gc_timer)
+        self.timers.start()
         self.workers.start()
         loop = asyncio.get_running_loop()
         self._loops = [
             loop.create_task(self._tick_loop()),
             loop.create_task(self._sweep_loop()),
-            loop.create_task(self._presence_loop()),
-            loop.create_task(self._lag_loop()),
+            loop.create_task(self.presence.run(self._presence_items)),
+            loop.create_task(self.timers.run()),
             loop.create_task(self._results_loop()),
             loop.create_task(self.seeds.run()),
             loop.create_task(self.lobby.run()),
             loop.create_task(self.archiver.run()),
+            loop.create_task(self.rebuild.run()),
         ]
         s = self.settings
         self.server = await serve(
@@ -263,14 +283,6 @@ class Node:
             log.info("closing: connections get 1012")
             await self.close()
 
-    def _gc_timer(self, phase: str, info: dict[str, int]) -> None:
-        """Times the garbage collector's pauses (``spider_gc_pause_seconds``)."""
-        if phase == "start":
-            self._gc_started = time.perf_counter()
-        elif self._gc_started:
-            self.metrics.gc_seconds.observe(time.perf_counter() - self._gc_started)
-            self._gc_started = 0.0
-
     @property
     def port(self) -> int:
         assert self.server is not None
@@ -291,8 +303,7 @@ class Node:
                         await self._idle.wait()
         self._closed = True
         self.writes.close()
-        with contextlib.suppress(ValueError):
-            gc.callbacks.remove(self._gc_timer)
+        self.timers.stop()
         self.seeds.close()  # its loop ends even if a cancellation is lost in a timeout
         for task in self._loops:
             task.cancel()
@@ -471,21 +482,11 @@ class Node:
             except Exception:
                 log.exception("writing pending results failed")
 
-    async def _lag_loop(self) -> None:
-        """Measures how late a 100 ms timer fires (``spider_loop_lag_seconds``)."""
-        loop = asyncio.get_running_loop()
-        while True:
-            due = loop.time() + 0.1
-            await asyncio.sleep(0.1)
-            self.metrics.loop_lag.observe(max(0.0, loop.time() - due))
-
-    async def _presence_loop(self) -> None:
-        while True:
-            await asyncio.sleep(self.settings.presence_ttl / 3)
-            items = [
-                item
-                for conn in list(self.connections)
-                if isinstance(conn.session, Session)
-                for item in conn.session.presence_items()
-            ]
-            await self.presence.turn(items)
+    def _presence_items(self) -> list[tuple[str, str, bool]]:
+        """What the connections here claim (race, member, spectator): the presence turn's."""
+        return [
+            item
+            for conn in list(self.connections)
+            if isinstance(conn.session, Session)
+            for item in conn.session.presence_items()
+        ]
