@@ -20,7 +20,8 @@ naming what is wrong and what to do, and exits with a status of its own
   no permission);
 - 4: the Redis of ``--redis`` does not answer at start, or refuses the node;
 - 5: the embedded server cannot start, or the data folder cannot be used;
-- 6: the PostgreSQL of ``--database`` does not answer at start, or refuses the node.
+- 6: the PostgreSQL of ``--database`` does not answer at start, or refuses the node (its
+  schema is newer than the node knows).
 """
 
 from __future__ import annotations
@@ -35,7 +36,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .embedded import RedisProcess, redis_password
-from .errors import ConfigError, EmbeddedDatabaseError, EmbeddedRedisError, ServerError
+from .errors import (
+    ArchiveError,
+    ConfigError,
+    EmbeddedDatabaseError,
+    EmbeddedRedisError,
+    ServerError,
+)
 from .logs import FORMATS, LEVELS
 from .logs import configure as configure_logs
 from .node import Node
@@ -141,6 +148,9 @@ async def run(settings: Settings, *, ready: asyncio.Event | None = None) -> None
         except OSError as e:
             await node.close()
             raise StartError(EXIT_LISTEN, _cannot_listen(settings, e)) from None
+        except ArchiveError as e:  # the database's schema is newer than this node
+            await node.close()
+            raise StartError(EXIT_DATABASE, f"the database refuses this node: {e}") from None
         quiet_garbage_collector()
         log.info("node %s serving ws://%s:%d/ws", settings.node, settings.host, node.port)
         print(f"spider-race serving ws://{settings.host}:{node.port}/ws", flush=True)
