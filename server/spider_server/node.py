@@ -46,6 +46,7 @@ from .runners.seeds import Seeds
 from .runners.timing import LoopTimers
 from .runners.transitions import Advancer
 from .session import Context, Session
+from .session.exports import Exports
 from .session.snapshots import Snapshots
 from .settings import Settings
 from .store import Store, redisconn
@@ -158,15 +159,7 @@ class Node:
         """Quick match and the open races (the matching loop runs on every node)."""
         self.writes = Writes(settings)
         self.proxies = Proxies(settings.trusted_proxies)  # the load balancers' word counts
-        self.addresses = AddressLimits(
-            connections=settings.address_connections,
-            new_players=settings.address_new_players,
-            creations=settings.address_creations,
-            player_creations=settings.player_creations,
-            wrong_joins=settings.address_wrong_joins,
-            hints=settings.address_hints,
-            player_hints=settings.player_hints,
-        )
+        self.addresses = AddressLimits.of(settings)
         """The limits per client address (docs/server.md, "Limits")."""
         self.http = Http(
             unready=self.unready,
@@ -176,6 +169,7 @@ class Node:
             open_files=OpenFiles(settings.fd_reserve),
             refused=self._refused,
             addresses=self.addresses,
+            export=Exports(self.store, self.archiver, self.now).record,
         )
         self.hints = Hints(self.workers, settings, self.metrics)
         """Hints searched before they are asked for, and kept (:mod:`.runners.hints`)."""
