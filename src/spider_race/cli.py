@@ -183,6 +183,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--url", default=DEFAULT_URL, help=URL_HELP)
     p.add_argument("--token", default=None, help="speak as this token's player (from welcome)")
 
+    p = sub.add_parser(
+        "export", help="print a finished race's record as JSON (to replay and check it)"
+    )
+    p.add_argument("code", help="the race's code")
+    p.add_argument("--url", default=DEFAULT_URL, help=URL_HELP)
+
     p = sub.add_parser("ratings", help="print a variant's rating leaderboard")
     p.add_argument("variant", nargs="?", default="spider1", help="variant id (default spider1)")
     p.add_argument("--bots", action="store_true", help="the bot ladder")
@@ -399,6 +405,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .profile_command import run_profile, run_ratings
 
         return _run_async(run_profile(args) if command == "profile" else run_ratings(args))
+    if command == "export":
+        from .export_command import run_export
+
+        return run_export(args)
     if command == "play":
         return _play(args)
     if command in ("bot", "watch", "demo"):
