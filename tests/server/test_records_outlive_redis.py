@@ -1,0 +1,118 @@
+"""Records outlive Redis: a rated race played on a node with an archive, then Redis's data
+folder deleted; a node started again on the empty Redis and the same database shows the
+player's profile with the same rating, the same ladder, and the race's record with its
+moves. (The profile's history and a ghost of the race read from the archive are their own
+readers' to show: not asserted here yet.)"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import urllib.request
+from typing import Any
+
+from spider_client import protocol as p
+from spider_server.runners.archiver import RETRY
+from spider_server.store import keys
+from tests.server.clocks import TestClock
+from tests.server.server_helpers import Client, Player
+
+OPTIONS: dict[str, Any] = {"variant": "spider1", "countdown": 0, "rated": True}
+
+
+async def _archived(node: Any, clock: TestClock, code: str) -> None:
+    """Archive steps (the clock moved past each retry) until race ``code`` is archived."""
+    archive = node.archiver.archive
+    for _ in range(50):
+        await node.archiver.step()
+        if await archive.race(code) is not None:
+            return
+        clock.move(RETRY + 1)
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"race {code} was not archived")
+
+
+async def _seen(url: str, name: str) -> tuple[Any, Any]:
+    """The profile of the player named ``name`` and the spider1 humans' ladder, as a
+    client sees them."""
+    c = await Client.connect(url, name="onlooker")
+    try:
+        profile = await c.request(p.Profile(req=0, name=name), ("profile_reply", "error"))
+        ladder = await c.request(
+            p.RatingLeaderboard(req=0, variant="spider1", pool="humans"),
+            ("rating_leaderboard_reply", "error"),
+        )
+    finally:
+        await c.close()
+    assert profile.type == "profile_reply" and ladder.type == "rating_leaderboard_reply"
+    return profile, ladder
+
+
+async def _keys(url: str) -> int:
+    """Keys in the Redis at ``url``."""
+    from redis.asyncio import Redis
+
+    client = Redis.from_url(url)
+    try:
+        return int(await client.dbsize())
+    finally:
+        await client.aclose()
+
+
+def _get_json(url: str) -> Any:
+    with urllib.request.urlopen(url, timeout=30) as reply:
+        return json.loads(reply.read())
+
+
+def _ladder(reply: Any) -> list[tuple[int, str, str, int]]:
+    return [(e.rank, e.player, e.name, e.rating) for e in reply.entries]
+
+
+async def test_records_outlive_redis(redis_server, pg_database, server_node) -> None:
+    clock = TestClock()
+    one = await server_node(redis_server.url, database_url=pg_database.url, clock=clock)
+    a = await Client.connect(one.url, name="Outlives")
+    b = await Client.connect(one.url, name="Forgotten")
+    code = (await a.create(**OPTIONS)).race.code
+    await b.join(code)
+    await a.ready(code)
+    await b.ready(code)
+    pa = Player(a, code, (await a.expect("ack", lambda m: m.seq == 0)).view, seed=3)
+    await b.expect("ack", lambda m: m.seq == 0)
+    for _ in range(4):
+        await pa.step()
+    await b.send(p.Resign(code=code, seq=1))  # b out first: a ranks first
+    await pa.resign()
+    await a.expect("finished")
+    player = a.player
+    await a.close()
+    await b.close()
+    await _archived(one.node, clock, code)
+    before, ladder_before = await _seen(one.url, "Outlives")
+    assert [line.code for line in before.races] == [code]
+    rating = before.variants[0].rating
+    assert before.variants[0].rated == 1 and rating > ladder_before.entries[-1].rating
+    assert [e.player for e in ladder_before.entries][0] == player
+    await one.close()
+
+    # Redis's data folder deleted: a new, empty Redis on the same port
+    redis_server.stop()
+    shutil.rmtree(redis_server.data_dir)
+    redis_server.restart()
+    assert await _keys(redis_server.url) == 0
+    two = await server_node(redis_server.url, database_url=pg_database.url, clock=clock)
+    await asyncio.wait_for(two.node.rebuild.ready.wait(), 60)
+    assert await two.node.redis.exists(keys.RATINGS_REBUILT)
+
+    after, ladder_after = await _seen(two.url, "Outlives")
+    assert after.player == player and after.name == "Outlives"
+    assert after.variants[0].rating == rating and after.variants[0].rated == 1
+    assert _ladder(ladder_after) == _ladder(ladder_before)
+
+    # the race's record and its moves (what ``spider-race export CODE`` prints), from the
+    # archive
+    record = await asyncio.to_thread(_get_json, f"{two.http_url}/races/{code}.json")
+    assert record["code"] == code
+    mine = next(pl for pl in record["players"] if pl["player"] == player)
+    assert len(mine["actions"]) == 5 and mine["actions"][-1] == "resign"  # 4 moves, resign
