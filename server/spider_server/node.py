@@ -51,6 +51,7 @@ from .session.snapshots import Snapshots
 from .settings import Settings
 from .store import Store, redisconn
 from .store.archive import archive_of
+from .store.archive_races import FinishedRaces
 from .transport import (
     CLOSE_RESTART,
     Connection,
@@ -125,7 +126,9 @@ class Node:
         )
         """The stores, one a thing kept (:mod:`.store`; a record missing in Redis is read
         from the archive)."""
-        self.archiver = Archiver(self.store, settings, self.now, archive)
+        self.finished = FinishedRaces.of(self.store.races, archive)
+        """Finished races read from Redis, else from the archive (:mod:`.store.archive_races`)."""
+        self.archiver = Archiver(self.store, settings, self.now, archive, self.finished.archived)
         """Finished races written to the database (:mod:`.runners.archiver`)."""
         self.rebuild = Rebuild(self.store, self.archiver, settings, self.now)
         """The ratings cache rebuilt from the archive, today's data archived once
@@ -138,7 +141,13 @@ class Node:
         """The solver's worker processes: hints and proofs (never in this process)."""
         self.metrics.solver, self.metrics.archive = self.workers, self.archiver
         self.pars = ParRunner(
-            self.store, self.changes, self.workers, settings, clock=self.now, spawner=self
+            self.store,
+            self.changes,
+            self.workers,
+            settings,
+            clock=self.now,
+            spawner=self,
+            finished=self.finished,
         )
         """Finished deals' pars, searched in the background (:mod:`.runners.par`)."""
         self.advancer = Advancer(
@@ -192,6 +201,7 @@ class Node:
             lobby=self.lobby,
             snapshots=Snapshots(settings.snapshot_cache),
             archiver=self.archiver,
+            finished=self.finished,
         )
         self.ghosts = GhostRunner(self.store, self.changes, self.now, self, self._watched_running)
         self.server: Server | None = None

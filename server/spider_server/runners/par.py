@@ -43,9 +43,11 @@ from .. import race as rules
 from ..closing import Spawner
 from ..errors import Unavailable
 from ..fanout.changes import Changes
-from ..race import Race, RaceState
+from ..race import Race, RaceState, event_data
 from ..settings import Settings
 from ..store import Store, keys
+from ..store.archive_queue import ArchiveQueue
+from ..store.archive_races import FinishedRaces
 from ..workers import JobRefused, SolverTimeout, SolverWorkers, WorkerError
 
 __all__ = ["MAX_WAITING", "ParRunner"]
@@ -69,8 +71,11 @@ class ParRunner:
         *,
         clock: Callable[[], float],
         spawner: Spawner,
+        finished: FinishedRaces | None = None,
     ) -> None:
         self.store = store
+        self.finished = finished
+        """Where a race gone from Redis is read, and its par kept (its archive)."""
         self.changes = changes
         self.workers = workers
         self.settings = settings
@@ -105,25 +110,25 @@ class ParRunner:
                 proof = await self.store.par.proof(variant, race.seed) if race.seed else None
                 known = rules.known_par(race, [proof, *lines] if proof else lines)
                 if known is not None:  # at once, before the search
-                    await self._land(race.code, known)
+                    await self._land(race, known)
             while True:
                 kept = await self.store.par.daily_par(variant, daily) if daily else None
                 if kept is not None:
-                    await self._land(race.code, kept)
+                    await self._land(race, kept)
                     return
                 claimed, par = await self._compute(race, claim)
                 if claimed:
                     break
                 # another node searches: once its claim ends, the par landed or it died
                 await asyncio.sleep(await self.store.par.par_claim_left(claim) + 0.05)
-                now = await self.store.races.load_race(race.code)
+                now = await self._race(race.code)
                 if now is None or _settled(now):
                     return
             if par is None:
                 return
             if daily:
                 par = await self.store.par.set_daily_par(variant, daily, par)
-            await self._land(race.code, par)
+            await self._land(race, par)
             with contextlib.suppress(Unavailable):
                 await self.store.par.drop_par_claim(claim)
         finally:
@@ -166,14 +171,38 @@ class ParRunner:
             self.computed += 1
             return True, rules.par_info(solved.verdict, solved.line, solved.first_length)
 
-    async def _land(self, code: str, par: ParInfo) -> None:
-        """Keep ``par`` with race ``code`` (check-and-set: once, whoever tries)."""
+    async def _race(self, code: str) -> Race | None:
+        if self.finished is not None:
+            return await self.finished.race(code)
+        return await self.store.races.load_race(code)
+
+    async def _land(self, race: Race, par: ParInfo) -> None:
+        """Keep ``par`` with ``race`` (check-and-set: once, whoever tries): in Redis while
+        the race is there, and on its archived row once it is archived (an archived race
+        whose par lands in Redis goes back to its short life there)."""
         now = self.clock()
+        code = race.code
         attempt = await self.changes.race(
             code, lambda race: None if race is None else rules.par_change(race, par, now)
         )
+        archived = self.finished.archived if self.finished is not None else None
         if attempt.committed is not None:
             self.landed += 1
+            assert attempt.decision is not None
+            if archived is not None and await archived.keep_newer(attempt.decision.race):
+                queue = ArchiveQueue(self.store.redis)
+                await queue.expire_race(attempt.decision.race, self.settings.archived_ttl)
+            return
+        if attempt.loaded is not None or archived is None:
+            return
+        change = await archived.change(
+            code, race.created_at, lambda race: rules.par_change(race, par, now)
+        )
+        if change is not None:  # gone from Redis: its watchers here hear it at once
+            self.landed += 1
+            events = [(str(audience), event_data(e)) for audience, e in change.events]
+            if events:
+                self.changes.hub.committed(code, change.race.version, events)
 
 
 def _settled(race: Race) -> bool:

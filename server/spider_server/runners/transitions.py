@@ -63,7 +63,9 @@ class Advancer:
 
     async def advance(self, code: str) -> Race | None:
         """The race now, after performing whatever transition is due (start or finish,
-        one after the other when both are); None when there is no such race."""
+        one after the other when both are); None when there is no such race. A finished
+        race gone from Redis is read from the archive (nothing is due on it; its par is
+        seen to)."""
         while True:
             attempt = await self.changes.decide(
                 lambda: self._load(code), _decide, commit=self._commit
@@ -85,6 +87,9 @@ class Advancer:
         races = self.store.races
         race = await races.load_race(code)
         now = self.clock()
+        archived = self.archiver.archived_races if self.archiver is not None else None
+        if race is None and archived is not None:  # archived: finished, nothing due
+            return _Due(await archived.race(code), now, None, {}, {}, {}, None)
         due = None if race is None else rules.due_transition(race, now)
         if race is None or due != "finish":
             return _Due(race, now, due, {}, {}, {}, None)

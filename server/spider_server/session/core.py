@@ -355,23 +355,41 @@ class Session:
     # -- races followed ---------------------------------------------------------------------
 
     async def load(self, code: str) -> Race:
-        """The race now; RaceNotFound when there is none."""
-        race = await self.ctx.store.races.load_race(code)
+        """The race now (a finished race gone from Redis: archived); RaceNotFound when
+        there is none."""
+        race = await self.finished_race(code)
         if race is None:
             raise RaceNotFound(f"no race {code}")
         return race
 
-    async def my_races_now(self) -> list[PlayerRace]:
+    async def finished_race(self, code: str) -> Race | None:
+        """The race of that code: in Redis, else archived (:mod:`..store.archive_races`);
+        None when there is none."""
+        finished = self.ctx.finished
+        if finished is not None:
+            return await finished.race(code)
+        return await self.ctx.store.races.load_race(code)
+
+    async def my_races_now(self, *, archived: bool = False) -> list[PlayerRace]:
         """The player's races now, newest first. Races gone, or that the player is no
         longer in, are dropped from the player's list, and so are those that no longer
-        count (:func:`counts`) beyond the newest :data:`~..store.keys.PLAYER_RACES_KEPT`."""
+        count (:func:`counts`) beyond the newest :data:`~..store.keys.PLAYER_RACES_KEPT`.
+        With an archive, a race gone from Redis stays listed while archived: read from
+        it with ``archived`` (one query), else left as it is (it counts for nothing)."""
         store = self.ctx.store
         rows = await store.players.player_races(self.player)
+        archive = self.ctx.finished.archived if self.ctx.finished is not None else None
+        found: dict[str, PlayerRace] = {}
+        if archive is not None and archived:
+            gone = [row.code for row in rows if row.state is None]
+            found = await archive.player_races(self.player, gone)
         kept: list[PlayerRace] = []
         stale: list[str] = []
         over = 0
         for row in rows:
-            if row.state is None or row.status is None:
+            if row.state is None and archive is not None and (row.code in found or not archived):
+                row = found.get(row.code, row)
+            elif row.state is None or row.status is None:
                 stale.append(row.code)
                 continue
             if not counts(row):

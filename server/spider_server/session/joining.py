@@ -18,7 +18,14 @@ from spider_client.protocol import Join, Joined, Role, encode
 from spider_engine import Board
 
 from .. import race as rules
-from ..errors import InvalidMessage, RaceNotFound, RateLimited, TooManyRaces, Unavailable
+from ..errors import (
+    InvalidMessage,
+    RaceNotFound,
+    RateLimited,
+    TooManyRaces,
+    Unavailable,
+    WrongState,
+)
 from ..fanout.watches import Subscription
 from ..race import Race, RaceState
 from ..runners.seeds import Seeds
@@ -27,7 +34,7 @@ from ..workers import ProofCapReached
 from .actions import deal_out
 from .core import Session, log, race_code
 from .matching import check_seat, confirm_seat, match_cancelled
-from .snapshots import FINISHED_CATCH_UP, Snapshot
+from .snapshots import FINISHED_CATCH_UP, Snapshot, snapshot_of
 
 __all__ = ["join", "send_joined", "wait_for_deal"]
 
@@ -46,11 +53,21 @@ async def join(session: Session, msg: Join) -> None:
         ctx.metrics.refused_total["wrong_joins"] += 1
         raise RateLimited("too many joins with a wrong code from your address; wait")
     version = await ctx.store.races.race_version(code)
-    if version is None:  # nothing is watched nor claimed
+    archived = None
+    if version is None and ctx.finished is not None:  # a finished race Redis dropped
+        archived = await ctx.finished.archived_race(code)
+    if version is None and archived is None:  # nothing is watched nor claimed
         session.limit("wrong_join", session.address, "too many joins with a wrong code")
         raise RaceNotFound(f"no race {code}")
     await ctx.hub.watch(code)
     try:
+        if archived is not None:
+            archived = await _join_archived(session, msg, archived)
+            await send_joined(
+                session, msg.req, code, msg.role, msg.since, moved=msg.moved, archived=archived
+            )
+            return
+        assert version is not None
         kept = ctx.snapshots.get(code, version)
         # the par on its way: shown through the transitions, which see to it (a search
         # that failed is started again)
@@ -93,6 +110,23 @@ async def _join_as_player(session: Session, msg: Join, code: str, race: Race) ->
         _wait_again(session, await session.load(code))
 
 
+async def _join_archived(session: Session, msg: Join, race: Race) -> Race:
+    """A join of a finished race read from the archive: refused as the same join of it
+    in Redis would be (a new player cannot join a finished race), its par seen to (the
+    node's ``advance``) while it is not settled; the race to show."""
+    ctx = session.ctx
+    if msg.role == "player":
+        check_seat(race, session.player)
+        if session.player not in race.players:
+            assert session.identity is not None
+            rules.join(race, session.player, session.identity.name, ctx.clock(), bot=session.bot)
+            raise WrongState(f"race {race.code} is over")  # pragma: no cover - join refuses
+    settled = race.par is not None and not race.par.provisional
+    if ctx.settings.par_budget > 0 and not settled:
+        return await ctx.transitions.advance(race.code) or race
+    return race
+
+
 def wait_for_deal(session: Session, key: tuple[str, ...], variant: str) -> None:
     """Wait (this connection) for a preparing race's proven deal: the node proves it
     while someone waits (see :mod:`..runners.seeds`)."""
@@ -124,18 +158,33 @@ def _found(race: Race | None, code: str) -> Race:
 
 
 async def send_joined(
-    session: Session, req: int, code: str, role: Role, since: int | None, *, moved: bool = False
+    session: Session,
+    req: int,
+    code: str,
+    role: Role,
+    since: int | None,
+    *,
+    moved: bool = False,
+    archived: Race | None = None,
 ) -> None:
     """Send the snapshot of a race (with the player's view, or boards) and the events
-    after ``since``, then deliver its events from there on."""
+    after ``since``, then deliver its events from there on. ``archived``: the finished
+    race as read from the archive, shown unless Redis has a race of that code now."""
     try:
-        await _send_joined(session, req, code, role, since, moved=moved)
+        await _send_joined(session, req, code, role, since, moved=moved, archived=archived)
     finally:
         session.ctx.hub.release(code)  # only if it was left unwatched by a failure
 
 
 async def _send_joined(
-    session: Session, req: int, code: str, role: Role, since: int | None, *, moved: bool = False
+    session: Session,
+    req: int,
+    code: str,
+    role: Role,
+    since: int | None,
+    *,
+    moved: bool = False,
+    archived: Race | None = None,
 ) -> None:
     ctx, store = session.ctx, session.ctx.store
     if code not in session.subs and len(session.subs) >= ctx.settings.max_watched:
@@ -160,7 +209,12 @@ async def _send_joined(
     version = await store.races.race_version(code)
     snapshot = None if version is None else ctx.snapshots.get(code, version)
     race: Race | None = None
-    if snapshot is None:
+    if snapshot is None and version is None and archived is not None:
+        # an archived race: its snapshot made for this request, not kept (the node's
+        # snapshots are of races in Redis, by code and version)
+        race = archived
+        snapshot = snapshot_of(race, ctx.clock())
+    elif snapshot is None:
         race = await session.load(code)
         snapshot = ctx.snapshots.keep(race, ctx.clock())
     online, spectators = await store.presence.presence(code, ctx.clock())
@@ -169,7 +223,9 @@ async def _send_joined(
         # one spectator, not two
         spectators -= 1
     if snapshot is not None:
-        frame = await _finished_frame(session, snapshot, req, role, since, online, spectators)
+        frame = await _finished_frame(
+            session, snapshot, req, role, since, online, spectators, race=race
+        )
         state, starts_at, ends_at, version = (
             "finished",
             snapshot.starts_at,
@@ -225,11 +281,16 @@ async def _events(
     ]
 
 
-async def _view(session: Session, code: str) -> tuple[str | None, int]:
-    """The player's view of their game in race ``code`` and its seq (None, 0: no game)."""
+async def _view(session: Session, code: str, race: Race | None = None) -> tuple[str | None, int]:
+    """The player's view of their game in race ``code`` and its seq (None, 0: no game).
+    A finished ``race`` whose games Redis no longer keeps: its final board and actions."""
     game = await session.ctx.store.races.load_game(code, session.player)
     if game is None:
-        return None, 0
+        final = race.final if race is not None else None
+        board = final.boards.get(session.player) if final is not None else None
+        if final is None or board is None:
+            return None, 0
+        return Board.from_text(board).view_text(), len(final.replays.get(session.player, ()))
     return Board.from_text(game.position).view_text(), game.seq
 
 
@@ -251,7 +312,7 @@ async def _frame(
     )
     started = race.state in (RaceState.RUNNING, RaceState.FINISHED)
     if role == "player" and started and session.player in race.players:
-        joined.view, joined.seq = await _view(session, code)
+        joined.view, joined.seq = await _view(session, code, race)
     if race.final is not None and rules.revealed(race, ctx.clock()):
         joined.boards = dict(race.final.boards)
     elif race.state is RaceState.RUNNING and role == "spectator" and race.options.live_boards:
@@ -268,12 +329,15 @@ async def _finished_frame(
     since: int | None,
     online: set[str],
     spectators: int,
+    *,
+    race: Race | None = None,
 ) -> bytes:
     """The ``joined`` of a finished race from its shared snapshot: the events after
-    ``since`` only when few (:data:`~.snapshots.FINISHED_CATCH_UP`)."""
+    ``since`` only when few (:data:`~.snapshots.FINISHED_CATCH_UP`). ``race``: the race
+    the snapshot was made of, when read for this request."""
     view, seq = None, 0
     if role == "player" and session.player in snapshot.statuses:
-        view, seq = await _view(session, snapshot.code)
+        view, seq = await _view(session, snapshot.code, race)
     events: list[dict[str, Any]] = []
     if since is not None and snapshot.version - since <= FINISHED_CATCH_UP:
         events = await _events(session, snapshot.code, role, since, snapshot.version)

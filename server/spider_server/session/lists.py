@@ -57,13 +57,13 @@ async def my_races(session: Session, msg: MyRaces) -> None:
             counts=counts(row),
             preparing=row.preparing,
         )
-        for row in await session.my_races_now()
+        for row in await session.my_races_now(archived=True)
     ]
     listed = {r.code for r in races}
     for code, sub in session.subs.items():
         if sub.role != "spectator" or code in listed:
             continue
-        race = await session.ctx.store.races.load_race(code)
+        race = await session.finished_race(code)
         if race is not None:
             races.append(
                 MyRace(

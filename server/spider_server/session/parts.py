@@ -21,6 +21,7 @@ from ..runners.lobby import Lobby
 from ..runners.seeds import Seeds
 from ..settings import Settings
 from ..store import Store
+from ..store.archive_races import FinishedRaces
 from ..transport import EventFrame
 from ..workers import SolverWorkers
 from .snapshots import Snapshots
@@ -109,3 +110,6 @@ class Context:
     archiver: Archiver | None = field(default=None)
     """The records that last (:mod:`..runners.archiver`; None, or its ``archive`` None: the
     node keeps no archive)."""
+    finished: FinishedRaces | None = field(default=None)
+    """Where a race is read when it may be finished and gone from Redis: Redis, then the
+    archive (:mod:`..store.archive_races`; None: Redis only)."""

@@ -94,7 +94,7 @@ async def _ghost_runs(
     for spec in specs:
         if not isinstance(spec, dict) or not isinstance(spec.get("race"), str):
             raise InvalidMessage('ghosts: each {"race": CODE, "player": PLAYER_ID}')
-        source = await session.ctx.store.races.load_race(race_code(spec["race"]))
+        source = await session.finished_race(race_code(spec["race"]))
         if source is None:
             raise InvalidMessage(f"ghosts: no race {spec['race']}")
         runs.append(
@@ -157,7 +157,7 @@ async def daily_race(session: Session, msg: DailyRace) -> None:
     ctx, store = session.ctx, session.ctx.store
     day = utc_day(ctx.clock())
     code = await store.seeds.daily_race_of(variant.id, day, session.player)
-    if code is not None and await store.races.load_race(code) is not None:
+    if code is not None and await session.finished_race(code) is not None:
         await join(session, Join(req=msg.req, code=code))
         return
     await check_creation(session)

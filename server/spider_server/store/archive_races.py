@@ -35,11 +35,11 @@ __all__ = ["EXAMPLES", "QUERIES", "ArchivedRaces", "FinishedRaces"]
 
 
 QUERIES: dict[str, str] = {
-    "race_row": (
+    "finished_race_row": (
         "SELECT id, meta, entries FROM races WHERE code = $1 AND created_at = $2 FOR UPDATE"
     ),
-    "set_race": "UPDATE races SET meta = $3, entries = $4 WHERE code = $1 AND created_at = $2",
-    "player_races": (
+    "finished_set_race": "UPDATE races SET meta = $3, entries = $4 WHERE code = $1 AND created_at = $2",
+    "finished_player_races": (
         "SELECT DISTINCT ON (r.code) r.code, r.variant, r.players, p.status FROM "
         "race_players p JOIN races r ON r.id = p.race_id WHERE p.player = $1 AND r.code = "
         "ANY($2::text[]) ORDER BY r.code, p.race_id DESC"
@@ -48,9 +48,9 @@ QUERIES: dict[str, str] = {
 """Every query of this module by name."""
 
 EXAMPLES: dict[str, tuple[Any, ...]] = {
-    "race_row": ("K7QX2", 1.0),
-    "set_race": ("K7QX2", 1.0, b"", b""),
-    "player_races": ("p0123456789", ["K7QX2", "B4RN5"]),
+    "finished_race_row": ("K7QX2", 1.0),
+    "finished_set_race": ("K7QX2", 1.0, b"", b""),
+    "finished_player_races": ("p0123456789", ["K7QX2", "B4RN5"]),
 }
 """Arguments each query of :data:`QUERIES` can be run (or explained) with."""
 
@@ -75,7 +75,8 @@ class ArchivedRaces:
         first one's race). The change written, its race at its new version (one more per
         event, as in Redis); None when the race is not archived or nothing changes."""
         async with self.archive.connection() as conn, conn.transaction():
-            row = await conn.fetchrow(QUERIES["race_row"], code, created_at)
+            with self.archive.timed("finished_race_row"):
+                row = await conn.fetchrow(QUERIES["finished_race_row"], code, created_at)
             if row is None:
                 return None
             race = race_of_blobs(row["meta"], row["entries"])
@@ -84,21 +85,26 @@ class ArchivedRaces:
                 return None
             new = replace(change.race, version=race.version + len(change.events))
             meta, entries = race_blobs(new)
-            await conn.execute(QUERIES["set_race"], code, created_at, meta, entries)
+            with self.archive.timed("finished_set_race"):
+                await conn.execute(QUERIES["finished_set_race"], code, created_at, meta, entries)
         return replace(change, race=new)
 
     async def keep_newer(self, race: Race) -> bool:
         """Write ``race`` (as Redis has it now) to its archived row when the row holds an
         older version of it; whether the race is archived."""
         async with self.archive.connection() as conn, conn.transaction():
-            row = await conn.fetchrow(QUERIES["race_row"], race.code, race.created_at)
+            with self.archive.timed("finished_race_row"):
+                row = await conn.fetchrow(QUERIES["finished_race_row"], race.code, race.created_at)
             if row is None:
                 return False
             kept = race_of_blobs(row["meta"], row["entries"]).version
             meta, entries = race_blobs(race)
             # newer, or as new but changed without an event (a daily race's par in its day)
             if kept < race.version or (kept == race.version and meta != row["meta"]):
-                await conn.execute(QUERIES["set_race"], race.code, race.created_at, meta, entries)
+                with self.archive.timed("finished_set_race"):
+                    await conn.execute(
+                        QUERIES["finished_set_race"], race.code, race.created_at, meta, entries
+                    )
         return True
 
     async def player_races(self, player: str, codes: Sequence[str]) -> dict[str, PlayerRace]:
@@ -107,7 +113,8 @@ class ArchivedRaces:
         if not codes:
             return {}
         async with self.archive.connection() as conn:
-            rows = await conn.fetch(QUERIES["player_races"], player, list(codes))
+            with self.archive.timed("finished_player_races"):
+                rows = await conn.fetch(QUERIES["finished_player_races"], player, list(codes))
         return {
             row["code"]: PlayerRace(
                 code=row["code"],
@@ -128,6 +135,11 @@ class FinishedRaces:
     def __init__(self, races: RaceStore, archived: ArchivedRaces | None = None) -> None:
         self.races = races
         self.archived = archived
+
+    @classmethod
+    def of(cls, races: RaceStore, archive: ArchiveStore | None) -> FinishedRaces:
+        """The reader of a node whose archive is ``archive`` (None: Redis only)."""
+        return cls(races, None if archive is None else ArchivedRaces(archive))
 
     @property
     def on(self) -> bool:
