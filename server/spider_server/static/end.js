@@ -1,6 +1,7 @@
 // The end: the server's ranking, the seed checked against the commitment announced at the
 // start, the day's leaderboard after a daily race, the replays, and a button per kept run to
-// race the deal again against it (a ghost), and the deal's par once the server has it.
+// race the deal again against it (a ghost), the deal's par once the server has it, and a link
+// that downloads the race's record (JSON).
 
 import { fromHex, sha256, toHex } from "./sha256.js";
 import { endLeaderboard, leaderboardTable } from "./daily.js";
@@ -57,6 +58,7 @@ function renderEnd() {
         ghostButtons(race, results),
         rematchPart(race),
         fairness(race),
+        exportLink(race),
       ),
       race.daily
         ? h("div", { class: "card-panel results", id: "end-leaderboard" }, h("h2", {}, "The day's leaderboard"), app.endBoard?.code === race.code && app.endBoard.reply ? leaderboardTable(app.endBoard.reply) : h("p", { class: "muted" }, "Loading…"))
@@ -163,6 +165,15 @@ function fairness(race) {
     `Seed ${race.seed}: `,
     ok ? "it matches the commitment announced at the start." : "it does NOT match the commitment announced at the start!",
   );
+}
+
+/** "Download the race (JSON)": the race's record (seed, salt, commitment, every player's
+ * actions with their times and results; the server's `GET /races/CODE.json`), once its deal
+ * is public (a daily race's when its day is over). */
+function exportLink(race) {
+  if (!race.seed) return null;
+  const href = `/races/${encodeURIComponent(race.code)}.json`;
+  return h("p", { class: "export" }, h("a", { id: "export-race", class: "race-download", href, download: `spider-race-${race.code}.json` }, "Download the race (JSON)"));
 }
 
 provide("end", renderEnd);

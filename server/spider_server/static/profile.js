@@ -1,6 +1,6 @@
 // Players: a profile (races per variant, wins, win rate, best time, streaks, rating and its
-// history, the last races with links to their replays), the rating leaderboards (humans and
-// bots apart), and the end screen's parts about ratings: each player's change and the
+// history, the last races with links to their replays and to their records as JSON), the
+// rating leaderboards (humans and bots apart), and the end screen's parts about ratings: each player's change and the
 // rematch. Names are not unique: a name shared in a list gets the player id's last 4
 // characters beside it (`#d0b7`).
 
@@ -93,6 +93,8 @@ function profileBody(r) {
           ` · ${line.variant} · #${line.rank} of ${line.of} · ${STATUS_TEXT[line.status] || line.status}`,
           line.time !== null ? ` in ${fmtTime(line.time)}` : "",
           line.rated ? ` · rating ${line.before} → ${line.after}` : "",
+          " · ",
+          h("a", { class: "race-download", href: `/races/${encodeURIComponent(line.code)}.json`, download: `spider-race-${line.code}.json`, title: "Download the race (JSON)" }, "JSON"),
         ),
       ),
     ),
