@@ -35,6 +35,7 @@ from ..settings import Settings
 from .codec import entry_bytes, meta_fields, race_from
 
 __all__ = [
+    "EXAMPLES",
     "MIGRATION_LOCK",
     "QUERIES",
     "QUERY_BOUNDS",
@@ -90,6 +91,18 @@ QUERIES: dict[str, str] = {
 """Every query of this module by name (the metrics time them by name; a test runs
 ``EXPLAIN`` on each to check that it uses an index). Each module of the archive keeps its
 queries in such a ``QUERIES``."""
+
+EXAMPLES: dict[str, tuple[Any, ...]] = {
+    "write_race": ("K7QX2", 1.7e9, 1.7e9 + 300, "spider1", True, "", 2, 400, b"\x80", b"\x80"),
+    "write_players": ("p1", 1, "Ada", 1, "won", 201.7, 377, 500, False),
+    "write_changes": ("p1", 1, "spider1", "humans", 1500, 1533, True),
+    "write_records": ("p1", 3, "Ada", b"\x80", 1),
+    "race": ("K7QX2",),
+    "history": ("p1", 2**63 - 1, 50),
+    "records": (["p1", "p2"],),
+}
+"""Parameters each query of :data:`QUERIES` can be run with (the index check runs
+``EXPLAIN`` on each)."""
 
 
 @dataclass(frozen=True, slots=True)
