@@ -323,13 +323,16 @@ class Client:
 
     # -- players: profiles, ratings, ladders, the rematch -------------------------------------
 
-    async def profile(self, player_or_name: str | None = None) -> p.ProfileReply:
+    async def profile(
+        self, player_or_name: str | None = None, *, before: str | None = None
+    ) -> p.ProfileReply:
         """A player's profile: races per variant, wins, win rate, best time, streaks,
         rating (and its history), and the last races with their replays' links. By default
         this player's; else the player of that id, or of that name (the one who finished a
         race last: names are not unique). ``found`` is false for a player without a
-        finished race."""
-        return await players.profile(self, player_or_name)
+        finished race. The races come a page at a time, newest first: while ``more`` is
+        true, ``profile(..., before=reply.next)`` gives the next page."""
+        return await players.profile(self, player_or_name, before)
 
     async def rating_changes(
         self, code: str | None = None, *, timeout: float = 10.0

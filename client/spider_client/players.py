@@ -15,15 +15,20 @@ from .lobby import Asker
 __all__ = ["profile", "rating_changes", "rematch"]
 
 
-async def profile(client: Asker, player_or_name: str | None) -> p.ProfileReply:
-    """A player's profile: by id first, then by name (the one who finished a race last)."""
+async def profile(
+    client: Asker, player_or_name: str | None, before: str | None = None
+) -> p.ProfileReply:
+    """A player's profile: by id first, then by name (the one who finished a race last);
+    ``before``: a page's ``next``, for the races after that page."""
     if player_or_name is None:
-        make = lambda req: p.Profile(req=req)  # noqa: E731
+        make = lambda req: p.Profile(req=req, before=before)  # noqa: E731
     else:
-        make = lambda req: p.Profile(req=req, player=player_or_name)  # noqa: E731
+        make = lambda req: p.Profile(req=req, player=player_or_name, before=before)  # noqa: E731
     reply: p.ProfileReply = await client._request(make)
     if not reply.found and player_or_name is not None:
-        reply = await client._request(lambda req: p.Profile(req=req, name=player_or_name))
+        reply = await client._request(
+            lambda req: p.Profile(req=req, name=player_or_name, before=before)
+        )
     return reply
 
 

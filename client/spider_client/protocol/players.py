@@ -33,11 +33,14 @@ __all__ = [
 @dataclass
 class Profile:
     """A player's profile (reply: ``profile_reply``): by ``player`` id, else by ``name``
-    (the player of that name who finished a race most recently), else the asker's own."""
+    (the player of that name who finished a race most recently), else the asker's own.
+    ``before``: the reply's ``next`` of the page before, for the races after it (the
+    first page without)."""
 
     req: int
     player: str | None = None
     name: str | None = None
+    before: str | None = None
     type: Literal["profile"] = "profile"
 
 
@@ -119,7 +122,8 @@ class HistoryLine:
 @dataclass
 class ProfileReply:
     """Reply to ``profile``. ``found`` false: no finished race of that player (the other
-    fields are then empty)."""
+    fields are then empty). ``races`` is a page of the player's races, newest first;
+    ``more``: older races follow, asked for with ``before`` set to ``next``."""
 
     req: int
     player: str
@@ -129,6 +133,8 @@ class ProfileReply:
     found: bool = True
     variants: list[VariantStats] = field(default_factory=list)
     races: list[HistoryLine] = field(default_factory=list)
+    more: bool = False
+    next: str | None = None
     type: Literal["profile_reply"] = "profile_reply"
 
 

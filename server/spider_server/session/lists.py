@@ -17,13 +17,15 @@ from .. import race as rules
 from ..errors import InvalidMessage
 from ..runners.seeds import utc_day
 from .core import Session, counts
+from .player_reads import daily_board
 
 __all__ = ["leaderboard", "my_races"]
 
 
 async def leaderboard(session: Session, msg: Leaderboard) -> None:
     """The leaderboard of a variant's daily deal on a day (by default today): its winners
-    by time, then fewer actions (rules.md §7a); equal keys share a rank."""
+    by time, then fewer actions (rules.md §7a); equal keys share a rank. Redis's and the
+    archive's winners together (:func:`.player_reads.daily_board`)."""
     try:
         variant = find_variant(msg.variant).id
     except VariantError as e:
@@ -33,12 +35,11 @@ async def leaderboard(session: Session, msg: Leaderboard) -> None:
         rules.day_end(day)
     except (ValueError, OverflowError):  # not a date, or the last day there is
         raise InvalidMessage("day: a date YYYY-MM-DD before 9999-12-31") from None
-    rows = await session.ctx.store.seeds.leaderboard(variant, day)
-    ranks = rules.shared_ranks([(t, moves) for _, _, t, moves, _ in rows])
-    races = await session.ctx.store.seeds.daily_races_of(variant, day, [row[0] for row in rows])
+    rows = await daily_board(session, variant, day)
+    ranks = rules.shared_ranks([(t, moves) for _, _, t, moves, _, _ in rows])
     entries = [
         LeaderboardEntry(rank=i, player=player, name=name, time=t, moves=moves, bot=bot, race=code)
-        for i, (player, name, t, moves, bot), code in zip(ranks, rows, races, strict=True)
+        for i, (player, name, t, moves, bot, code) in zip(ranks, rows, strict=True)
     ]
     session.send_msg(LeaderboardReply(req=msg.req, variant=variant, day=day, entries=entries))
 

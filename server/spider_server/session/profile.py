@@ -29,26 +29,31 @@ from ..race import Race
 from ..race.ratings import short_id
 from ..store import check_and_set
 from ..store.ratings import LadderRow
+from . import player_reads as reads
 from .core import Session, race_code
 from .creation import check_creation
 
 __all__ = ["make_rematch", "profile", "rating_changes", "rating_leaderboard", "rematch"]
 
 MAX_ID = 64
+MAX_CURSOR = 64
 
 
 async def profile(session: Session, msg: Profile) -> None:
-    """A player's profile: by id, else by name, else the asker's own."""
-    store = session.ctx.store
+    """A player's profile: by id, else by name, else the asker's own; its races a page at
+    a time (:func:`.player_reads.history_page`)."""
+    if msg.before is not None and not 1 <= len(msg.before) <= MAX_CURSOR:
+        raise InvalidMessage(f"before: 1 to {MAX_CURSOR} characters")
     if msg.player is not None:
         if not 1 <= len(msg.player) <= MAX_ID:
             raise InvalidMessage(f"player: 1 to {MAX_ID} characters")
         player: str | None = msg.player
     elif msg.name is not None:
-        player = await store.ratings.player_named(msg.name.strip())
+        name = msg.name.strip()
+        player = await reads.player_named(session, name) if 0 < len(name) <= MAX_ID else None
     else:
         player = session.player
-    record = (await store.ratings.load_records([player])).get(player) if player else None
+    record = await reads.record_of(session, player) if player else None
     if player is None or record is None:
         shown = player or ""
         session.send_msg(
@@ -61,7 +66,7 @@ async def profile(session: Session, msg: Profile) -> None:
             )
         )
         return
-    lines = await store.ratings.history(player)
+    page = await reads.history_page(session, player, msg.before)
     variants = [
         VariantStats(
             variant=variant,
@@ -93,7 +98,7 @@ async def profile(session: Session, msg: Profile) -> None:
             after=line.after,
             replay=f"/r/{line.code}",
         )
-        for line in lines
+        for line in page.lines
     ]
     session.send_msg(
         ProfileReply(
@@ -104,6 +109,8 @@ async def profile(session: Session, msg: Profile) -> None:
             bot=record.bot,
             variants=variants,
             races=races,
+            more=page.next is not None,
+            next=page.next,
         )
     )
 
