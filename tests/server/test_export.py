@@ -115,6 +115,24 @@ async def test_a_record_from_redis_replays_to_the_results(
     assert done.returncode == 1 and "FAIL" in done.stdout
 
 
+async def test_a_record_from_the_archive_is_the_same(
+    redis_server: Any, server_node: Any, pg_database: Any
+) -> None:
+    node = await server_node(redis_server.url, database_url=pg_database.url, archived_ttl=0)
+    code, finished = await played_race(node)
+    status, _, from_redis = await get(node, code)
+    assert status == 200
+    for _ in range(100):  # the results are written, then the race archives
+        if await node.node.archiver.step():
+            break
+        await asyncio.sleep(0.05)
+    assert await node.node.store.races.load_race(code) is None  # gone from Redis
+    status, _, from_archive = await get(node, code)
+    assert status == 200, from_archive
+    assert from_archive == from_redis
+    check_record(from_archive, code, finished)
+
+
 async def test_refusals_are_clear_and_change_nothing(redis_server: Any, server_node: Any) -> None:
     node = await server_node(redis_server.url)
     code, (a, b), _ = await start_race(node.url, players=2)
