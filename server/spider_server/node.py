@@ -178,7 +178,7 @@ class Node:
             open_files=OpenFiles(settings.fd_reserve),
             refused=self._refused,
             addresses=self.addresses,
-            export=Exports(self.store, self.archiver, self.now).record,
+            export=Exports(self.finished, self.archiver, self.now).record,
         )
         self.hints = Hints(self.workers, settings, self.metrics)
         """Hints searched before they are asked for, and kept (:mod:`.runners.hints`)."""

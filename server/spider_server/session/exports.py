@@ -10,8 +10,7 @@ from typing import Any
 from ..errors import RaceNotFound
 from ..race import normalize_code, race_record
 from ..runners.archiver import Archiver
-from ..store import Store
-from ..store.archive_races import ArchivedRaces, FinishedRaces
+from ..store.archive_races import FinishedRaces
 
 __all__ = ["Exports"]
 
@@ -20,12 +19,11 @@ class Exports:
     """The node's reader of finished races' records. ``clock`` is the node's time (a daily
     race's record is out once its UTC day is over by it)."""
 
-    def __init__(self, store: Store, archiver: Archiver, clock: Callable[[], float]) -> None:
-        archive = archiver.archive
-        self.finished = FinishedRaces(
-            store.races, None if archive is None else ArchivedRaces(archive)
-        )
-        """Finished races: Redis first, then the archive."""
+    def __init__(
+        self, finished: FinishedRaces, archiver: Archiver, clock: Callable[[], float]
+    ) -> None:
+        self.finished = finished
+        """The node's reader of finished races: Redis first, then the archive."""
         self.archiver = archiver
         self.clock = clock
 
