@@ -130,6 +130,19 @@ async def test_a_profile_outlives_its_redis_keys(
     before = await profile(b, player=a.player)
     assert [line.code for line in before.races] == [code] and before.races[0].rated
 
+    # the ladder and the rating history, as the archive answers them: Redis's
+    archive = node.node.archiver.archive
+    for pid in (a.player, b.player):
+        assert await archive_players.ladder(
+            archive, "humans", VARIANT, pid
+        ) == await node.node.store.ratings.ladder("humans", VARIANT, pid)
+    steps = await archive_players.rating_history(archive, a.player, variant=VARIANT)
+    assert [(s.code, s.pool, s.before, s.after) for s in steps] == [
+        (code, "humans", before.races[0].before, before.races[0].after)
+    ]
+    assert await archive_players.rating_history(archive, a.player, variant="spider4") == []
+    assert await archive_players.rating_history(archive, a.player, before=steps[0].race_id) == []
+
     redis = node.node.store.redis
     assert await node.node.store.races.load_race(code) is None  # dropped on archiving
     for pid in (a.player, b.player):
