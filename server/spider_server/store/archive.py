@@ -31,6 +31,7 @@ from ..errors import ArchiveError, Unavailable
 from ..metrics import Histogram
 from ..race import Race
 from ..race.ratings import Change, Line, Record
+from ..race.record import finished_at as race_finished_at
 from ..settings import Settings
 from .codec import entry_bytes, meta_fields, race_from
 
@@ -285,7 +286,7 @@ class ArchiveStore:
         if final is None:
             raise ValueError(f"race {race.code} is not finished")
         meta, entries = race_blobs(race)
-        finished_at = race.ends_at or race.started_at or race.created_at
+        finished_at = race_finished_at(race) or race.started_at or race.created_at
         actions = sum(len(v) for v in final.replays.values())
         variant = race.options.variant
         players = [
