@@ -178,11 +178,12 @@ class Archiver:
         records = await self.store.ratings.load_records(players)
         wrote = await self.archive.write(race, changes, records)
         if self.archived_races is not None:  # changed meanwhile (its par landed): the row too
-            now = await self.store.races.load_race(code)
-            if now is not None and now.created_at == created_at and now.version != race.version:
-                await self.archived_races.keep_newer(now)
-        await self.queue.done(marker)
-        await self.queue.expire_race(race, self.settings.archived_ttl)
+            version = await self.store.races.race_version(code)
+            if version is not None and version != race.version:
+                now = await self.store.races.load_race(code)
+                if now is not None and now.created_at == created_at:
+                    await self.archived_races.keep_newer(now)
+        await self.queue.archived(marker, race, self.settings.archived_ttl)
         if wrote and race.ends_at is not None:
             self.lag.append(max(0.0, self.clock() - race.ends_at))
             del self.lag[:-LAG_KEPT]

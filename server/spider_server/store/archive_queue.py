@@ -84,14 +84,27 @@ class ArchiveQueue:
             found = await self.redis.zrange(keys.ARCHIVE_SINCE, 0, 0, withscores=True)
         return float(found[0][1]) if found else None
 
-    async def expire_race(self, race: Race, ttl: int) -> None:
-        """Give every key of archived ``race`` ``ttl`` seconds more (0: drop them now)."""
-        names = race_keys(race)
+    async def archived(self, marker: str, race: Race, ttl: int) -> None:
+        """Archived ``race``: its marker dropped and its keys given ``ttl`` seconds more (0:
+        dropped now), in one round trip."""
         with as_unavailable:
             async with self.redis.pipeline(transaction=False) as pipe:
-                for name in names:
-                    if ttl > 0:
-                        pipe.expire(name, ttl, lt=True)
-                    else:
-                        pipe.delete(name)
+                pipe.zrem(keys.ARCHIVE, marker)
+                pipe.zrem(keys.ARCHIVE_SINCE, marker)
+                _expire(pipe, race, ttl)
                 await pipe.execute()
+
+    async def expire_race(self, race: Race, ttl: int) -> None:
+        """Give every key of archived ``race`` ``ttl`` seconds more (0: drop them now)."""
+        with as_unavailable:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                _expire(pipe, race, ttl)
+                await pipe.execute()
+
+
+def _expire(pipe: Any, race: Race, ttl: int) -> None:
+    for name in race_keys(race):
+        if ttl > 0:
+            pipe.expire(name, ttl, lt=True)
+        else:
+            pipe.delete(name)
