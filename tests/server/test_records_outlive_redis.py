@@ -1,8 +1,7 @@
 """Records outlive Redis: a rated race played on a node with an archive, then Redis's data
 folder deleted; a node started again on the empty Redis and the same database shows the
 player's profile with the same rating, the same ladder, and the race's record with its
-moves. (The profile's history and a ghost of the race read from the archive are their own
-readers' to show: not asserted here yet.)"""
+moves, the race in the profile's history, and a ghost of the race raced."""
 
 from __future__ import annotations
 
@@ -109,6 +108,7 @@ async def test_records_outlive_redis(redis_server, pg_database, server_node) -> 
     assert after.player == player and after.name == "Outlives"
     assert after.variants[0].rating == rating and after.variants[0].rated == 1
     assert _ladder(ladder_after) == _ladder(ladder_before)
+    assert [line.code for line in after.races] == [code]  # the history, from the archive
 
     # the race's record and its moves (what ``spider-race export CODE`` prints), from the
     # archive
@@ -116,3 +116,12 @@ async def test_records_outlive_redis(redis_server, pg_database, server_node) -> 
     assert record["code"] == code
     mine = next(pl for pl in record["players"] if pl["player"] == player)
     assert len(mine["actions"]) == 5 and mine["actions"][-1] == "resign"  # 4 moves, resign
+
+    # a ghost of the race's winner can still be raced: the new race holds it, ready
+    c = await Client.connect(two.url, name="Challenger")
+    joined = await c.create(
+        **{**OPTIONS, "rated": False}, ghosts=[{"race": code, "player": player}]
+    )
+    ghosts = [(i.name, i.ready) for i in joined.race.players if i.ghost]
+    assert ghosts == [("Outlives", True)]
+    await c.close()
