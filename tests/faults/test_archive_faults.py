@@ -132,6 +132,10 @@ async def test_races_finished_while_the_database_is_stopped_are_archived_once_af
         await archiver.step()
     assert archiver.archived == 0
     assert await archiver.queue.backlog() == 4
+    # unarchived, a finished race outlives results_ttl in Redis: it waits for the database
+    settings = node.node.settings
+    for code in codes:
+        assert await node.node.redis.ttl(f"{{race:{code}}}:meta") > settings.results_ttl
     # ready all the same: the archive's line says why nothing is written, and what waits
     status, body = await asyncio.to_thread(_get, node.http_url + "/readyz")
     assert status == 200
@@ -146,6 +150,8 @@ async def test_races_finished_while_the_database_is_stopped_are_archived_once_af
     await archive_all(archiver)
     assert await archived(pg_database.url) == {code: (1, 1) for code in codes}
     assert archiver.archived == 4
+    for code in codes:  # archived: Redis keeps it archived_ttl at most
+        assert 0 < await node.node.redis.ttl(f"{{race:{code}}}:meta") <= settings.archived_ttl
     # once more changes nothing
     assert await archiver.step() == 0
     assert await archived(pg_database.url) == {code: (1, 1) for code in codes}

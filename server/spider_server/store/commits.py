@@ -255,7 +255,10 @@ class CommitLink:
             "e": stored,
             "del": 1 if change.delete else 0,
         }
-        ttl = self.settings.results_ttl if change.finished else self.settings.race_ttl
+        ttl = self.settings.race_ttl
+        if change.finished:  # with an archive, kept until archived (which shortens it)
+            archive = self.settings.database_url is not None
+            ttl = keys.UNARCHIVED_TTL if archive else self.settings.results_ttl
         args: list[str | bytes] = [
             "new" if new else str(change.base),
             keys.channel(race.code),

@@ -189,6 +189,7 @@ __all__ = [
     "PLAYER_RACES_TTL",
     "APPLIED",
     "ARCHIVE",
+    "UNARCHIVED_TTL",
     "ARCHIVE_SINCE",
     "APPLIED_AT",
     "APPLIED_KEEP",
@@ -382,6 +383,10 @@ PROFILE_TTL = 365 * 24 * 3600
 """Seconds a player's record and history live after their last finished race."""
 APPLIED_KEEP = 30 * 24 * 3600
 """Seconds a race's applied marker is kept (beyond any finished race's life)."""
+UNARCHIVED_TTL = 10 * 365 * 24 * 3600
+"""Seconds a finished race's keys live while the node keeps an archive: until its record
+is written (then ``archived_ttl``); the backlog's bound keeps their number bounded."""
+
 ARCHIVE = "{archive}:pending"
 """zset: "<code>:<created_at>" (the race's marker) -> when it is due to be archived: the
 finished races whose records are not in the database yet (every node's archive step takes
