@@ -30,7 +30,7 @@ import msgpack
 from ..errors import ArchiveError, Unavailable
 from ..metrics import Histogram
 from ..race import Race
-from ..race.ratings import Change, Line, Record
+from ..race.ratings import Change, Record
 from ..race.record import finished_at as race_finished_at
 from ..settings import Settings
 from .codec import entry_bytes, meta_fields, race_from
@@ -80,13 +80,6 @@ QUERIES: dict[str, str] = {
     "race": (
         "SELECT id, meta, entries FROM races WHERE code = $1 ORDER BY created_at DESC LIMIT 1"
     ),
-    "history": (
-        "SELECT p.race_id, r.code, r.variant, r.finished_at, p.rank, r.players, p.status, "
-        "p.time, r.rated, c.before, c.after FROM race_players p JOIN races r ON r.id = "
-        "p.race_id LEFT JOIN rating_changes c ON c.player = p.player AND c.race_id = "
-        "p.race_id WHERE p.player = $1 AND p.race_id < $2 ORDER BY p.race_id DESC LIMIT "
-        "$3"
-    ),
     "records": ("SELECT player, version, data FROM player_records WHERE player = ANY($1)"),
 }
 """Every query of this module by name (the metrics time them by name; a test runs
@@ -99,7 +92,6 @@ EXAMPLES: dict[str, tuple[Any, ...]] = {
     "write_changes": ("p1", 1, "spider1", "humans", 1500, 1533, True),
     "write_records": ("p1", 3, "Ada", b"\x80", 1),
     "race": ("K7QX2",),
-    "history": ("p1", 2**63 - 1, 50),
     "records": (["p1", "p2"],),
 }
 """Parameters each query of :data:`QUERIES` can be run with (the index check runs
@@ -345,38 +337,6 @@ class ArchiveStore:
         return (
             None if row is None else RaceRow(row["id"], race_of_blobs(row["meta"], row["entries"]))
         )
-
-    async def history(
-        self, player: str, *, before: int | None = None, limit: int = 50
-    ) -> list[tuple[int, Line]]:
-        """The player's races, newest first, each with its id (pass the last one's id as
-        ``before`` for the page after)."""
-        async with self.connection() as conn:
-            with self.timed("history"):
-                rows = await conn.fetch(
-                    QUERIES["history"],
-                    player,
-                    before if before is not None else 2**63 - 1,
-                    limit,
-                )
-        return [
-            (
-                row["race_id"],
-                Line(
-                    code=row["code"],
-                    variant=row["variant"],
-                    at=row["finished_at"],
-                    rank=row["rank"],
-                    of=row["players"],
-                    status=row["status"],
-                    time=row["time"],
-                    rated=row["rated"],
-                    before=row["before"],
-                    after=row["after"],
-                ),
-            )
-            for row in rows
-        ]
 
     async def records(self, players: list[str]) -> dict[str, Record]:
         """The newest archived records of ``players`` (those without one left out)."""
