@@ -48,7 +48,7 @@ from .logs import configure as configure_logs
 from .node import Node
 from .pgembedded import PostgresProcess
 from .settings import Settings, redacted_url
-from .store import pgconn, redisconn
+from .store import archive, redisconn
 from .tokens import load_secret
 
 __all__ = [
@@ -182,7 +182,7 @@ def _start_database(settings: Settings) -> PostgresProcess:
 
 
 async def _check_database(url: str) -> None:
-    problem = await pgconn.not_answering(url)
+    problem = await archive.not_answering(url)
     if problem is not None:
         raise StartError(
             EXIT_DATABASE,

@@ -41,7 +41,7 @@ from typing import Any
 from .embedded import free_port
 from .errors import EmbeddedDatabaseError
 from .pgbinaries import UNPRIVILEGED_USERS, Binaries, closed_folder, find_postgres, unprivileged
-from .store.pgconn import verdict_now
+from .store.archive import verdict_now
 
 __all__ = [
     "DATABASE",

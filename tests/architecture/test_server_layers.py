@@ -58,7 +58,7 @@ def test_libraries_below_their_api_are_reached_from_their_layers_only() -> None:
         *(m for m in modules if m.startswith("spider_server.store")),
     }
     # the database: the archive's store alone speaks to it (and the check at start)
-    assert users["asyncpg"] == {"spider_server.store.archive", "spider_server.store.pgconn"}
+    assert users["asyncpg"] == {"spider_server.store.archive"}
     assert users["websockets"] == {
         "spider_server.transport.reading",
         "spider_server.transport.writing",
