@@ -89,7 +89,17 @@ def test_bench_server_solver_load() -> None:
     assert figures["connections"] == "4"  # the players, the spammer, the honest hinter
     # both halves measured, and the solver was at work in the second one
     assert int(figures["acks_quiet"]) > 0 and int(figures["acks_loaded"]) > 0
-    assert int(figures["solver_jobs_running_at_end"]) >= 1, figures
+    # (a count over the half, not one instant: the job running at its end may have just
+    # finished on a busy machine)
+    at_work = sum(
+        int(figures[key])
+        for key in (
+            "solver_jobs_completed_loaded",
+            "solver_jobs_running_at_end",
+            "solver_jobs_preempted_loaded",
+        )
+    )
+    assert at_work >= 1, figures
     for key in ("ack_p99_ms_quiet", "ack_p99_ms_loaded", "solver_load_ratio"):
         assert float(figures[key]) > 0, (key, figures)
     # the honest player's hints: timed in the quiet half (the loaded half may be too short
