@@ -247,6 +247,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="archive: moves of each finisher in each of its races (default 300)",
     )
     p.add_argument(
+        "--finish-rate",
+        type=float,
+        default=200.0,
+        metavar="R",
+        help="archive: moves a second of each pair of finishers, both players' (default 200; "
+        "0: each move as soon as the last is acked)",
+    )
+    p.add_argument(
         "--reference",
         default=None,
         metavar="COMMIT",

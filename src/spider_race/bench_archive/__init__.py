@@ -17,10 +17,19 @@ table's bytes (``bytes_table_<name>``).
 **Rounds** (:mod:`.rounds`; none with ``--rounds 0``): the node's CPU time per move with the
 archive off and on, alternating rounds of ``--seconds`` measured each under the bench
 server's load (``--players`` in ``--races`` at ``--rate``) while ``--finishers`` pairs race
-short races (``--finish-moves`` each) to their end one after another. It prints each
+short races (``--finish-moves`` each, ``--finish-rate`` moves a second a pair) to their end
+one after another. It prints each
 round's figure, ``cpu_ms_per_move_archive_off`` and ``…_on`` (the median of each side's
 rounds), ``cpu_ratio_on_over_off`` (the issue's bound: at most 1.05), and the races
 finished and archived in the rounds with the archive on.
+
+A last round runs with the archive on but its step held until the load is gone; then the
+step is released and writes every race finished in the round at once, the node's CPU
+measured meanwhile (its idle rate, measured just before, taken off):
+``node_cpu_ms_per_archived_race``, what the archive costs the node per race apart from the
+rounds' noise (a round's CPU per move moves by 10 % and more between rounds of the same
+side on a busy machine), and ``cpu_ratio_from_cost_per_race``, the ratio that cost makes at
+the rounds' finish rate (``moves_per_finished_race_on``) over the off rounds' CPU per move.
 """
 
 from __future__ import annotations
@@ -113,23 +122,36 @@ async def bench(args: argparse.Namespace, procs: Any, stops: list[Any]) -> int:
             rounds=args.rounds, players=args.players, races=args.races,
             rate=float(args.rate), seconds=args.seconds, warmup=args.warmup,
             finishers=args.finishers, finish_moves=args.finish_moves,
+            finish_rate=float(args.finish_rate),
         )  # fmt: skip
     finally:
         await archive.close()
     for i, r in enumerate(rounds):
-        side = "on" if r.archive else "off"
+        side = "held" if r.held else "on" if r.archive else "off"
         print(
             f"round_{i}_{side}: {r.cpu_ms_per_move:.4f} ms/move over {r.moves} moves, "
             f"{r.finished} races finished, {r.archived} archived, {r.errors} errors"
         )
+    held = [r for r in rounds if r.held]
+    rounds = [r for r in rounds if not r.held]
     off = statistics.median(r.cpu_ms_per_move for r in rounds if not r.archive)
     on = statistics.median(r.cpu_ms_per_move for r in rounds if r.archive)
     _show("cpu_ms_per_move_archive_off", off)
     _show("cpu_ms_per_move_archive_on", on)
     _show("cpu_ratio_on_over_off", on / off if off else float("nan"))
-    print(f"races_finished_archive_on: {sum(r.finished for r in rounds if r.archive)}")
+    finished_on = sum(r.finished for r in rounds if r.archive)
+    print(f"races_finished_archive_on: {finished_on}")
+    moves_on = sum(r.moves for r in rounds if r.archive)
+    _show("moves_per_finished_race_on", moves_on / finished_on if finished_on else float("nan"))
     print(f"races_archived_archive_on: {sum(r.archived for r in rounds if r.archive)}")
-    print(f"round_errors: {sum(r.errors for r in rounds)}")
+    print(f"round_errors: {sum(r.errors for r in rounds + held)}")
+    for r in held:  # the archive's own cost, measured apart from the rounds' noise
+        print(f"races_written_after_held_round: {r.drained}")
+        cost = r.cpu_ms_per_race
+        _show("node_cpu_ms_per_archived_race", float("nan") if cost is None else cost)
+        per_race = moves_on / finished_on if finished_on else float("nan")
+        implied = float("nan") if cost is None or not off else 1 + cost / (per_race * off)
+        _show("cpu_ratio_from_cost_per_race", implied)
     return 0
 
 

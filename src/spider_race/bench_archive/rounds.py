@@ -5,10 +5,16 @@ Each round starts a node process (:mod:`.node`) on the bench's Redis (emptied fi
 the load of ``spider-race bench server`` (:func:`..bench_server.players.race_players`:
 bots in races playing the ping-pong deal at ``rate`` moves a second) and beside it
 ``finishers`` pairs of bots that race short races to their end, one after another: create,
-join, ready, ``finish_moves`` moves each at full speed, both resign. Every finished race is
-queued for the archive and, with it on, written to PostgreSQL by the node's archive step
-during the round. A real race finishes once in thousands of moves; here one does every
-``2 × finish_moves`` moves or so, so the archive's share is overstated, not hidden.
+join, ready, ``finish_moves`` moves each at ``finish_rate`` moves a second a pair (0: each as
+soon as the last is acked), both resign. Every finished race is queued for the archive and,
+with it on, written to PostgreSQL by the node's archive step during the round. A real race
+finishes once in thousands of moves; here one does every few hundred, so the archive's
+share is overstated, not hidden.
+
+The finishers are paced so that both sides get the same moves to do: at full speed each
+pair's moves follow the node's latency, and a round whose node (or machine: PostgreSQL runs
+beside it) is a little slower does fewer moves, over which the node's fixed costs (its
+timers, sweeps and lobby) are spread thinner; the ratio then measures the machine.
 
 The node's CPU time (``/proc``) is read at the start and the end of the measured time, and
 divided by every move acked in it (the racers' and the finishers')."""
@@ -18,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import signal
 import subprocess
 import urllib.request
 from collections.abc import Awaitable, Callable
@@ -29,7 +36,7 @@ from ..bench_server.deal import PingPong, find_ping_pong
 from ..bench_server.meter import CpuMeter
 from ..bench_server.players import race_players
 from ..bench_server.processes import SECRET, Processes
-from ..bench_server.tools import connect_client, free_port
+from ..bench_server.tools import connect_client, free_port, process_cpu
 from .node import node_args
 
 __all__ = ["Round", "cpu_rounds"]
@@ -48,6 +55,12 @@ class Round:
     archived: int = 0
     """Races written to the archive in the round (waited for: every one finished)."""
     errors: int = 0
+    held: bool = False
+    """The archive step held to the round's end (:func:`_drain`)."""
+    drained: int = 0
+    """Races the held step wrote after the round."""
+    cpu_ms_per_race: float | None = None
+    """The node's CPU per race while the held step wrote them, its idle rate taken off."""
 
 
 class _Meter(CpuMeter):
@@ -71,6 +84,9 @@ class _Finishers:
     line: PingPong
     pairs: int
     moves: int
+    rate: float = 0.0
+    """Moves a second of each pair, both players' (0: each move as soon as the last is
+    acked)."""
     stop: asyncio.Event = field(default_factory=asyncio.Event)
     acks: list[float] = field(default_factory=list)
     finishes: list[float] = field(default_factory=list)
@@ -98,8 +114,12 @@ class _Finishers:
                         await c.ready()
                     for c in (a, b):
                         await c.wait_until(lambda x: x.view is not None, timeout=120)
+                    due = loop.time()
                     for move in plays[: self.moves]:
                         for c in (a, b):
+                            if self.rate > 0:  # paced: behind by more than 0.1 s, not caught up
+                                due = max(due + 1 / self.rate, loop.time() - 0.1)
+                                await asyncio.sleep(max(0.0, due - loop.time()))
                             await c.move(move)
                             self.acks.append(loop.time())
                     for c in (a, b):
@@ -125,11 +145,17 @@ def _healthy(http_url: str) -> bool:
 
 
 async def _start_node(
-    procs: Processes, redis_url: str, database_url: str | None, name: str, max_players: int
+    procs: Processes,
+    redis_url: str,
+    database_url: str | None,
+    name: str,
+    max_players: int,
+    hold: bool = False,
 ) -> tuple[str, subprocess.Popen[bytes]]:
     port = free_port()
     env = {
         **os.environ,
+        "SPIDER_RACE_BENCH_HOLD_ARCHIVE": "1" if hold else "0",
         "SPIDER_RACE_SECRET": SECRET,
         "SPIDER_RACE_NODE": name,
         "SPIDER_RACE_DATA_DIR": str(procs.folder / name),
@@ -182,15 +208,17 @@ async def one_round(
     warmup: float,
     finishers: int,
     finish_moves: int,
+    finish_rate: float,
     archived_before: int,
     count_archived: Counter,
+    hold: bool = False,
 ) -> Round:
     on = database_url is not None
-    name = f"round{index}-{'on' if on else 'off'}"
+    name = f"round{index}-{'held' if hold else 'on' if on else 'off'}"
     await _empty(redis_url)
-    url, child = await _start_node(procs, redis_url, database_url, name, players)
-    result = Round(archive=on)
-    finishing = _Finishers(url, find_ping_pong(), finishers, finish_moves)
+    url, child = await _start_node(procs, redis_url, database_url, name, players, hold)
+    result = Round(archive=on, held=hold)
+    finishing = _Finishers(url, find_ping_pong(), finishers, finish_moves, finish_rate)
     task = asyncio.create_task(finishing.run())
     try:
         meter = _Meter(child.pid, None)
@@ -208,6 +236,8 @@ async def one_round(
     result.cpu_ms_per_move = (spent or 0.0) * 1000 / max(result.moves, 1)
     result.finished = len(finishing.finishes)
     result.errors = tally.errors + finishing.errors
+    if hold:
+        result.drained, result.cpu_ms_per_race = await _drain(child, redis_url, count_archived)
     if on:  # the node's archive step catches up with every race finished in the round
         for _ in range(1200):
             result.archived = await count_archived() - archived_before
@@ -216,6 +246,42 @@ async def one_round(
             await asyncio.sleep(0.1)
     procs.stop(child)
     return result
+
+
+async def _drain(
+    child: subprocess.Popen[bytes], redis_url: str, count_archived: Counter
+) -> tuple[int, float | None]:
+    """Release the held archive step once the load is gone; the races it wrote and its CPU
+    milliseconds per race (the node's CPU while it wrote them, less its idle rate measured
+    just before over two seconds)."""
+    from spider_server.store import keys
+    from spider_server.store.redisconn import connect
+
+    loop = asyncio.get_running_loop()
+    redis = connect(redis_url)
+    try:
+        await asyncio.sleep(1.0)  # the bots' departures handled
+        idle_from, idle_at = process_cpu(child.pid), loop.time()
+        await asyncio.sleep(2.0)
+        idle_to, idle_end = process_cpu(child.pid), loop.time()
+        before = await count_archived()
+        began, cpu_from = loop.time(), process_cpu(child.pid)
+        child.send_signal(signal.SIGUSR1)
+        for _ in range(6000):
+            if not await redis.zcard(keys.ARCHIVE):
+                break
+            await asyncio.sleep(0.02)
+        ended, cpu_to = loop.time(), process_cpu(child.pid)
+        drained = await count_archived() - before
+    finally:
+        await redis.aclose()
+    if None in (idle_from, idle_to, cpu_from, cpu_to) or not drained:
+        return drained, None
+    assert idle_from is not None and idle_to is not None
+    assert cpu_from is not None and cpu_to is not None
+    idle_rate = (idle_to - idle_from) / (idle_end - idle_at)
+    spent = cpu_to - cpu_from - idle_rate * (ended - began)
+    return drained, max(0.0, spent) * 1000 / drained
 
 
 async def cpu_rounds(
@@ -232,18 +298,21 @@ async def cpu_rounds(
     warmup: float,
     finishers: int,
     finish_moves: int,
+    finish_rate: float,
 ) -> list[Round]:
-    """``rounds`` of each side, alternating off and on; each round's figures."""
+    """``rounds`` of each side, alternating off and on, then one on with its archive step
+    held to the end (:func:`_drain`); each round's figures."""
     out: list[Round] = []
-    for i in range(2 * rounds):
-        on = i % 2 == 1
+    for i in range(2 * rounds + 1):
+        on = i % 2 == 1 or i == 2 * rounds
         before = await count_archived() if on else 0
         out.append(
             await one_round(
                 procs, redis_url, database_url if on else None, i,
                 players=players, races=races, rate=rate, seconds=seconds, warmup=warmup,
-                finishers=finishers, finish_moves=finish_moves,
+                finishers=finishers, finish_moves=finish_moves, finish_rate=finish_rate,
                 archived_before=before, count_archived=count_archived,
+                hold=i == 2 * rounds,
             )
         )  # fmt: skip
     return out
