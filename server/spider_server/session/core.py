@@ -17,7 +17,6 @@ import asyncio
 import enum
 import logging
 import time
-import unicodedata
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from types import MappingProxyType
@@ -47,6 +46,7 @@ from ..errors import (
 )
 from ..fanout.watches import Subscription
 from ..limits import TokenBucket
+from ..names import MAX_NAME, NameRefused, check_name
 from ..race import Game, Race
 from ..store import PlayerRace, keys
 from ..tokens import Identity, issue, new_player_id, verify
@@ -73,7 +73,6 @@ __all__ = [
 
 log = logging.getLogger("spider_server.session")
 
-MAX_NAME = 32
 _LIMIT_NAMES = {
     "new_player": "new_players",
     "create": "creations",
@@ -96,12 +95,12 @@ class State(enum.Enum):
 
 
 def display_name(text: str) -> str:
-    """A display name as given, trimmed; InvalidMessage when empty, too long or not
-    printable."""
-    name = unicodedata.normalize("NFC", text).strip()
-    if not 1 <= len(name) <= MAX_NAME or not name.isprintable():
-        raise InvalidMessage(f"name: 1 to {MAX_NAME} printable characters")
-    return name
+    """A display name as shown (:func:`~..names.check_name`: NFKC-normalized, trimmed);
+    InvalidMessage with the reason when the name is refused."""
+    try:
+        return check_name(text).display
+    except NameRefused as e:
+        raise InvalidMessage(f"name: {e.reason}") from None
 
 
 def counts(row: PlayerRace) -> bool:
