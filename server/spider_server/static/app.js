@@ -40,6 +40,10 @@ session.handlers = {
     redraw("board");
   },
   onResync: () => rejoin(),
+  onNameRefused: (reason) => {
+    app.lobbyError = `The name ${reason}.`;
+    if (app.screen === "lobby") redraw("lobby");
+  },
 };
 window.spiderRace = { app, session }; // for the curious, and for tests
 

@@ -44,7 +44,7 @@ function renderLobby() {
   const nameInput = h("input", {
     id: "name",
     name: "name",
-    maxlength: 32,
+    maxlength: 24,
     autocomplete: "nickname",
     value: session.name,
     placeholder: "your name",

@@ -64,7 +64,8 @@ export function retryAfter(reason) {
 const actionText = (a) => (a.type === "move" ? a.move : a.type);
 
 export class Session {
-  /** `handlers`: onWelcome(welcome), onMessage(msg), onStatus(text), onActionError(error, action). */
+  /** `handlers`: onWelcome(welcome), onMessage(msg), onStatus(text), onActionError(error, action),
+   * onNameRefused(reason). */
   constructor(url, handlers) {
     this.url = url;
     this.handlers = handlers;
@@ -83,6 +84,7 @@ export class Session {
     this.joinedAsPlayer = false;
     this.welcomeWaiters = [];
     this.welcomedName = null;
+    this.refusedName = null; // the server's reason when it refused the name said last
     this.moving = false; // moving to the race's URL: requests wait for its welcome
   }
 
@@ -148,6 +150,7 @@ export class Session {
    * on a new connection (with the token: the same player, renamed). Resolves on welcome. */
   rename(name) {
     this.name = name;
+    this.refusedName = null;
     if (name === this.welcomedName) return Promise.resolve();
     const welcomed = new Promise((resolve) => this.welcomeWaiters.push(resolve));
     const old = this.ws;
@@ -285,6 +288,14 @@ export class Session {
 
   takeError(error) {
     if (error.req !== null && error.req !== undefined && this.resolve(error.req, null, error)) return true;
+    if (!this.welcomed && error.error === "invalid" && this.name && String(error.message).startsWith("name: ")) {
+      // a name the server refuses: say why, and say hello again under the name it knows
+      this.refusedName = String(error.message).slice("name: ".length);
+      this.name = this.welcomedName || "";
+      this.handlers.onNameRefused?.(this.refusedName);
+      this.sendHello();
+      return true;
+    }
     if (!this.welcomed && error.error === "bad_token") {
       // a token of another deployment (or a changed secret): start as a new player
       store.set("token", null);

@@ -142,6 +142,12 @@ export async function takeName() {
     return false;
   }
   await session.rename(name);
+  if (session.refusedName) {
+    app.lobbyError = `The name ${session.refusedName}.`;
+    redraw("lobby");
+    $("#name")?.focus();
+    return false;
+  }
   return true;
 }
 
