@@ -62,7 +62,7 @@ from .transport import (
     read_frames,
     server_side,
 )
-from .transport.http import Http, OpenFiles
+from .transport.http import AccountRoutes, Http, OpenFiles
 from .workers import SolverWorkers, WorkerSettings
 
 __all__ = ["RESULTS_GRACE", "Node", "check_libraries"]
@@ -170,7 +170,9 @@ class Node:
         self.proxies = Proxies(settings.trusted_proxies)  # the load balancers' word counts
         self.addresses = AddressLimits.of(settings)
         """The limits per client address (docs/server.md, "Limits")."""
+        self.account_routes = AccountRoutes.of(settings, archive, self.redis, self.now, self)
         self.http = Http(
+            accounts=self.account_routes,  # sign-up, sign-in, sessions (docs/protocol.md)
             unready=self.unready,
             report=self.archiver.report,  # the archive's line of /readyz
             metrics=self.metrics_text,
@@ -202,6 +204,7 @@ class Node:
             snapshots=Snapshots(settings.snapshot_cache),
             archiver=self.archiver,
             finished=self.finished,
+            accounts=self.account_routes.accounts,
         )
         self.ghosts = GhostRunner(self.store, self.changes, self.now, self, self._watched_running)
         self.server: Server | None = None
@@ -324,6 +327,7 @@ class Node:
         await bounded(self.hub.close())
         await bounded(self.store.aclose())
         await bounded(self.archiver.close())
+        self.account_routes.close()
         for client in (self.redis, self._health):
             await bounded(client.aclose())
 

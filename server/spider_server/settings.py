@@ -29,7 +29,7 @@ from .ranges import CHOICES, RANGES, Range
 from .workers.settings import default_workers
 
 __all__ = ["Settings", "ENV_PREFIX", "RANGES", "CHOICES", "OPTIONS", "Range", "env_name",
-           "redacted_url"]  # fmt: skip
+           "redacted_url", "parse_origins"]  # fmt: skip
 
 ENV_PREFIX = "SPIDER_RACE_"
 
@@ -46,6 +46,19 @@ OPTIONS: dict[str, str] = {
 
 REDIS_SCHEMES = ("redis", "rediss", "unix", "redis+cluster")
 DATABASE_SCHEMES = ("postgresql", "postgres")
+
+
+def parse_origins(text: str) -> tuple[str, ...]:
+    """The origins of ``public_origin`` (ValueError naming a bad one)."""
+    out = []
+    for item in (part.strip().rstrip("/") for part in text.split(",")):
+        if not item:
+            continue
+        parts = urlsplit(item)
+        if parts.scheme not in ("http", "https") or not parts.hostname or parts.path:
+            raise ValueError(f"{item!r} is not an origin")
+        out.append(item.lower())
+    return tuple(out)
 
 
 def env_name(setting: str) -> str:
@@ -316,6 +329,24 @@ class Settings:
     token_max_age: int = 0
     """Seconds a session token is accepted after it was issued (every ``welcome`` issues
     a fresh one); 0: tokens do not expire."""
+    public_origin: str = ""
+    """The origins the page is served from (``https://spider.example``; several separated
+    by commas): a websocket upgrade that brings an account's cookie, and a request that
+    signs in or acts by that cookie, must come from one of them. Empty: the node's own
+    ``http://host:port``. The cookie is ``Secure`` when the first is ``https``."""
+    session_lifetime: int = 30 * 24 * 3600
+    """Seconds an account's session lives after it was last used."""
+    address_signups: int = 10
+    """Accounts made an hour from one address (an IPv6 address: its /64)."""
+    argon2_time_cost: int = 2
+    """Argon2id passes over the memory when a password is hashed or checked."""
+    argon2_memory: int = 65536
+    """Argon2id's memory, KiB (64 MiB). Changed, each password is hashed again with the
+    new parameters at its owner's next sign-in."""
+    argon2_parallelism: int = 1
+    """Argon2id's lanes."""
+    password_hashing: int = 4
+    """Passwords hashed or checked at once on a node; one more is answered 503 at once."""
     log_level: str = "info"
     """The least severe log records written: debug, info, warning, error or critical."""
     log_format: str = "text"
@@ -445,6 +476,12 @@ def _problem(name: str, kind: str, value: Any) -> str | None:
             r"[1-9][0-9]*(b|kb|mb|gb)?", value.lower()
         ):
             return "a size such as 512mb or 1gb"
+        return None
+    if name == "public_origin":
+        try:
+            parse_origins(value)
+        except ValueError as e:
+            return f"origins such as https://spider.example, separated by commas ({e})"
         return None
     if name == "data_dir":
         if not str(value):

@@ -1,6 +1,9 @@
 """Session tokens: who a connection speaks for, signed with the deployment's secret.
 
-A token is ``v1.<payload>.<signature>``: the payload is URL-safe base64 (no padding) of
+A guest's token is ``g1.v1.<payload>.<signature>`` (``g1.`` tells it from an account's
+session token, ``s1.`` and 32 random bytes in URL-safe base64, which is kept by the
+accounts, not signed: :func:`new_session_token`, :func:`kind`; tokens issued before the
+prefix, without it, are still accepted): the payload is URL-safe base64 (no padding) of
 JSON ``{"p": player id, "n": display name, "t": issue time}`` (``t`` in whole seconds of
 the Unix epoch), the signature URL-safe base64 of HMAC-SHA256(secret, ``"v1." +
 payload``). Every node of one deployment shares the secret, so any node accepts any
@@ -34,9 +37,24 @@ from pathlib import Path
 
 from .errors import BadToken, ConfigError
 
-__all__ = ["Identity", "Keyring", "issue", "verify", "load_secret", "new_player_id"]
+__all__ = [
+    "GUEST_PREFIX",
+    "SESSION_PREFIX",
+    "Identity",
+    "Keyring",
+    "issue",
+    "kind",
+    "load_secret",
+    "new_player_id",
+    "new_session_token",
+    "verify",
+]
 
 _VERSION = "v1"
+GUEST_PREFIX = "g1."
+SESSION_PREFIX = "s1."
+API_PREFIX = "a1."
+"""Reserved for the bots' API tokens."""
 SECRET_FILE = "token-secret"
 CLOCK_SKEW = 300.0
 """Seconds a token's issue time may lie in the future (clocks of nodes differ) before a
@@ -55,6 +73,8 @@ class Identity:
     issued: float | None = field(default=None, compare=False)
     bot: bool = field(default=False, compare=False)
     """The connection said it is a program (``hello``'s ``bot``; not in the token)."""
+    account: bool = field(default=False, compare=False)
+    """The player is an account's (it said hello with a session), not a guest."""
 
 
 class Keyring(bytes):
@@ -83,6 +103,21 @@ def new_player_id() -> str:
     return "p" + secrets.token_hex(6)
 
 
+def new_session_token() -> str:
+    """A fresh session token: ``s1.`` and 32 random bytes in URL-safe base64."""
+    return SESSION_PREFIX + secrets.token_urlsafe(32)
+
+
+def kind(token: str) -> str:
+    """``session`` (an account's session), ``api`` (a bot's API token) or ``guest``
+    (signed, with or without its ``g1.`` prefix), by the token's prefix."""
+    if token.startswith(SESSION_PREFIX):
+        return "session"
+    if token.startswith(API_PREFIX):
+        return "api"
+    return "guest"
+
+
 def _b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
 
@@ -109,7 +144,7 @@ def issue(secret: bytes | Sequence[bytes], identity: Identity, *, now: float | N
     body = {"p": identity.player, "n": identity.name, "t": int(time.time() if now is None else now)}
     payload = _b64(json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
     signed = f"{_VERSION}.{payload}"
-    return f"{signed}.{_sign(_keys(secret)[0], signed)}"
+    return f"{GUEST_PREFIX}{signed}.{_sign(_keys(secret)[0], signed)}"
 
 
 def verify(
@@ -130,7 +165,9 @@ def verify(
         max_age = secret.max_age
     if not isinstance(token, str) or not token.isascii() or len(token) > MAX_TOKEN:
         raise BadToken("malformed session token")
-    parts = token.split(".")
+    if token.startswith((SESSION_PREFIX, API_PREFIX)):
+        raise BadToken("an account's token, not a guest's: this server keeps no accounts")
+    parts = token.removeprefix(GUEST_PREFIX).split(".")
     if len(parts) != 3 or parts[0] != _VERSION:
         raise BadToken("malformed session token")
     signed = f"{parts[0]}.{parts[1]}"

@@ -47,6 +47,13 @@ FILL = [
     f"""INSERT INTO history_lines (player, code, at, line)
         SELECT 'p' || (i % {PLAYERS}), 'H' || i, 1.6e9 + i, '\\x80'::bytea
         FROM generate_series(1, {RACES}) AS i""",
+    # accounts, each with a few sessions
+    f"""INSERT INTO accounts (name, name_key, password, player, created_at, password_at)
+        SELECT 'Name' || i, 'name' || i, '$argon2id$', 'a' || i, 1.7e9, 1.7e9
+        FROM generate_series(1, {PLAYERS}) AS i""",
+    """INSERT INTO sessions (hash, account_id, created_at, last_used_at, address, user_agent)
+        SELECT sha256((a.id * 10 + k)::text::bytea), a.id, 1.7e9, 1.7e9 + k, '127.0.0.1', 'x'
+        FROM accounts a, generate_series(1, 3) AS k""",
 ]
 
 

@@ -316,7 +316,11 @@ class Session:
             )
             self.close(CLOSE_PROTOCOL, "unsupported protocol version")
             return
-        if msg.token is not None:
+        accounts, cookie = ctx.accounts, getattr(self.out, "cookie", None)
+        signed = None if accounts is None else await accounts.hello(msg.token, cookie)
+        if signed is not None:  # an account's session: its player, by its name
+            identity = signed[0]
+        elif msg.token is not None:
             identity = verify(ctx.secret, msg.token)
             if msg.name is not None:
                 identity = Identity(identity.player, display_name(msg.name))
@@ -337,7 +341,7 @@ class Session:
             Welcome(
                 player=identity.player,
                 name=identity.name,
-                token=issue(ctx.secret, identity),
+                token=issue(ctx.secret, identity) if signed is None else signed[1],
                 node=ctx.settings.node,
                 server_time=ctx.clock(),
             )

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from ..accounts import Accounts
 from ..closing import Spawner
 from ..fanout.changes import Changes
 from ..fanout.hub import Hub
@@ -110,6 +111,8 @@ class Context:
     archiver: Archiver | None = field(default=None)
     """The records that last (:mod:`..runners.archiver`; None, or its ``archive`` None: the
     node keeps no archive)."""
+    accounts: Accounts | None = field(default=None)
+    """The accounts (:mod:`..accounts`; None: guests only)."""
     finished: FinishedRaces | None = field(default=None)
     """Where a race is read when it may be finished and gone from Redis: Redis, then the
     archive (:mod:`..store.archive_races`; None: Redis only)."""

@@ -44,8 +44,18 @@ from websockets.http11 import Request, Response
 from ..errors import RaceNotFound, ServerError, Unavailable, WrongState
 from ..limits import AddressLimits, Proxies
 from ..race import NotYet, normalize_code
+from .accounts_http import AccountRoutes
 
-__all__ = ["ALLOWED", "HOLD", "STATIC", "WS_PATH", "Http", "OpenFiles", "static_file"]
+__all__ = [
+    "ALLOWED",
+    "HOLD",
+    "STATIC",
+    "WS_PATH",
+    "AccountRoutes",
+    "Http",
+    "OpenFiles",
+    "static_file",
+]
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +126,7 @@ def static_file(path: str) -> Path | None:
 _REASONS = {200: "OK", 404: "Not Found", 405: "Method Not Allowed", 429: "Too Many Requests"}
 _REASONS.update({403: "Forbidden", 409: "Conflict", 503: "Service Unavailable"})
 
+_REASONS.update({201: "Created", 400: "Bad Request", 401: "Unauthorized"})
 
 def _body(status: int, kind: str, body: bytes, *, head: bool = False, **extra: str) -> Response:
     """A response; to a HEAD request, its headers without the body."""
@@ -162,7 +173,10 @@ class Http:
         addresses: AddressLimits | None = None,
         export: Callable[[str], Awaitable[dict[str, Any]]] | None = None,
     ) -> None:
+        accounts: AccountRoutes | None = None,
         self.unready = unready
+        self.accounts = accounts
+        """The accounts' routes (:mod:`.accounts_http`; None: no accounts)."""
         self.export = export
         self.metrics = metrics
         self.report = report
@@ -181,6 +195,8 @@ class Http:
         method = getattr(request, "method", "GET")
         head = method == "HEAD"
         if method not in ALLOWED:
+        if request.path.startswith("/account/") and self.accounts is not None:
+            return await self._account(connection, request, method)
             self.refused("method")
             return _text(405, "only GET and HEAD\n", allow=", ".join(ALLOWED))
         path = request.path.split("?", 1)[0]
@@ -196,6 +212,9 @@ class Http:
             return _text(503, reason + "\n", head=head)
         if path == WS_PATH:
             return await self._admit(connection, request, head=head)
+            refused = None if self.accounts is None else self.accounts.upgrade(request.headers)
+            if refused is not None:
+                return _json(refused.status, refused.body, head=head, **refused.headers)
         if path == "/metrics":
             body, kind = self.metrics(request.headers.get("Accept"))
             return _body(200, kind, body, head=head)
@@ -210,6 +229,17 @@ class Http:
         return _text(404, "not found\n", head=head)
 
     async def _report(self) -> str:
+    async def _account(
+        self, connection: ServerConnection, request: Request, method: str
+    ) -> Response:
+        """An accounts' route (:mod:`.accounts_http`), for the client's address."""
+        assert self.accounts is not None
+        peer = str(getattr(connection, "client_address", "") or "")
+        address = self.proxies.client_of(peer, request.headers.get("X-Forwarded-For"))
+        path = request.path.split("?", 1)[0]
+        reply = await self.accounts.answer(method, path, request.headers, address)
+        return _json(reply.status, reply.body, head=method == "HEAD", **reply.headers)
+
         """The report's line for ``/readyz`` ("" when there is none, or Redis went away
         since the probe asked it)."""
         if self.report is None:

@@ -214,6 +214,8 @@ class Connection:
         """Bytes of the frames in :attr:`out` (counted in the node's too)."""
         self.address: str = str(getattr(ws, "client_address", "") or "")
         """The client's address (a trusted proxy's word on it, else the peer's)."""
+        request = getattr(ws, "request", None)
+        self.cookie = "; ".join(request.headers.get_all("Cookie")) if request else None
         self._unread: set[str] = set()
         """Races whose big ``joined`` may still wait for the reader (:meth:`unread`)."""
         if isinstance(ws, ServerSide):

@@ -1,0 +1,270 @@
+"""The accounts' HTTP routes (``/account/...``), decided from a request's method, path and
+headers into a :class:`Reply` that :mod:`.http` sends. Requests carry no body (the
+websocket server takes none): credentials come in headers.
+
+==================================  ======================================================
+``POST /account/signup``            ``Authorization: Basic base64(name:password)``: a new
+                                    account and its session (201)
+``POST /account/signin``            the same header: a new session of the account
+``POST /account/signout``           ends this session
+``POST /account/signout-everywhere`` ends every session of the account
+``GET /account/sessions``           the account's sessions (``current``: this one)
+``POST /account/password``          Basic with the old password, ``X-New-Password``
+                                    (base64 of the new one): ends every other session
+``GET /account/me``                 the account's name and player
+==================================  ======================================================
+
+Sign-up and sign-in answer ``{"name", "player", "token"}`` and set the cookie
+``spider_session`` (HttpOnly, SameSite=Lax, Path=/, Secure when the first public origin is
+https). The others act for the session of ``Authorization: Bearer <token>``, else of the
+cookie; a POST by the cookie must come from a public origin (``Origin``), and a sign-up,
+sign-in or password change that says its ``Origin`` too. Errors are JSON ``{"error",
+"message"}`` (:class:`~..accounts.AccountError` names them), and change nothing.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ..accounts import (
+    AccountError,
+    Accounts,
+    CrossOrigin,
+    Malformed,
+    Signed,
+    Unauthorized,
+)
+from ..accounts.service import COOKIE, cookie_session
+from ..errors import Unavailable
+from ..settings import Settings, parse_origins
+
+__all__ = ["ROUTES", "AccountRoutes", "Reply"]
+
+ROUTES = {
+    "/account/signup": "POST",
+    "/account/signin": "POST",
+    "/account/signout": "POST",
+    "/account/signout-everywhere": "POST",
+    "/account/sessions": "GET",
+    "/account/password": "POST",
+    "/account/me": "GET",
+}
+"""Each route and its one method (HEAD too for a GET)."""
+MAX_HEADER = 6000
+"""The longest ``Authorization``, ``X-New-Password`` or ``Cookie`` looked at."""
+
+
+class Headers(Protocol):
+    def get_all(self, key: str) -> list[str]: ...
+
+
+class Listening(Protocol):
+    @property
+    def port(self) -> int:
+        """The port the node listens on."""
+
+
+@dataclass
+class Reply:
+    """An answer: status, JSON body, and headers by keyword (``set_cookie``, ...)."""
+
+    status: int
+    body: dict[str, Any]
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def _one(headers: Headers, name: str, *, limit: int = MAX_HEADER) -> str | None:
+    values = headers.get_all(name)
+    if len(values) > 1:
+        raise Malformed(f"more than one {name} header")
+    if not values:
+        return None
+    if len(values[0]) > limit:
+        raise Malformed(f"the {name} header is too long (at most {limit} characters)")
+    return values[0]
+
+
+def _b64_text(text: str, what: str) -> str:
+    try:
+        return base64.b64decode(text.strip(), validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        raise Malformed(f"{what}: not base64 of UTF-8 text") from None
+
+
+def _basic(headers: Headers) -> tuple[str, str]:
+    value = _one(headers, "Authorization")
+    if value is None:
+        raise Malformed("give the name and password as Authorization: Basic base64(name:password)")
+    scheme, _, credentials = value.partition(" ")
+    if scheme.lower() != "basic" or not credentials:
+        raise Malformed("Authorization: Basic base64(name:password) is expected")
+    name, sep, password = _b64_text(credentials, "Authorization").partition(":")
+    if not sep or not name:
+        raise Malformed("Authorization: Basic base64(name:password), with the colon")
+    return name, password
+
+
+class AccountRoutes:
+    """The routes of one node: its :class:`~..accounts.Accounts`; ``origins`` gives the
+    public origins; ``lifetime`` is the cookie's Max-Age."""
+
+    def __init__(
+        self, accounts: Accounts, origins: Callable[[], tuple[str, ...]], *, lifetime: int
+    ) -> None:
+        self.accounts = accounts
+        self.origins = origins
+        self.lifetime = lifetime
+
+    @classmethod
+    def of(
+        cls,
+        settings: Settings,
+        archive: Any,
+        redis: Any,
+        clock: Callable[[], float],
+        node: Listening,
+    ) -> AccountRoutes:
+        """A node's routes and accounts: the origins are ``public_origin``'s, else the
+        node's own (``http://host:port`` once it listens, and ``localhost`` for a loopback
+        host)."""
+        configured = parse_origins(settings.public_origin)
+
+        def origins() -> tuple[str, ...]:
+            if configured:
+                return configured
+            host, number = settings.host, node.port
+            own = [f"http://{host}:{number}"]
+            if host in ("127.0.0.1", "::1", "localhost", "0.0.0.0", "::"):
+                own += [f"http://localhost:{number}", f"http://127.0.0.1:{number}"]
+            return tuple(dict.fromkeys(own))
+
+        accounts = Accounts.of(settings, archive, redis, clock)
+        return cls(accounts, origins, lifetime=settings.session_lifetime)
+
+    def close(self) -> None:
+        self.accounts.close()
+
+    # -- the websocket upgrade --------------------------------------------------------------
+
+    def upgrade(self, headers: Headers) -> Reply | None:
+        """403 for an upgrade that brings the session cookie from a foreign page (or
+        none); None: go on."""
+        cookies = headers.get_all("Cookie")
+        if not any(cookie_session(c) for c in cookies):
+            return None
+        origin = (headers.get_all("Origin") or [""])[0]
+        if origin.rstrip("/").lower() not in self.origins():
+            return self._error(
+                CrossOrigin(f"a signed-in connection from {origin[:100]!r} is refused")
+            )
+        return None
+
+    # -- the routes -------------------------------------------------------------------------
+
+    async def answer(self, method: str, path: str, headers: Headers, address: str) -> Reply:
+        allowed = ROUTES.get(path)
+        if allowed is None:
+            return Reply(404, {"error": "not_found", "message": f"no route {path[:60]!r}"})
+        if method != allowed and not (method == "HEAD" and allowed == "GET"):
+            text = f"{path} takes {allowed} only"
+            return Reply(405, {"error": "method", "message": text}, {"allow": allowed})
+        try:
+            return await self._route(path, headers, address)
+        except AccountError as e:
+            return self._error(e)
+        except Unavailable as e:
+            return Reply(503, {"error": "unavailable", "message": str(e)}, {"retry_after": "5"})
+
+    def _error(self, e: AccountError) -> Reply:
+        extra = {} if e.retry_after is None else {"retry_after": str(e.retry_after)}
+        return Reply(e.status, {"error": e.code, "message": str(e)}, extra)
+
+    def _check_origin(self, headers: Headers, *, required: bool) -> None:
+        origin = _one(headers, "Origin", limit=300)
+        if origin is None and not required:
+            return
+        if origin is None or origin.rstrip("/").lower() not in self.origins():
+            raise CrossOrigin("this request must come from the game's own page (Origin)")
+
+    async def _current(self, headers: Headers, *, post: bool) -> Signed:
+        """The session the request acts for: a Bearer token's, else the cookie's (and then,
+        for a POST, only from a public origin)."""
+        value = _one(headers, "Authorization")
+        if value is not None:
+            scheme, _, token = value.partition(" ")
+            if scheme.lower() != "bearer" or not token:
+                raise Malformed("Authorization: Bearer <session token> is expected")
+            return await self.accounts.session(token.strip())
+        found = cookie_session(_one(headers, "Cookie"))
+        if found is None:
+            raise Unauthorized("sign in first (no session cookie nor Bearer token)")
+        if post:
+            self._check_origin(headers, required=True)
+        return await self.accounts.session(found)
+
+    def _cookie(self, token: str, max_age: int) -> str:
+        secure = "; Secure" if any(o.startswith("https:") for o in self.origins()[:1]) else ""
+        return f"{COOKIE}={token}; HttpOnly; SameSite=Lax; Path=/; Max-Age={max_age}{secure}"
+
+    def _signed(self, status: int, signed: Signed) -> Reply:
+        assert signed.token is not None
+        body = {"name": signed.account.name, "player": signed.account.player, "token": signed.token}
+        return Reply(status, body, {"set_cookie": self._cookie(signed.token, self.lifetime)})
+
+    async def _route(self, path: str, headers: Headers, address: str) -> Reply:
+        accounts = self.accounts
+        agent = _one(headers, "User-Agent", limit=MAX_HEADER) or ""
+        if path in ("/account/signup", "/account/signin"):
+            self._check_origin(headers, required=False)
+            name, password = _basic(headers)
+            act = accounts.sign_up if path == "/account/signup" else accounts.sign_in
+            signed = await act(name, password, address=address, agent=agent)
+            return self._signed(201 if path == "/account/signup" else 200, signed)
+        if path == "/account/password":
+            self._check_origin(headers, required=False)
+            name, old = _basic(headers)
+            raw = _one(headers, "X-New-Password")
+            if raw is None:
+                raise Malformed("give the new password as X-New-Password: base64(password)")
+            new = _b64_text(raw, "X-New-Password")
+            keep = cookie_session(_one(headers, "Cookie"))
+            kept = b"" if keep is None else (await self._kept(keep))
+            account, ended = await accounts.change_password(
+                name, old, new, address=address, keep=kept
+            )
+            return Reply(200, {"name": account.name, "ended": ended})
+        current = await self._current(headers, post=ROUTES[path] == "POST")
+        if path == "/account/me":
+            a = current.account
+            return Reply(200, {"name": a.name, "player": a.player, "created_at": a.created_at})
+        if path == "/account/sessions":
+            listed = await accounts.sessions(current)
+            return Reply(200, {"sessions": [
+                {
+                    "id": s.hash[:6].hex(),
+                    "created_at": s.created_at,
+                    "last_used_at": s.last_used_at,
+                    "address": s.address,
+                    "user_agent": s.user_agent,
+                    "current": s.hash == current.hash,
+                }
+                for s in listed
+            ]})  # fmt: skip
+        cleared = {"set_cookie": self._cookie("", 0)}
+        if path == "/account/signout":
+            await accounts.sign_out(current)
+            return Reply(200, {"signed_out": True}, cleared)
+        ended = await accounts.sign_out_everywhere(current)
+        return Reply(200, {"signed_out": True, "ended": ended}, cleared)
+
+    async def _kept(self, token: str) -> bytes:
+        """The hash of the cookie's session when it is one still running (kept through a
+        password change), else nothing."""
+        try:
+            return (await self.accounts.session(token)).hash
+        except Unauthorized:
+            return b""
