@@ -65,7 +65,9 @@ async def check_board(player: Player, board: Board, moves: int, step: str = "") 
         await player.expect_board(board, moves)
     except PlaywrightTimeout:
         state = await player.page.evaluate(PAGE_STATE)
-        raise AssertionError(f"{player.name} at {step}: {moves} actions expected, {state}") from None
+        raise AssertionError(
+            f"{player.name} at {step}: {moves} actions expected, {state}"
+        ) from None
 
 
 PAGE_STATE = """() => ({ moves: document.querySelector('#board')?.dataset.moves,
@@ -120,9 +122,8 @@ async def alice_moves(alice: Player, boards: list[Board], upto: int = len(LINE))
                 await check_board(alice, board, actions)
             if i == reload_click:
                 # a reload right after a click, before its ack can arrive
-                handle = await (await alice.card(m.src, m.count)).element_handle()
                 with contextlib.suppress(PlaywrightError):
-                    await page.evaluate(CLICK_THEN_RELOAD, handle)
+                    await page.evaluate(CLICK_THEN_RELOAD, [m.src, m.count])
                 await page.wait_for_load_state("load")
             elif i == drop_click:
                 # a dropped connection: the click is kept and sent after the reconnect
@@ -150,7 +151,10 @@ async def alice_moves(alice: Player, boards: list[Board], upto: int = len(LINE))
             await check_board(alice, boards[i + 1], actions)
 
 
-CLICK_THEN_RELOAD = """(el) => {
+CLICK_THEN_RELOAD = """([src, count]) => {
+    const index = window.spiderRace.app.board.cols[src].length - count;
+    const el = document.querySelector(
+        `#board .column[data-col="${src}"] .card[data-index="${index}"]`);
     const r = el.getBoundingClientRect();
     const o = { bubbles: true, cancelable: true, pointerId: 1, isPrimary: true, button: 0,
                 pointerType: 'mouse', clientX: r.left + 8, clientY: r.top + 5 };
@@ -158,7 +162,9 @@ CLICK_THEN_RELOAD = """(el) => {
     el.dispatchEvent(new PointerEvent('pointerup', o));
     location.reload();
 }"""
-"""A click on a card and a reload in one task: the page cannot take the ack in between."""
+"""A click on a card and a reload in one task: the page cannot take the ack in between.
+The card is looked up in that same task: a handle taken before may name an element that a
+render (another player's progress) has replaced since, and a click on it reaches nothing."""
 
 
 SHORT = 22
