@@ -125,8 +125,8 @@ def static_file(path: str) -> Path | None:
 
 _REASONS = {200: "OK", 404: "Not Found", 405: "Method Not Allowed", 429: "Too Many Requests"}
 _REASONS.update({403: "Forbidden", 409: "Conflict", 503: "Service Unavailable"})
-
 _REASONS.update({201: "Created", 400: "Bad Request", 401: "Unauthorized"})
+
 
 def _body(status: int, kind: str, body: bytes, *, head: bool = False, **extra: str) -> Response:
     """A response; to a HEAD request, its headers without the body."""
@@ -172,11 +172,11 @@ class Http:
         refused: Callable[[str], None] | None = None,
         addresses: AddressLimits | None = None,
         export: Callable[[str], Awaitable[dict[str, Any]]] | None = None,
-    ) -> None:
         accounts: AccountRoutes | None = None,
-        self.unready = unready
+    ) -> None:
         self.accounts = accounts
         """The accounts' routes (:mod:`.accounts_http`; None: no accounts)."""
+        self.unready = unready
         self.export = export
         self.metrics = metrics
         self.report = report
@@ -194,9 +194,9 @@ class Http:
         """The response to a request, or None for the websocket handshake (``/ws``)."""
         method = getattr(request, "method", "GET")
         head = method == "HEAD"
-        if method not in ALLOWED:
         if request.path.startswith("/account/") and self.accounts is not None:
             return await self._account(connection, request, method)
+        if method not in ALLOWED:
             self.refused("method")
             return _text(405, "only GET and HEAD\n", allow=", ".join(ALLOWED))
         path = request.path.split("?", 1)[0]
@@ -211,10 +211,10 @@ class Http:
                 return _text(200, "ok\n" + await self._report(), head=head)
             return _text(503, reason + "\n", head=head)
         if path == WS_PATH:
-            return await self._admit(connection, request, head=head)
             refused = None if self.accounts is None else self.accounts.upgrade(request.headers)
             if refused is not None:
                 return _json(refused.status, refused.body, head=head, **refused.headers)
+            return await self._admit(connection, request, head=head)
         if path == "/metrics":
             body, kind = self.metrics(request.headers.get("Accept"))
             return _body(200, kind, body, head=head)
@@ -228,7 +228,6 @@ class Http:
             return _body(200, kind, static.read_bytes(), head=head)
         return _text(404, "not found\n", head=head)
 
-    async def _report(self) -> str:
     async def _account(
         self, connection: ServerConnection, request: Request, method: str
     ) -> Response:
@@ -240,6 +239,7 @@ class Http:
         reply = await self.accounts.answer(method, path, request.headers, address)
         return _json(reply.status, reply.body, head=method == "HEAD", **reply.headers)
 
+    async def _report(self) -> str:
         """The report's line for ``/readyz`` ("" when there is none, or Redis went away
         since the probe asked it)."""
         if self.report is None:
