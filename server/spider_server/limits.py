@@ -1,17 +1,30 @@
-"""Limits: a token bucket (a connection's message rate), the node's limits per client
-address, and the client's real address behind a trusted load balancer."""
+"""Limits: a token bucket (a connection's message rate), the limits per client address
+(shared by every node, in Redis), and the client's real address behind a trusted load
+balancer."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import ipaddress
 import math
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+
+from .errors import RateLimited, Unavailable
+
+if TYPE_CHECKING:  # the store is given (settings, which the store imports, imports this)
+    from .store.limits import LimitStore
 
 __all__ = [
     "MAX_ADDRESSES",
+    "OPEN_WHEN_DOWN",
+    "PLAYER_LIMITS",
     "AddressLimits",
+    "OverLimit",
+    "Refusal",
+    "address_key",
     "Proxies",
     "TokenBucket",
     "parse_networks",
@@ -64,23 +77,72 @@ class TokenBucket:
         return self.tokens >= self.burst / 2
 
 
+class OverLimit(RateLimited):
+    """A request refused by a limit of :class:`AddressLimits`: ``rate_limited``, with the
+    seconds until the limit allows one again (``retry_after``)."""
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = float(retry_after)
+
+
+class Refusal(NamedTuple):
+    """Which limit refused a request, and the whole seconds (at least 1) until it allows
+    one again."""
+
+    what: str
+    wait: int
+
+
+PLAYER_LIMITS = frozenset({"player_create", "player_hint"})
+"""The limits kept per player (the others are kept per client address)."""
+OPEN_WHEN_DOWN = frozenset({"new_player"})
+"""The limits that let a request through while Redis does not answer: a new player costs
+nothing until it does something, and all it can do then asks Redis (and its limits). The
+others refuse it (``unavailable``), as the request itself would."""
+
+
+def address_key(address: str) -> str:
+    """The key of a client address in every limit per address: an IPv4 address as it is
+    (an IPv4-mapped IPv6 address as its IPv4 address), an IPv6 address as its /64 (one
+    subscriber's network: ``2001:db8:1:2::/64``), anything else (``unix``) as it is.
+    Idempotent: the key of a key is the key."""
+    try:
+        network = ipaddress.ip_network(address, strict=False)
+    except ValueError:
+        return address
+    if isinstance(network, ipaddress.IPv4Network):
+        return str(network.network_address) if network.prefixlen == 32 else address
+    mapped = network.network_address.ipv4_mapped
+    if mapped is not None and network.prefixlen == 128:
+        return str(mapped)
+    if network.prefixlen < 64:
+        return address
+    return str(network.supernet(new_prefix=64))
+
+
 class AddressLimits:
-    """The node's limits per client address: open websocket connections, and token
-    buckets for the hellos that make a new player, the races created, the joins with a
-    code that names no race, the hints asked for and the races' records exported (each
-    ``per_minute`` a minute, as many at once); the races created and the hints per player
-    too.
+    """The limits per client address, shared by every node of a deployment, and the
+    node's own count of open connections.
 
-    An address refused a new player is told when to come back (:meth:`refuse`); until then
-    :meth:`retry_after` names it, and the node answers its connections before the websocket
-    upgrade (HTTP 429) instead of serving them.
+    Kept in Redis (:class:`~.store.limits.LimitStore`), one bucket a limit and key: the
+    hellos that make a new player, the races created, the joins with a code that names no
+    race, the hints asked for and the races' records exported, per address; the races
+    created and the hints per player too; each ``per_minute`` a minute, as many at once.
+    Whichever node a client reaches, it spends the same buckets. An address is keyed by
+    :func:`address_key` (an IPv6 address by its /64), here and wherever an address is a
+    limit's key. Time is the node's clock (``clock``), passed to Redis.
 
-    Buckets of addresses that have gone quiet are dropped once more than
-    :data:`MAX_ADDRESSES` are kept (a full bucket holds nothing worth keeping); so are
-    refusals whose time has passed."""
+    An address refused a new player is marked refused until its bucket holds one again,
+    in Redis (every node reads the mark: :meth:`retry_after`) and on this node; until
+    then the node answers its connections before the websocket upgrade (HTTP 429).
+
+    Open connections are this node's own resource: counted here, in memory, per
+    :func:`address_key` (``connections`` a node)."""
 
     def __init__(
         self,
+        store: LimitStore,
         *,
         connections: int,
         new_players: int,
@@ -92,6 +154,7 @@ class AddressLimits:
         exports: int = 1_000_000,
         clock: Callable[[], float] | None = None,
     ) -> None:
+        self.store = store
         self.max_connections = connections
         self._per_minute = {
             "new_player": new_players,
@@ -102,18 +165,23 @@ class AddressLimits:
             "player_hint": player_hints,
             "export": exports,
         }
-        self._clock = clock or time.monotonic
+        self.clock = clock or time.time
+        """The nodes' time (the buckets are kept in it)."""
         self.connections: dict[str, int] = {}
-        """Address -> websocket connections open from it."""
-        self._buckets: dict[tuple[str, str], TokenBucket] = {}
+        """Address key -> websocket connections open from it to this node."""
         self._refused: dict[str, float] = {}
-        """Address -> the time (``clock``) until which it is refused (:meth:`refuse`)."""
+        """Address key -> until when (``clock``) it is refused new players, as this node
+        learned it (a refusal of its own, or a mark read): no Redis command to answer it
+        again. A cache: dropped when it grows past :data:`MAX_ADDRESSES`."""
 
     @classmethod
-    def of(cls, settings: Any) -> AddressLimits:
+    def of(
+        cls, settings: Any, store: LimitStore, *, clock: Callable[[], float] | None = None
+    ) -> AddressLimits:
         """The limits of a node's :class:`~.settings.Settings` (``address_*`` and
-        ``player_*``)."""
+        ``player_*``), kept in ``store``."""
         return cls(
+            store,
             connections=settings.address_connections,
             new_players=settings.address_new_players,
             creations=settings.address_creations,
@@ -122,95 +190,121 @@ class AddressLimits:
             hints=settings.address_hints,
             player_hints=settings.player_hints,
             exports=settings.address_exports,
+            clock=clock,
         )
 
-    # -- connections ------------------------------------------------------------------------
+    # -- connections (this node's) ----------------------------------------------------------
 
     def connect(self, address: str) -> bool:
         """Count a new connection from ``address``; False (not counted) when it has its
         maximum open already."""
-        n = self.connections.get(address, 0)
+        key = address_key(address)
+        n = self.connections.get(key, 0)
         if n >= self.max_connections:
             return False
-        self.connections[address] = n + 1
+        self.connections[key] = n + 1
         return True
 
     def disconnect(self, address: str) -> None:
         """A connection counted by :meth:`connect` ended."""
-        n = self.connections.get(address, 0) - 1
+        key = address_key(address)
+        n = self.connections.get(key, 0) - 1
         if n > 0:
-            self.connections[address] = n
+            self.connections[key] = n
         else:
-            self.connections.pop(address, None)
+            self.connections.pop(key, None)
 
-    # -- rates ------------------------------------------------------------------------------
+    # -- rates (shared) ---------------------------------------------------------------------
 
-    def _bucket(self, what: str, key: str) -> TokenBucket:
-        bucket = self._buckets.get((what, key))
-        if bucket is None:
-            if len(self._buckets) >= MAX_ADDRESSES:
-                self._forget_quiet()
-            n = self._per_minute[what]
-            bucket = TokenBucket(n / 60.0, n, clock=self._clock)
-            self._buckets[(what, key)] = bucket
-        return bucket
+    async def _spend(
+        self, what: str, key: str, now: float, how: Literal["take", "ask", "give"]
+    ) -> float:
+        n = self._per_minute[what]
+        player = what in PLAYER_LIMITS
+        if not player:
+            key = address_key(key)
+        return await self.store.spend(
+            what,
+            key,
+            player=player,
+            now=now,
+            interval=60.0 / n,
+            burst=n,
+            how=how,
+            mark=what == "new_player" and how == "take",
+        )
 
-    def _forget_quiet(self) -> None:
-        full = [k for k, b in self._buckets.items() if b.full]
-        for k in full:
-            del self._buckets[k]
-        if len(self._buckets) >= MAX_ADDRESSES:  # all busy: start over rather than grow
-            self._buckets.clear()
+    async def take(self, *wanted: tuple[str, str]) -> Refusal | None:
+        """Take one of each ``(what, key)``: ``what`` one of ``new_player``, ``create``,
+        ``player_create``, ``wrong_join``, ``hint``, ``player_hint``, ``export``; ``key``
+        an address (a player for ``player_create`` and ``player_hint``). None when each
+        had one (all taken), else the first that had none and the seconds to wait: then
+        none is taken (those taken are given back). One round trip (the buckets asked at
+        once; a second to give back after a refusal). :class:`~.errors.Unavailable` when
+        Redis does not answer, unless every ``what`` is in :data:`OPEN_WHEN_DOWN`."""
+        now = self.clock()
+        try:
+            waits = await asyncio.gather(
+                *(self._spend(what, key, now, "take") for what, key in wanted)
+            )
+        except Unavailable:
+            if all(what in OPEN_WHEN_DOWN for what, _ in wanted):
+                return None
+            raise
+        refused = [(w, k, wait) for (w, k), wait in zip(wanted, waits, strict=True) if wait > 0]
+        if not refused:
+            return None
+        taken = [(w, k) for (w, k), wait in zip(wanted, waits, strict=True) if wait == 0]
+        if taken:
+            with contextlib.suppress(Unavailable):  # at worst a token spent for nothing
+                await asyncio.gather(*(self._spend(w, k, now, "give") for w, k in taken))
+        what, key, wait = refused[0]
+        if what == "new_player":
+            self._remember(address_key(key), now + wait)
+        return Refusal(what, max(1, math.ceil(wait)))
 
-    def take(self, what: str, key: str) -> bool:
-        """Take one of ``key``'s (an address; a player for ``player_create`` and
-        ``player_hint``) ``what``: ``new_player``, ``create``, ``player_create``,
-        ``wrong_join``, ``hint``, ``player_hint`` or ``export``; False when it has none
-        left now."""
-        return self._bucket(what, key).take()
-
-    def allows(self, what: str, key: str) -> bool:
-        """Whether ``key`` has one of ``what`` left (without taking it)."""
-        bucket = self._bucket(what, key)
-        bucket.take_none()
-        return bucket.tokens >= 1.0
+    async def allows(self, what: str, key: str) -> bool:
+        """Whether ``key`` has one of ``what`` left (without taking it). One round trip;
+        :class:`~.errors.Unavailable` when Redis does not answer."""
+        return await self._spend(what, key, self.clock(), "ask") == 0
 
     # -- refusals ---------------------------------------------------------------------------
 
-    def wait(self, what: str, key: str) -> int:
-        """The whole seconds (at least 1) until ``key``'s bucket of ``what`` holds one."""
-        bucket = self._bucket(what, key)
-        bucket.take_none()
-        return max(1, math.ceil((1.0 - bucket.tokens) / bucket.rate))
-
-    def refuse(self, what: str, address: str) -> int:
-        """``address`` was refused for want of one of ``what``: the whole seconds until its
-        bucket holds one again (at least 1), during which :meth:`retry_after` names it."""
-        wait = self.wait(what, address)
+    def _remember(self, key: str, until: float) -> None:
         if len(self._refused) >= MAX_ADDRESSES:
-            now = self._clock()
+            now = self.clock()
             self._refused = {a: t for a, t in self._refused.items() if t > now}
-            if len(self._refused) >= MAX_ADDRESSES:  # all still refused: start over
+            if len(self._refused) >= MAX_ADDRESSES:  # all still refused: Redis has them
                 self._refused.clear()
-        self._refused[address] = self._clock() + wait
-        return wait
+        self._refused[key] = until
 
-    def retry_after(self, address: str) -> int | None:
-        """Whole seconds (at least 1) ``address`` still has to wait after a refusal
-        (:meth:`refuse`); None when it is not refused now. Reads no bucket: nothing is
-        taken, nothing is made for an address never refused."""
-        until = self._refused.get(address)
+    async def retry_after(self, address: str) -> int | None:
+        """Whole seconds (at least 1) ``address`` still has to wait after a refused new
+        player (on any node); None when it is not refused now. Answered from this node's
+        memory when it knows of the refusal, else from its mark in Redis (one read, no
+        bucket touched); None too when Redis does not answer (the hello's own limit
+        decides then)."""
+        key = address_key(address)
+        now = self.clock()
+        until = self._refused.get(key)
         if until is None:
-            return None
-        left = until - self._clock()
+            try:
+                until = await self.store.refused_until(key)
+            except Unavailable:
+                return None
+            if until is None or until <= now:
+                return None
+            self._remember(key, until)
+        left = until - now
         if left <= 0:
-            del self._refused[address]
+            self._refused.pop(key, None)
             return None
         return max(1, math.ceil(left))
 
 
 MAX_ADDRESSES = 100_000
-"""Buckets kept by :class:`AddressLimits` before quiet ones are dropped."""
+"""Refused addresses a node remembers before it forgets those whose time has passed (or,
+all still refused, every one: the marks in Redis still say so)."""
 
 
 def parse_networks(text: str) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:

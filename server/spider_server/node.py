@@ -168,8 +168,8 @@ class Node:
         """Quick match and the open races (the matching loop runs on every node)."""
         self.writes = Writes(settings)
         self.proxies = Proxies(settings.trusted_proxies)  # the load balancers' word counts
-        self.addresses = AddressLimits.of(settings)
-        """The limits per client address (docs/server.md, "Limits")."""
+        self.addresses = AddressLimits.of(settings, self.store.limits, clock=self.now)
+        """The limits per client address, shared by every node (docs/server.md, "Limits")."""
         self.account_routes = AccountRoutes.of(settings, archive, self.redis, self.now, self)
         self.http = Http(
             accounts=self.account_routes,  # sign-up, sign-in, sessions (docs/protocol.md)

@@ -13,7 +13,7 @@ from tests.server.server_helpers import Client
 
 def _freeze(node: Any) -> None:
     """The node's limits per address and player on a clock that stands still."""
-    node.node.addresses._clock = lambda: 0.0
+    node.node.addresses.clock = lambda: 0.0
 
 
 async def _finished_race(client: Client) -> str:

@@ -2,8 +2,10 @@
 player, against a real node with the default limits per address, with an honest player of
 another address and race measured in the same run (issue 41): its acks keep within twice
 their unloaded p99, the node's memory comes back within 10 MB once the attackers leave, and
-the attempts cost no Redis command (the commands Valkey ran while attacked are the honest
-player's alone). A short run in ``make test`` (all but the p99, which it prints: a few
+the attempts answered before the upgrade cost no Redis command: while the honest player is
+idle, Valkey runs only what the attempts that reach a hello cost (the refusal's mark read,
+the shared bucket's script and what it reads and writes: at most four commands each, as the
+limits are every node's). A short run in ``make test`` (all but the p99, which it prints: a few
 seconds' p99 is one slow ack); 20 s of four attackers, the p99 held too, in ``make
 acceptance``."""
 
@@ -75,9 +77,11 @@ async def _attack(
     # the victim idle first: Valkey runs nothing while the node refuses the attackers
     # (and welcomes the few new players the address has)
     before = await _settled(redis)
+    upgraded = metrics.connections_total
     refusals = _refusals(metrics)
     assert await wait_for(lambda: _refusals(metrics) >= refusals + 3, 30)
     quiet = await _commands(redis) - before
+    quiet_upgraded = metrics.connections_total - upgraded  # read after the commands
     quiet_refusals = _refusals(metrics) - refusals
     began = time.perf_counter()
     cpu0 = time.process_time()
@@ -102,7 +106,11 @@ async def _attack(
     if timed:  # the long run's many acks (a few seconds' p99 is its slowest ack or two)
         assert _p99(loaded) <= 2 * unloaded, (unloaded, _p99(loaded))
     assert rss_after <= rss_before + 10, (rss_before, rss_after)
-    assert quiet == Counter(), quiet
+    # at most four commands an attempt upgraded, give or take the attempts in flight as
+    # the window opened and closed (one each of ``tasks``): a 429 answered from the node's
+    # memory costs none
+    assert set(quiet) <= {"get", "evalsha", "set"}, quiet
+    assert sum(quiet.values()) <= 4 * (quiet_upgraded + 2 * tasks), (quiet, quiet_upgraded)
     # every attempt is counted by the node as what it was answered
     assert counts["other"] == 0, counts
     assert metrics.refused_total["retry_early"] == counts["http_429"], counts

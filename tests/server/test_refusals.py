@@ -1,6 +1,7 @@
 """A refused client costs the node little: an address refused a new player is told when to
 come back (close 1013 with the time), is answered before the websocket upgrade until then
-(HTTP 429 with ``Retry-After``), and nothing on that path asks Redis; the client library
+(HTTP 429 with ``Retry-After``), and once the node knows of the refusal nothing on that
+path asks Redis; the client library
 waits the time it was told (docs/server.md, "Limits"; docs/protocol.md, close codes)."""
 
 from __future__ import annotations
@@ -69,6 +70,10 @@ async def test_the_refused_path_asks_redis_nothing(redis_server, server_node, mo
     refused = await _refused_hello(node.url)
     assert (await refused.expect("error")).error == "rate_limited"
     assert await refused.closed_with() == 1013
+    # the refused hello: the refusal's mark read before the upgrade (a get), the shared
+    # bucket read by one script (an evalsha and its get), which marks the refusal (a set)
+    told = await _commands(redis)
+    assert told - before == Counter({"get": 2, "set": 1, "evalsha": 1}), told - before
 
     def again() -> int:
         sock, head = handshake(node.node.port)
@@ -81,7 +86,7 @@ async def test_the_refused_path_asks_redis_nothing(redis_server, server_node, mo
     assert node.node.metrics.refused_total["new_players"] == 1
     assert node.node.metrics.refused_total["retry_early"] == 5
     assert await wait_for(lambda: len(node.node.connections) == 1)
-    assert await _commands(redis) - before == Counter()
+    assert await _commands(redis) - told == Counter()  # the node knows of the refusal
     await redis.aclose()
     await first.close()
 
@@ -98,7 +103,7 @@ async def test_the_client_library_waits_the_time_it_was_told(redis_server, serve
         else:
             await other.close()
     assert refused.retry_after == 1.0  # one a second: back in a second
-    assert node.node.addresses.retry_after("127.0.0.1") == 1
+    assert await node.node.addresses.retry_after("127.0.0.1") == 1
     # the library's connection drops meanwhile: its first attempt is answered 429 with
     # Retry-After: 1, and it tries again only once that second is over
     conn = next(

@@ -43,7 +43,7 @@ SETTLED = """(k) => {
 
 async def _drain(node: Any) -> None:
     """Other new players from the page's address until it has none left now."""
-    while node.node.addresses.allows("new_player", "127.0.0.1"):
+    while await node.node.addresses.allows("new_player", "127.0.0.1"):
         neighbour = await Client.connect(node.url, name="neighbour")
         await neighbour.close()
     assert await wait_for(lambda: len(node.node.connections) == 1)  # the page's

@@ -45,7 +45,7 @@ from ..errors import (
     TooManyRaces,
 )
 from ..fanout.watches import Subscription
-from ..limits import TokenBucket
+from ..limits import OverLimit, TokenBucket, address_key
 from ..names import MAX_NAME, NameRefused, check_name
 from ..race import Game, Race
 from ..store import PlayerRace, keys
@@ -165,16 +165,23 @@ class Session:
 
     @property
     def address(self) -> str:
-        """The client's address (the transport's word on it)."""
-        return str(getattr(self.out, "address", "") or "")
+        """The client's address (the transport's word on it) as every limit per address
+        keys it (:func:`~..limits.address_key`: an IPv6 address's /64)."""
+        return address_key(str(getattr(self.out, "address", "") or ""))
 
-    def limit(self, what: str, key: str, text: str) -> None:
-        """Take one of ``key``'s ``what`` from the node's limits per address
-        (:class:`~..limits.AddressLimits`); RateLimited when none is left."""
+    async def limit(self, *checks: tuple[str, str, str]) -> None:
+        """Take one of each check's ``(what, key, text)`` from the limits every node shares
+        (:class:`~..limits.AddressLimits`; one round trip to Redis); when one has none
+        left, none is taken and :class:`~..limits.OverLimit` (``rate_limited``) says the
+        first such check's text and the seconds to wait."""
         addresses = self.ctx.addresses
-        if addresses is not None and not addresses.take(what, key):
-            self.ctx.metrics.refused_total[_LIMIT_NAMES[what]] += 1
-            raise RateLimited(text)
+        if addresses is None:
+            return
+        refused = await addresses.take(*((what, key) for what, key, _ in checks))
+        if refused is not None:
+            self.ctx.metrics.refused_total[_LIMIT_NAMES[refused.what]] += 1
+            text = next(t for what, _, t in checks if what == refused.what)
+            raise OverLimit(text, retry_after=refused.wait)
 
     # -- what the transport asks ----------------------------------------------------------
 
@@ -327,7 +334,9 @@ class Session:
         else:
             name = display_name(msg.name) if msg.name is not None else None
             try:
-                self.limit("new_player", self.address, "too many new players from your address")
+                await self.limit(
+                    ("new_player", self.address, "too many new players from your address")
+                )
             except RateLimited as e:
                 self._refuse_new_player(e)
                 return
@@ -350,9 +359,10 @@ class Session:
     def _refuse_new_player(self, e: RateLimited) -> None:
         """Past the address's new players: say so, and close with 1013 and the seconds
         to wait (until then the address's connections get HTTP 429 before the upgrade)."""
-        addresses = self.ctx.addresses
-        wait = 1 if addresses is None else addresses.refuse("new_player", self.address)
-        self.error(e.code, f"{e}; say hello with your token, or try again in {wait} s")
+        wait = max(1, int(getattr(e, "retry_after", None) or 1))
+        self.error(
+            e.code, f"{e}; say hello with your token, or try again in {wait} s", retry_after=wait
+        )
         self.close(CLOSE_TRY_LATER, f"retry after {wait} s: too many new players")
 
     # -- races followed ---------------------------------------------------------------------

@@ -26,12 +26,16 @@ async def check_creation(session: Session) -> None:
     :class:`~..errors.TooManyRaces` (with the codes of the races that count) when the
     player is in ``max_races_per_player`` races already, else
     :class:`~..errors.RateLimited` past ``player_creations`` races a minute by the player
-    or ``address_creations`` from the client's address. The backlog and the cap are read
-    first: a race refused for either takes none of the player's or the address's
-    creations."""
+    or ``address_creations`` from the client's address (limits every node shares, asked
+    together in one round trip to Redis; a refusal takes from neither, and says the
+    seconds to wait; Redis not answering: :class:`~..errors.Unavailable`). The backlog
+    and the cap are read first: a race refused for either takes none of the player's or
+    the address's creations."""
     archiver = session.ctx.archiver
     if archiver is not None:
         await archiver.check()
     await session.check_race_limit()
-    session.limit("player_create", session.player, "you created too many races; wait a minute")
-    session.limit("create", session.address, "too many races created from your address")
+    await session.limit(
+        ("player_create", session.player, "you created too many races; wait a minute"),
+        ("create", session.address, "too many races created from your address"),
+    )

@@ -11,6 +11,7 @@ is read from Redis) instead of being queued a second copy.
 
 from __future__ import annotations
 
+import asyncio
 from functools import partial
 from typing import Any
 
@@ -48,16 +49,12 @@ async def join(session: Session, msg: Join) -> None:
     if session.out.unread(code):  # its copy waits for the reader still: not another
         ctx.metrics.refused_total["unread"] += 1
         raise RateLimited(f"the race {code} you asked for before has not been read yet; read it")
-    addresses = ctx.addresses
-    if addresses is not None and not addresses.allows("wrong_join", session.address):
-        ctx.metrics.refused_total["wrong_joins"] += 1
-        raise RateLimited("too many joins with a wrong code from your address; wait")
-    version = await ctx.store.races.race_version(code)
+    version = await _version_if_allowed(session, code)
     archived = None
     if version is None and ctx.finished is not None:  # a finished race Redis dropped
         archived = await ctx.finished.archived_race(code)
     if version is None and archived is None:  # nothing is watched nor claimed
-        session.limit("wrong_join", session.address, "too many joins with a wrong code")
+        await session.limit(("wrong_join", session.address, "too many joins with a wrong code"))
         raise RaceNotFound(f"no race {code}")
     await ctx.hub.watch(code)
     try:
@@ -84,6 +81,23 @@ async def join(session: Session, msg: Join) -> None:
         await send_joined(session, msg.req, code, msg.role, msg.since, moved=msg.moved)
     finally:
         ctx.hub.release(code)
+
+
+async def _version_if_allowed(session: Session, code: str) -> int | None:
+    """The version of race ``code`` in Redis (None: none there), unless the client's
+    address has no join with a wrong code left (``address_wrong_joins``, shared by every
+    node): then ``rate_limited``, whatever the code (a right one too: a guess tells
+    nothing). The bucket and the race are asked at once: one round trip."""
+    ctx = session.ctx
+    if ctx.addresses is None:
+        return await ctx.store.races.race_version(code)
+    allowed, version = await asyncio.gather(
+        ctx.addresses.allows("wrong_join", session.address), ctx.store.races.race_version(code)
+    )
+    if not allowed:
+        ctx.metrics.refused_total["wrong_joins"] += 1
+        raise RateLimited("too many joins with a wrong code from your address; wait")
+    return version
 
 
 async def _join_as_player(session: Session, msg: Join, code: str, race: Race) -> None:

@@ -205,8 +205,8 @@ async def hint(session: Session, msg: Hint) -> None:
     (:class:`~..workers.HintPending`; the same request sent again is answered once)
     and ``hints_per_race`` per player and race (:class:`HintBudgetSpent`), both
     ``rate_limited``; so are hints past ``player_hints`` a minute for the player or
-    ``address_hints`` for the client's address (taken before any Redis read: a
-    refused hint costs the node nothing)."""
+    ``address_hints`` for the client's address (shared by every node, taken together in
+    one round trip before the race is read: a refused hint costs the node no more)."""
     code = race_code(msg.code)
     ctx, store = session.ctx, session.ctx.store
     if code in session.hinting:
@@ -214,8 +214,10 @@ async def hint(session: Session, msg: Hint) -> None:
             return  # the same request sent again: its reply is on its way
         raise HintPending("your previous hint is still being worked out")
     s = ctx.settings
-    session.limit("player_hint", session.player, f"at most {s.player_hints} hints a minute")
-    session.limit("hint", session.address, f"at most {s.address_hints} hints a minute from here")
+    await session.limit(
+        ("player_hint", session.player, f"at most {s.player_hints} hints a minute"),
+        ("hint", session.address, f"at most {s.address_hints} hints a minute from here"),
+    )
     race, game = await store.races.load_for_action(code, session.player)
     if race is None:
         raise RaceNotFound(f"no race {code}")

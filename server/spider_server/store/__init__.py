@@ -16,7 +16,9 @@ composed in one place (:class:`Store`, made by :meth:`Store.connect`):
 - :mod:`.lobby`: :class:`LobbyStore`, the quick-match queues and the lobby's channel;
 - :mod:`.openlist`: :class:`OpenList`, the open public races' list and its places;
 - :mod:`.matching`: :class:`MatchingStore`, matches waiting for their players, places
-  first in line, and the strikes of players who missed a match or left one early.
+  first in line, and the strikes of players who missed a match or left one early;
+- :mod:`.limits`: :class:`LimitStore`, the rate limits every node shares (per client
+  address and per player) and the marks of addresses refused new players.
 
 Every call follows :mod:`.guard`: a Redis error is :class:`~..errors.Unavailable`, and a
 check-and-set that lost is decided again by :func:`check_and_set`, the server's one retry
@@ -38,6 +40,7 @@ from ..settings import Settings
 from .commits import CommitLink, Committed
 from .durability import unmet
 from .guard import CAS_TRIES, Attempt, as_unavailable, check_and_set
+from .limits import LimitStore
 from .lobby import LobbyStore
 from .matching import MatchingStore
 from .openlist import OpenList
@@ -55,6 +58,7 @@ __all__ = [
     "Attempt",
     "CommitLink",
     "Committed",
+    "LimitStore",
     "LobbyStore",
     "MatchingStore",
     "OpenList",
@@ -94,6 +98,7 @@ class Store:
     lobby: LobbyStore
     open_list: OpenList
     matching: MatchingStore
+    limits: LimitStore
 
     @classmethod
     def connect(
@@ -125,6 +130,7 @@ class Store:
             lobby=LobbyStore(redis, ratings, clock),
             open_list=OpenList(redis, settings, ratings, clock),
             matching=MatchingStore(redis),
+            limits=LimitStore(redis),
         )
 
     async def aclose(self) -> None:

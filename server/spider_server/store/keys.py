@@ -152,6 +152,8 @@ was written, longer than a finished race lives).
 TTLs: every race change refreshes the race's keys to :attr:`Settings.race_ttl`, and so do a
 player's first action and every 64th after for the keys they write; the finish sets them to
 :attr:`Settings.results_ttl`; a race whose last player left an open race is deleted.
+The rate limits' keys (``{limit:a:<address>}:…``, ``{limit:p:<player>}:…``) are built, and
+laid out, in :mod:`.limits`.
 """
 
 from __future__ import annotations

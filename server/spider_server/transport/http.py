@@ -16,9 +16,10 @@ Only GET and HEAD are served (405 with ``Allow: GET, HEAD`` otherwise). Before t
 handshake the node may refuse: 503 when it is near its limit of open files (every path
 but ``/healthz``; logged once while it lasts), 429 when the client's address has
 ``address_connections`` websockets open already, and 429 with the seconds left in
-``Retry-After`` when the address was refused a new player and comes back before the time
-it was told (:meth:`~..limits.AddressLimits.retry_after`): such a refusal costs the node an
-HTTP request's parsing, no websocket, no session and no Redis command. That 429 is held
+``Retry-After`` when the address was refused a new player (by any node) and comes back
+before the time it was told (:meth:`~..limits.AddressLimits.retry_after`): such a refusal
+costs the node an HTTP request's parsing, no websocket, no session, and no Redis command
+once the node knows of it (before, one read of the refusal's mark). That 429 is held
 back up to :data:`HOLD` seconds (never past the time told; at most ``address_connections``
 requests of one address held at once, the others answered at once), so that a client
 coming back in a tight loop makes a few requests a second, not hundreds."""
@@ -42,7 +43,7 @@ from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
 from ..errors import RaceNotFound, ServerError, Unavailable, WrongState
-from ..limits import AddressLimits, Proxies
+from ..limits import AddressLimits, Proxies, address_key
 from ..race import NotYet, normalize_code
 from .accounts_http import AccountRoutes
 
@@ -186,7 +187,7 @@ class Http:
         """Told the limit whenever a request is refused by one."""
         self.addresses = addresses
         self.held: dict[str, int] = {}
-        """Address -> its websocket requests whose 429 is held back now."""
+        """Address key -> its websocket requests whose 429 is held back now."""
 
     async def process_request(
         self, connection: ServerConnection, request: Request
@@ -256,7 +257,8 @@ class Http:
         """``GET /races/<code>.json``: the finished race's record as a JSON attachment
         (``spider-race-<code>.json``). A path that names no race code is 404 before
         anything is counted or read; then the client's address takes one of its
-        ``address_exports`` (429 with ``Retry-After`` when it has none left, nothing read);
+        ``address_exports`` (shared by every node: 429 with ``Retry-After`` when it has
+        none left, nothing read; 503 when Redis does not answer);
         then the race: 404 when no store has it, 409 when it is not finished, 403 for a
         daily race before its day is over (``available_at``: when it is out), 503 when
         a store does not answer. Errors are ``{"error", "message"}`` in JSON."""
@@ -268,9 +270,13 @@ class Http:
         if self.addresses is not None:
             peer = str(getattr(connection, "client_address", "") or "")
             address = self.proxies.client_of(peer, request.headers.get("X-Forwarded-For"))
-            if not self.addresses.take("export", address):
+            try:
+                refused = await self.addresses.take(("export", address))
+            except Unavailable as e:
+                return _error(503, "unavailable", str(e), head=head, retry_after="5")
+            if refused is not None:
                 self.refused("export")
-                wait = self.addresses.wait("export", address)
+                wait = refused.wait
                 text = f"too many races exported from your address: try again in {wait} s"
                 return _error(429, "rate_limited", text, head=head, retry_after=str(wait))
         try:
@@ -300,11 +306,11 @@ class Http:
         if hasattr(connection, "client_address"):
             connection.client_address = address
         addresses = self.addresses
-        wait = None if addresses is None else addresses.retry_after(address)
+        wait = None if addresses is None else await addresses.retry_after(address)
         if wait is not None and addresses is not None:
             self.refused("retry_early")
             await self._hold(address, wait)
-            wait = addresses.retry_after(address) or 1  # the time left after the hold
+            wait = await addresses.retry_after(address) or 1  # the time left after the hold
             text = f"too many new players from your address: try again in {wait} s\n"
             return _text(429, text, retry_after=str(wait))
         count = getattr(connection, "count", None)
@@ -317,6 +323,7 @@ class Http:
         """Wait up to :data:`HOLD` seconds (less when ``wait`` is less): a client that
         comes back at once after its 429 then costs the node a few requests a second. At
         most ``address_connections`` of an address are held at once; past that, no wait."""
+        address = address_key(address)
         held = self.held.get(address, 0)
         if self.addresses is None or held >= self.addresses.max_connections:
             return
