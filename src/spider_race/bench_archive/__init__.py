@@ -114,16 +114,15 @@ async def bench(args: argparse.Namespace, procs: Any, stops: list[Any]) -> int:
 
         if args.rounds <= 0:
             return 0
-        from .rounds import cpu_rounds
+        from .rounds import Load, cpu_rounds
 
-        redis_url = procs.start_redis()
-        rounds = await cpu_rounds(
-            procs, redis_url, database.url, count_archived,
-            rounds=args.rounds, players=args.players, races=args.races,
-            rate=float(args.rate), seconds=args.seconds, warmup=args.warmup,
-            finishers=args.finishers, finish_moves=args.finish_moves,
-            finish_rate=float(args.finish_rate),
+        load = Load(
+            players=args.players, races=args.races, rate=float(args.rate),
+            seconds=args.seconds, warmup=args.warmup, finishers=args.finishers,
+            finish_moves=args.finish_moves, finish_rate=float(args.finish_rate),
         )  # fmt: skip
+        redis_url = procs.start_redis()
+        rounds = await cpu_rounds(procs, redis_url, database.url, count_archived, load, args.rounds)
     finally:
         await archive.close()
     for i, r in enumerate(rounds):

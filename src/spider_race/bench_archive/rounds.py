@@ -39,10 +39,26 @@ from ..bench_server.processes import SECRET, Processes
 from ..bench_server.tools import connect_client, free_port, process_cpu
 from .node import node_args
 
-__all__ = ["Round", "cpu_rounds"]
+__all__ = ["Load", "Round", "cpu_rounds"]
 
 Counter = Callable[[], Awaitable[int]]
 """Races in the archive now."""
+
+
+@dataclass(frozen=True)
+class Load:
+    """What every round runs: ``players`` bots in ``races`` at ``rate`` moves a second,
+    measured ``seconds`` after ``warmup``, beside ``finishers`` pairs racing races of
+    ``finish_moves`` moves each at ``finish_rate`` moves a second a pair."""
+
+    players: int
+    races: int
+    rate: float
+    seconds: float
+    warmup: float
+    finishers: int
+    finish_moves: int
+    finish_rate: float
 
 
 @dataclass
@@ -200,15 +216,8 @@ async def one_round(
     redis_url: str,
     database_url: str | None,
     index: int,
+    load: Load,
     *,
-    players: int,
-    races: int,
-    rate: float,
-    seconds: float,
-    warmup: float,
-    finishers: int,
-    finish_moves: int,
-    finish_rate: float,
     archived_before: int,
     count_archived: Counter,
     hold: bool = False,
@@ -216,16 +225,18 @@ async def one_round(
     on = database_url is not None
     name = f"round{index}-{'held' if hold else 'on' if on else 'off'}"
     await _empty(redis_url)
-    url, child = await _start_node(procs, redis_url, database_url, name, players, hold)
+    url, child = await _start_node(procs, redis_url, database_url, name, load.players, hold)
     result = Round(archive=on, held=hold)
-    finishing = _Finishers(url, find_ping_pong(), finishers, finish_moves, finish_rate)
+    finishing = _Finishers(
+        url, find_ping_pong(), load.finishers, load.finish_moves, load.finish_rate
+    )
     task = asyncio.create_task(finishing.run())
     try:
         meter = _Meter(child.pid, None)
         async with meter:
             tally, _, _, _ = await race_players(
-                url, players=players, races=races, spectators=0, stalled=0, rate=rate,
-                seconds=seconds, meter=meter, warmup=warmup,
+                url, players=load.players, races=load.races, spectators=0, stalled=0,
+                rate=load.rate, seconds=load.seconds, meter=meter, warmup=load.warmup,
             )  # fmt: skip
     finally:
         finishing.stop.set()
@@ -289,16 +300,8 @@ async def cpu_rounds(
     redis_url: str,
     database_url: str,
     count_archived: Counter,
-    *,
+    load: Load,
     rounds: int,
-    players: int,
-    races: int,
-    rate: float,
-    seconds: float,
-    warmup: float,
-    finishers: int,
-    finish_moves: int,
-    finish_rate: float,
 ) -> list[Round]:
     """``rounds`` of each side, alternating off and on, then one on with its archive step
     held to the end (:func:`_drain`); each round's figures."""
@@ -308,9 +311,7 @@ async def cpu_rounds(
         before = await count_archived() if on else 0
         out.append(
             await one_round(
-                procs, redis_url, database_url if on else None, i,
-                players=players, races=races, rate=rate, seconds=seconds, warmup=warmup,
-                finishers=finishers, finish_moves=finish_moves, finish_rate=finish_rate,
+                procs, redis_url, database_url if on else None, i, load,
                 archived_before=before, count_archived=count_archived,
                 hold=i == 2 * rounds,
             )
