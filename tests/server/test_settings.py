@@ -30,7 +30,7 @@ def _kind(setting: str) -> str:
 def test_every_setting_is_checked() -> None:
     named = set(RANGES) | set(CHOICES) | {"host", "redis_url", "data_dir", "secret", "node"}
     named |= {"database_url"}
-    named |= {"trusted_proxies", "redis_maxmemory"}
+    named |= {"trusted_proxies", "redis_maxmemory", "public_origin"}
     assert {f.name for f in fields(Settings)} == named
     Settings().check()  # the defaults pass
 
@@ -154,3 +154,16 @@ def test_the_server_guide_gives_every_choice() -> None:
         assert allowed == ", ".join(f"`{w}`" for w in words), (setting, row)
         default = next(f.default for f in fields(Settings) if f.name == setting)
         assert row.split(" | ")[1] == f"`{default}`", (setting, row)
+
+
+def test_public_origins() -> None:
+    from spider_server.settings import parse_origins
+
+    assert parse_origins("") == ()
+    assert parse_origins("https://Spider.example, http://localhost:8765/") == (
+        "https://spider.example",
+        "http://localhost:8765",
+    )
+    for bad in ("spider.example", "ftp://spider.example", "https://spider.example/page"):
+        with pytest.raises(ConfigError, match="SPIDER_RACE_PUBLIC_ORIGIN"):
+            Settings.from_env(_env("public_origin", bad))
