@@ -284,7 +284,7 @@ async def test_past_the_backlog_bound_no_race_is_made_until_the_archive_catches_
         redis.close()
 
     # joining, moving and finishing go on
-    guest = await Client.connect(node.url, name="guest")
+    guest = await Client.connect(node.url, name="visitor")
     await guest.join(waiting)
     await host.ready(waiting)
     await guest.ready(waiting)

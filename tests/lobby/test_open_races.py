@@ -32,7 +32,7 @@ async def test_a_public_race_appears_fills_and_vanishes_across_nodes(
     two = await server_node(redis_server.url)
     async with (
         await Client.connect(one.url, name="host") as host,
-        await Client.connect(two.url, name="guest") as guest,
+        await Client.connect(two.url, name="visitor") as guest,
         await Client.connect(two.url, name="lurker") as lurker,
     ):
         watch = lurker.watch_open_races()
@@ -72,7 +72,7 @@ async def test_a_public_race_leaves_the_list_when_its_creator_leaves_it(
     node = await server_node(redis_server.url, player_open_races=1)
     async with (
         await Client.connect(node.url, name="host") as host,
-        await Client.connect(node.url, name="guest") as guest,
+        await Client.connect(node.url, name="visitor") as guest,
         await Client.connect(node.url, name="lurker") as lurker,
     ):
         watch = lurker.watch_open_races()
@@ -101,7 +101,7 @@ async def test_a_creator_who_disconnects_takes_the_race_off_the_list(
     async with await Client.connect(node.url, name="lurker") as lurker:
         watch = lurker.watch_open_races()
         host = await Client.connect(node.url, name="host")
-        guest = await Client.connect(node.url, name="guest")
+        guest = await Client.connect(node.url, name="visitor")
         code = await host.create_race(variant="spider1", max_players=3, public=True)
         await guest.join(code)
         await host.close()

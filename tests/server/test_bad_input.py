@@ -154,7 +154,8 @@ async def test_hello_together_must_be_a_bool(redis_server, server_node) -> None:
 async def test_forged_and_altered_tokens(redis_server, server_node) -> None:
     node = await server_node(redis_server.url)
     real = await Client.connect(node.url, name="real")
-    head, payload, sig = real.token.split(".")
+    prefix, head, payload, sig = real.token.split(".")  # a guest's: g1.v1.<payload>.<sig>
+    assert prefix == "g1"
     import base64
     import json
 
@@ -162,9 +163,11 @@ async def test_forged_and_altered_tokens(redis_server, server_node) -> None:
     body["p"] = "p000000000000"
     other = base64.urlsafe_b64encode(json.dumps(body).encode()).rstrip(b"=").decode()
     for token in (
-        f"{head}.{other}.{sig}",
-        f"{head}.{payload}.{sig[:-2]}AA",
+        f"{prefix}.{head}.{other}.{sig}",
+        f"{prefix}.{head}.{payload}.{sig[:-2]}AA",
+        f"{head}.{other}.{sig}",  # a token of before the prefixes, forged
         "v1.abc.def",
+        "g1.v1.abc.def",
         "garbage",
         "",
     ):

@@ -56,7 +56,7 @@ async def test_open_races_appear_fill_and_vanish(browser, redis_server, server_n
     await page.wait_for_selector("#open-race-list li.empty")
     async with (
         await Client.connect(one.url, name="host") as host,
-        await Client.connect(one.url, name="guest") as guest,
+        await Client.connect(one.url, name="visitor") as guest,
     ):
         code = await host.create_race(variant="spider1", max_players=2, public=True)
         row = f"#open-race-list li[data-code='{code}']"

@@ -22,12 +22,12 @@ tests move it on with theirs.
 from __future__ import annotations
 
 import hashlib
-import ipaddress
 import math
 from collections.abc import Callable
 
 from redis.asyncio import Redis
 
+from ..limits import address_key
 from .guard import as_unavailable
 
 __all__ = [
@@ -35,7 +35,6 @@ __all__ = [
     "SIGNIN_FREE",
     "SIGNIN_MAX_WAIT",
     "AccountLimits",
-    "network",
 ]
 
 SIGNIN_FREE = 5
@@ -58,22 +57,8 @@ return tostring(wait)
 """
 
 
-def network(address: str) -> str:
-    """What an address is counted as: an IPv4 address itself, an IPv6 address's /64
-    network (``2001:db8:1:2::/64``), anything else (no address) as it is."""
-    try:
-        ip = ipaddress.ip_address(address.strip("[]"))
-    except ValueError:
-        return address
-    if isinstance(ip, ipaddress.IPv6Address):
-        if ip.ipv4_mapped is not None:
-            return str(ip.ipv4_mapped)
-        return str(ipaddress.IPv6Network((ip, 64), strict=False))
-    return str(ip)
-
-
 def _signin_key(name_key: str, address: str) -> str:
-    digest = hashlib.sha256(f"{name_key}\n{network(address)}".encode()).hexdigest()[:32]
+    digest = hashlib.sha256(f"{name_key}\n{address_key(address)}".encode()).hexdigest()[:32]
     return f"signin:{digest}"
 
 
@@ -115,7 +100,7 @@ class AccountLimits:
     def _signups_key(self, address: str) -> tuple[str, float]:
         now = self.clock()
         window = int(now // SIGNUPS_WINDOW)
-        return f"signups:{network(address)}:{window}", (window + 1) * SIGNUPS_WINDOW - now
+        return f"signups:{address_key(address)}:{window}", (window + 1) * SIGNUPS_WINDOW - now
 
     async def signup_wait(self, address: str) -> int | None:
         """Seconds before the network of ``address`` may make an account again (its
