@@ -76,13 +76,15 @@ async def test_hello_with_a_session_token_speaks_for_the_account(node: Any) -> N
         assert client.welcome.player == made.body["player"]
         assert client.welcome.name == "Grace"  # the account's name stands
         assert client.welcome.token == token  # the session, not a guest's token
+        assert client.welcome.account == "Grace"
     finally:
         await client.close()
-    guest = await Client.connect(node.url, name="Grace")
+    guest = await Client.connect(node.url, name="Hopper")
     try:
         assert guest.welcome is not None
         assert guest.welcome.player != made.body["player"]
         assert guest.welcome.token.startswith("g1.v1.")
+        assert guest.welcome.account is None
     finally:
         await guest.close()
 

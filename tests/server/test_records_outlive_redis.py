@@ -32,12 +32,12 @@ async def _archived(node: Any, clock: TestClock, code: str) -> None:
     raise AssertionError(f"race {code} was not archived")
 
 
-async def _seen(url: str, name: str) -> tuple[Any, Any]:
-    """The profile of the player named ``name`` and the spider1 humans' ladder, as a
-    client sees them."""
+async def _seen(url: str, player: str) -> tuple[Any, Any]:
+    """The profile of ``player`` (a guest's: by its id) and the spider1 humans' ladder,
+    as a client sees them."""
     c = await Client.connect(url, name="onlooker")
     try:
-        profile = await c.request(p.Profile(req=0, name=name), ("profile_reply", "error"))
+        profile = await c.request(p.Profile(req=0, player=player), ("profile_reply", "error"))
         ladder = await c.request(
             p.RatingLeaderboard(req=0, variant="spider1", pool="humans"),
             ("rating_leaderboard_reply", "error"),
@@ -88,7 +88,7 @@ async def test_records_outlive_redis(redis_server, pg_database, server_node) -> 
     await a.close()
     await b.close()
     await _archived(one.node, clock, code)
-    before, ladder_before = await _seen(one.url, "Outlives")
+    before, ladder_before = await _seen(one.url, player)
     assert [line.code for line in before.races] == [code]
     rating = before.variants[0].rating
     assert before.variants[0].rated == 1 and rating > ladder_before.entries[-1].rating
@@ -104,7 +104,7 @@ async def test_records_outlive_redis(redis_server, pg_database, server_node) -> 
     await asyncio.wait_for(two.node.rebuild.ready.wait(), 60)
     assert await two.node.redis.exists(keys.RATINGS_REBUILT)
 
-    after, ladder_after = await _seen(two.url, "Outlives")
+    after, ladder_after = await _seen(two.url, player)
     assert after.player == player and after.name == "Outlives"
     assert after.variants[0].rating == rating and after.variants[0].rated == 1
     assert _ladder(ladder_after) == _ladder(ladder_before)

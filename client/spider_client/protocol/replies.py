@@ -25,7 +25,9 @@ __all__ = [
 
 @dataclass
 class Welcome:
-    """Reply to ``hello``: who the connection speaks for. Keep ``token`` to resume."""
+    """Reply to ``hello``: who the connection speaks for. Keep ``token`` to resume.
+    ``account``: the account's name when the connection speaks for one (None: a
+    guest)."""
 
     player: str
     name: str
@@ -33,6 +35,7 @@ class Welcome:
     node: str
     server_time: float
     protocol: int = PROTOCOL_VERSION
+    account: str | None = None
     type: Literal["welcome"] = "welcome"
 
 

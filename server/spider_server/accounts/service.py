@@ -13,6 +13,7 @@ nothing::
     ├── Unauthorized               401 unauthorized     no session, or it has ended
     ├── CrossOrigin                403 forbidden        a request from a foreign page
     ├── NameTaken                  409 name_taken       an account holds the name
+    ├── GuestTaken                 409 guest_taken      an account took that guest over
     ├── TooSoon                    429 rate_limited     sign-ins backing off, sign-ups used up
     └── NoAccounts                 503 unavailable      no database, or it does not answer,
                                                         or every hashing slot is busy
@@ -23,7 +24,7 @@ same Argon2 work (:meth:`.passwords.Hasher.verify` against a dummy hash).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -33,7 +34,8 @@ from ..settings import Settings
 from ..store import accounts as rows
 from ..store.account_limits import AccountLimits
 from ..store.archive import ArchiveStore
-from ..tokens import SESSION_PREFIX, Identity, new_player_id, new_session_token
+from ..tokens import SESSION_PREFIX, Identity, kind, new_player_id, new_session_token, verify
+from .guests import Guests
 from .passwords import Busy, Hasher, PasswordRefused, check_password
 
 __all__ = [
@@ -41,6 +43,7 @@ __all__ = [
     "Accounts",
     "BadCredentials",
     "CrossOrigin",
+    "GuestTaken",
     "Malformed",
     "NameNotTaken",
     "NameTaken",
@@ -107,6 +110,10 @@ class NameTaken(AccountError):
     status, code = 409, "name_taken"
 
 
+class GuestTaken(AccountError):
+    status, code = 409, "guest_taken"
+
+
 class TooSoon(AccountError):
     status, code = 429, "rate_limited"
 
@@ -136,12 +143,21 @@ class Accounts:
         hasher: Hasher,
         settings: Settings,
         clock: Callable[[], float],
+        *,
+        secret: bytes | Sequence[bytes] = b"",
+        rated: Callable[[str], Awaitable[object]] | None = None,
     ) -> None:
         self.archive = archive
         self.limits = limits
         self.hasher = hasher
         self.lifetime = float(settings.session_lifetime)
         self.clock = clock
+        self.secret = secret
+        """The guests' token secret: a sign-up's guest token is verified with it."""
+        self.rated = rated
+        """Puts a player's ratings back on the ladders (a guest taken over by a sign-up)."""
+        self.guests = Guests(archive)
+        """The guests' checks at hello (:mod:`.guests`)."""
 
     @classmethod
     def of(
@@ -150,6 +166,9 @@ class Accounts:
         archive: ArchiveStore | None,
         redis: Any,
         clock: Callable[[], float],
+        *,
+        secret: bytes | Sequence[bytes] = b"",
+        rated: Callable[[str], Awaitable[object]] | None = None,
     ) -> Accounts:
         hasher = Hasher(
             time_cost=settings.argon2_time_cost,
@@ -158,7 +177,7 @@ class Accounts:
             concurrency=settings.password_hashing,
         )
         limits = AccountLimits(redis, clock, signups=settings.address_signups)
-        return cls(archive, limits, hasher, settings, clock)
+        return cls(archive, limits, hasher, settings, clock, secret=secret, rated=rated)
 
     def close(self) -> None:
         self.hasher.close()
@@ -182,9 +201,15 @@ class Accounts:
 
     # -- sign-up and sign-in ------------------------------------------------------------
 
-    async def sign_up(self, name: str, password: str, *, address: str, agent: str) -> Signed:
-        """A new account named ``name`` with ``password``, and its first session."""
+    async def sign_up(
+        self, name: str, password: str, *, address: str, agent: str, guest: str | None = None
+    ) -> Signed:
+        """A new account named ``name`` with ``password``, and its first session. With
+        ``guest`` (a guest's token), the account takes that guest's player over: its races,
+        history and ratings are the account's, its ratings go back on the ladders, and the
+        guest's tokens speak for nobody from then on (:mod:`.guests`)."""
         db = self._db()
+        taken = None if guest is None else self._guest_player(guest)
         try:
             checked = check_name(name)
         except NameRefused as e:
@@ -201,6 +226,8 @@ class Accounts:
             )
         if await rows.account_by_key(db, checked.key) is not None:
             raise NameTaken(f"the name {checked.display!r} is taken (or one that looks like it)")
+        if taken is not None and await rows.account_by_player(db, taken) is not None:
+            raise GuestTaken(_GUEST_TAKEN)
         hashed = await self._hash(kept)
         now = self.clock()
         made = await rows.create_account(
@@ -208,15 +235,31 @@ class Accounts:
             name=checked.display,
             key=checked.key,
             password=hashed,
-            player=new_player_id(),
+            player=new_player_id() if taken is None else taken,
             now=now,
+            guest=taken is not None,
         )
         if made is None:  # made meanwhile by another request
+            if taken is not None and await rows.account_by_player(db, taken) is not None:
+                raise GuestTaken(_GUEST_TAKEN)
             raise NameTaken(f"the name {checked.display!r} is taken (or one that looks like it)")
         await self.limits.signed_up(address)
         account = await rows.account_by_key(db, checked.key)
         assert account is not None
+        if taken is not None:
+            self.guests.taken_over(taken)
+            if self.rated is not None:
+                await self.rated(taken)
         return await self._new_session(account, address=address, agent=agent)
+
+    def _guest_player(self, token: str) -> str:
+        """The player of a guest's token (Malformed when it is not a valid one)."""
+        if kind(token) != "guest":
+            raise Malformed("X-Guest-Token: not a guest's token")
+        try:
+            return verify(self.secret, token).player
+        except BadToken as e:
+            raise Malformed(f"X-Guest-Token: {e}") from None
 
     async def _check_password(self, name: str, password: str, *, address: str) -> rows.AccountRow:
         """The account of that name when ``password`` is its password; else
@@ -337,3 +380,6 @@ class Accounts:
         db = self._db()
         await rows.set_password(db, account.id, hashed, self.clock())
         return account, await rows.end_other_sessions(db, account.id, keep)
+
+
+_GUEST_TAKEN = "this guest has an account already: sign in to it"

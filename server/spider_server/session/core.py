@@ -331,8 +331,12 @@ class Session:
             identity = verify(ctx.secret, msg.token)
             if msg.name is not None:
                 identity = Identity(identity.player, display_name(msg.name))
+            if accounts is not None:  # taken over by an account? its name held by one?
+                await accounts.guests.check(identity.player, identity.name)
         else:
             name = display_name(msg.name) if msg.name is not None else None
+            if accounts is not None and name is not None:
+                await accounts.guests.check(None, name)
             try:
                 await self.limit(
                     ("new_player", self.address, "too many new players from your address")
@@ -353,6 +357,7 @@ class Session:
                 token=issue(ctx.secret, identity) if signed is None else signed[1],
                 node=ctx.settings.node,
                 server_time=ctx.clock(),
+                account=identity.name if identity.account else None,
             )
         )
 

@@ -45,17 +45,14 @@ def archive_of(session: Session) -> ArchiveStore | None:
 
 
 async def player_named(session: Session, name: str) -> str | None:
-    """The id of the player of that name who finished a race last: Redis's name index,
-    else the archive's."""
-    found = await session.ctx.store.ratings.player_named(name)
-    archive = archive_of(session)
-    if found is not None or archive is None:
-        return found
-    try:
-        return await archive_players.player_named(archive, name)
-    except Unavailable as e:
-        log.warning("profile by name from Redis alone: %s", e)
+    """The player of the account whose name has the key of ``name`` (a guest is found by
+    its player id only: anyone may go by a guest's name); None when no account has it.
+    Unavailable when the database does not answer."""
+    accounts = session.ctx.accounts
+    if accounts is None:
         return None
+    account = await accounts.guests.holder(name)
+    return None if account is None else account.player
 
 
 async def record_of(session: Session, player: str) -> Record | None:

@@ -23,6 +23,8 @@ __all__ = [
     "AccountRow",
     "SessionRow",
     "account_by_key",
+    "account_by_player",
+    "accounts_of_players",
     "create_account",
     "create_session",
     "end_other_sessions",
@@ -39,12 +41,16 @@ SESSIONS_LISTED = 100
 
 QUERIES: dict[str, str] = {
     "account_insert": (
-        "INSERT INTO accounts (name, name_key, password, player, created_at, password_at) "
-        "VALUES ($1, $2, $3, $4, $5, $5) ON CONFLICT DO NOTHING RETURNING id"
+        "INSERT INTO accounts (name, name_key, password, player, guest_player, created_at, "
+        "password_at) VALUES ($1, $2, $3, $4, $6, $5, $5) ON CONFLICT DO NOTHING RETURNING id"
     ),
     "account_by_key": (
         "SELECT id, name, name_key, password, player, created_at FROM accounts WHERE name_key = $1"
     ),
+    "account_by_player": (
+        "SELECT id, name, name_key, password, player, created_at FROM accounts WHERE player = $1"
+    ),
+    "accounts_of_players": "SELECT player FROM accounts WHERE player = ANY($1::text[])",
     "account_password": "UPDATE accounts SET password = $2, password_at = $3 WHERE id = $1",
     "session_insert": (
         "INSERT INTO sessions (hash, account_id, created_at, last_used_at, address, "
@@ -70,8 +76,10 @@ QUERIES: dict[str, str] = {
 
 _HASH = bytes(32)
 EXAMPLES: dict[str, tuple[Any, ...]] = {
-    "account_insert": ("Ada", "ada", "$argon2id$...", "p0123456789ab", 1.7e9),
+    "account_insert": ("Ada", "ada", "$argon2id$...", "p0123456789ab", 1.7e9, None),
     "account_by_key": ("ada",),
+    "account_by_player": ("p0123456789ab",),
+    "accounts_of_players": (["p0123456789ab", "p0123456789ac"],),
     "account_password": (1, "$argon2id$...", 1.7e9),
     "session_insert": (_HASH, 1, 1.7e9, "127.0.0.1", "curl/8"),
     "session": (_HASH, 1.7e9),
@@ -121,13 +129,24 @@ def _account(row: Any, id_column: str = "id") -> AccountRow:
 
 
 async def create_account(
-    archive: ArchiveStore, *, name: str, key: str, password: str, player: str, now: float
+    archive: ArchiveStore,
+    *,
+    name: str,
+    key: str,
+    password: str,
+    player: str,
+    now: float,
+    guest: bool = False,
 ) -> int | None:
     """A new account's id; None when an account holds that name's key already (or that
-    player id), and nothing was written."""
+    player id), and nothing was written. With ``guest``, ``player`` is a guest's that the
+    account takes over (kept as its ``guest_player`` too)."""
+    taken = player if guest else None
     async with archive.connection() as conn:
         with archive.timed("account_insert"):
-            found = await conn.fetchval(QUERIES["account_insert"], name, key, password, player, now)
+            found = await conn.fetchval(
+                QUERIES["account_insert"], name, key, password, player, now, taken
+            )
     return None if found is None else int(found)
 
 
@@ -136,6 +155,22 @@ async def account_by_key(archive: ArchiveStore, key: str) -> AccountRow | None:
         with archive.timed("account_by_key"):
             row = await conn.fetchrow(QUERIES["account_by_key"], key)
     return None if row is None else _account(row)
+
+
+async def account_by_player(archive: ArchiveStore, player: str) -> AccountRow | None:
+    """The account that races as ``player`` (one it made, or a guest's it took over)."""
+    async with archive.connection() as conn:
+        with archive.timed("account_by_player"):
+            row = await conn.fetchrow(QUERIES["account_by_player"], player)
+    return None if row is None else _account(row)
+
+
+async def accounts_of_players(archive: ArchiveStore, players: list[str]) -> set[str]:
+    """Those of ``players`` that are accounts' (the others are guests)."""
+    async with archive.connection() as conn:
+        with archive.timed("accounts_of_players"):
+            rows = await conn.fetch(QUERIES["accounts_of_players"], players)
+    return {r["player"] for r in rows}
 
 
 async def set_password(archive: ArchiveStore, account: int, password: str, now: float) -> None:

@@ -255,6 +255,25 @@ class RatingStore:
 
     # -- the ladders ------------------------------------------------------------------------
 
+    async def put_on_ladders(self, player: str) -> int:
+        """Put ``player``'s ratings on the ladders of every variant they have a rated race
+        in (their pool's, with the rating shown, as a settlement writes it): a guest taken
+        over by an account. Doing it again changes nothing; how many ladders."""
+        record = (await self.load_records([player])).get(player)
+        if record is None:
+            return 0
+        placed = {
+            keys.ladder(pool_of(record.bot), variant): vr.rating
+            for variant, vr in record.variants.items()
+            if vr.rated
+        }
+        with as_unavailable:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for key, rating in placed.items():
+                    pipe.zadd(key, {player: rating})
+                await pipe.execute()
+        return len(placed)
+
     async def ladder(
         self, pool: str, variant: str, player: str | None, limit: int = 100
     ) -> tuple[list[LadderRow], LadderRow | None]:

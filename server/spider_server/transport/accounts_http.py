@@ -4,7 +4,8 @@ websocket server takes none): credentials come in headers.
 
 ==================================  ======================================================
 ``POST /account/signup``            ``Authorization: Basic base64(name:password)``: a new
-                                    account and its session (201)
+                                    account and its session (201); with ``X-Guest-Token``
+                                    (a guest's token), the account takes that guest over
 ``POST /account/signin``            the same header: a new session of the account
 ``POST /account/signout``           ends this session
 ``POST /account/signout-everywhere`` ends every session of the account
@@ -66,6 +67,14 @@ class Listening(Protocol):
     @property
     def port(self) -> int:
         """The port the node listens on."""
+
+    @property
+    def secret(self) -> bytes:
+        """The guests' token secret (a keyring)."""
+
+    @property
+    def store(self) -> Any:
+        """The node's stores (its ratings put a guest taken over back on the ladders)."""
 
 
 @dataclass
@@ -142,7 +151,14 @@ class AccountRoutes:
                 own += [f"http://localhost:{number}", f"http://127.0.0.1:{number}"]
             return tuple(dict.fromkeys(own))
 
-        accounts = Accounts.of(settings, archive, redis, clock)
+        accounts = Accounts.of(
+            settings,
+            archive,
+            redis,
+            clock,
+            secret=node.secret,
+            rated=node.store.ratings.put_on_ladders,
+        )
         return cls(accounts, origins, lifetime=settings.session_lifetime)
 
     def close(self) -> None:
@@ -221,9 +237,15 @@ class AccountRoutes:
         if path in ("/account/signup", "/account/signin"):
             self._check_origin(headers, required=False)
             name, password = _basic(headers)
-            act = accounts.sign_up if path == "/account/signup" else accounts.sign_in
-            signed = await act(name, password, address=address, agent=agent)
-            return self._signed(201 if path == "/account/signup" else 200, signed)
+            if path == "/account/signin":
+                return self._signed(
+                    200, await accounts.sign_in(name, password, address=address, agent=agent)
+                )
+            guest = _one(headers, "X-Guest-Token")
+            signed = await accounts.sign_up(
+                name, password, address=address, agent=agent, guest=guest
+            )
+            return self._signed(201, signed)
         if path == "/account/password":
             self._check_origin(headers, required=False)
             name, old = _basic(headers)

@@ -1,0 +1,75 @@
+"""What accounts mean to guests, asked at ``hello`` only (never on a move):
+
+- a guest's token whose player an account took over (signed up from that token) speaks
+  for nobody: :class:`~..errors.BadToken`, saying to sign in;
+- a guest may not go by a name whose key (:func:`~..names.check_name`) an account holds:
+  :class:`~..errors.InvalidMessage` ``name: belongs to an account: sign in``.
+
+Each is one indexed query (``accounts.player``, ``accounts.name_key``); a takeover is for
+good, so the players known taken over are remembered (at most :data:`REMEMBERED`). While
+the database does not answer, a guest is let in on both counts (the races go on from
+Redis; a takeover this node knows of is still refused), and the node logs it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+
+from ..errors import BadToken, InvalidMessage, Unavailable
+from ..names import NameRefused, check_name
+from ..store import accounts as rows
+from ..store.archive import ArchiveStore
+
+__all__ = ["REMEMBERED", "Guests"]
+
+log = logging.getLogger(__name__)
+
+REMEMBERED = 10_000
+"""Players taken over by accounts that a node remembers (the most recently seen)."""
+
+
+class Guests:
+    """A node's checks of guests against the accounts (``archive`` None: no accounts, and
+    every guest passes)."""
+
+    def __init__(self, archive: ArchiveStore | None) -> None:
+        self.archive = archive
+        self._taken: OrderedDict[str, None] = OrderedDict()
+
+    def taken_over(self, player: str) -> None:
+        """Remember that an account races as ``player`` now, a guest's no more."""
+        self._taken[player] = None
+        self._taken.move_to_end(player)
+        while len(self._taken) > REMEMBERED:
+            self._taken.popitem(last=False)
+
+    async def check(self, player: str | None, name: str | None) -> None:
+        """Refuse a guest's ``hello``: its token's ``player`` (None: a new guest) taken over
+        by an account, or a ``name`` an account holds (see the module)."""
+        if player is not None and player in self._taken:
+            raise BadToken(_TAKEN)
+        if self.archive is None:
+            return
+        try:
+            if player is not None and await rows.account_by_player(self.archive, player):
+                self.taken_over(player)
+                raise BadToken(_TAKEN)
+            if name is not None and await self.holder(name) is not None:
+                raise InvalidMessage("name: belongs to an account: sign in, or pick another")
+        except Unavailable as e:
+            log.warning("a guest let in unchecked against the accounts: %s", e)
+
+    async def holder(self, name: str) -> rows.AccountRow | None:
+        """The account whose name has the key of ``name`` (None: none, or a name that
+        cannot be one). Unavailable when the database does not answer."""
+        if self.archive is None:
+            return None
+        try:
+            key = check_name(name).key
+        except NameRefused:
+            return None
+        return await rows.account_by_key(self.archive, key)
+
+
+_TAKEN = "this guest's player is an account's now: sign in to the account"
