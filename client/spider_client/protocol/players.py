@@ -33,7 +33,7 @@ __all__ = [
 @dataclass
 class Profile:
     """A player's profile (reply: ``profile_reply``): by ``player`` id, else by ``name``
-    (the player of that name who finished a race most recently), else the asker's own.
+    (the account of that name; a guest is found by its id only), else the asker's own.
     ``before``: the reply's ``next`` of the page before, for the races after it (the
     first page without)."""
 
