@@ -12,23 +12,27 @@
 // actions.js    moves sent, hints     drag.js   pointer input     keys.js   keyboard input
 // words.js      counts, places, moves in words     standings.js  places and news in a race
 // panel.js      panels over the page                howto.js      how to play each variant
+// account.js    sign up, sign in, the account's panel, the lobby's line of who plays
 
 import { $, fill, h } from "./dom.js";
 import "./daily.js";
 import "./end.js";
 import "./game.js";
 import "./keys.js";
-import "./lobby.js";
 import "./profile.js";
 import "./room.js";
 import "./watch.js";
+import { welcomedInLobby } from "./lobby.js";
 import { onMessage, onWelcome, rejoin } from "./race.js";
 import { app, membership, routeCode, session } from "./state.js";
 import { redraw, say, tick } from "./ui.js";
 import { readableReason } from "./words.js";
 
 session.handlers = {
-  onWelcome,
+  onWelcome: (welcome) => {
+    onWelcome(welcome);
+    if (app.screen === "lobby") welcomedInLobby();
+  },
   onMessage,
   onStatus: (s) => {
     const el = $("#conn");

@@ -5,7 +5,7 @@
 import { cardFace, foundationFace } from "./cards.js";
 import { columnLetter, RESERVE } from "./rules.js";
 import { deal, hintMarks, whyNot } from "./actions.js";
-import { $, botMark, fill, fmtTime, h } from "./dom.js";
+import { $, botMark, fill, fmtTime, guestMark, h } from "./dom.js";
 import { selectedCount } from "./moves.js";
 import { app, session, STATUS_TEXT } from "./state.js";
 import { count } from "./words.js";
@@ -209,7 +209,7 @@ export function playerCard(p, total, place = "") {
       "div",
       { class: "head" },
       p.ghost ? h("span", { class: "dot ghost-dot", title: "a ghost: a recorded run" }, "◌") : h("span", { class: "dot", title: p.connected ? "connected" : p.away_since ? `away since ${new Date(p.away_since * 1000).toLocaleTimeString()}` : "away", dataset: { on: p.connected ? "1" : "0" } }),
-      h("span", { class: "name", title: p.name }, p.name, botMark(p), p.player === session.player ? " (you)" : p.ghost ? " (ghost)" : ""),
+      h("span", { class: "name", title: p.name }, p.name, guestMark(p), botMark(p), p.player === session.player ? " (you)" : p.ghost ? " (ghost)" : ""),
       place ? h("span", { class: "place" }, place) : null,
       h("span", { class: "status" }, STATUS_TEXT[p.status] || p.status, p.time ? ` ${fmtTime(p.time)}` : ""),
     ),

@@ -3,7 +3,7 @@
 
 import { store } from "./net.js";
 import { BASES } from "./rules.js";
-import { $, botMark, fill, fmtTime, h } from "./dom.js";
+import { $, botMark, fill, fmtTime, guestMark, h } from "./dom.js";
 import { takeJoined, takeName } from "./race.js";
 import { app, session } from "./state.js";
 import { baseLabel } from "./howto.js";
@@ -98,7 +98,7 @@ export function leaderboardTable(reply, { ghosts = false } = {}) {
             "tr",
             { class: e.player === session.player ? "me" : "", dataset: { player: e.player, rank: String(e.rank) } },
             h("td", {}, String(e.rank)),
-            h("td", {}, profileLink(e.name, e.player, reply.entries), botMark(e), e.player === session.player ? " (you)" : ""),
+            h("td", {}, profileLink(e.name, e.player, reply.entries), guestMark(e), botMark(e), e.player === session.player ? " (you)" : ""),
             h("td", {}, fmtTime(e.time)),
             h("td", {}, String(e.moves)),
             ghosts && e.race && e.player !== session.player ? h("td", {}, h("button", { type: "button", class: "race-run", onclick: () => raceRun(reply.variant, e) }, `Race ${e.name}'s run`)) : null,

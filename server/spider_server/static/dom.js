@@ -59,6 +59,9 @@ const sameNode = (a, b) =>
  * null: a space and a badge that reads "bot" (text, shown by any font: no emoji). `x` is a
  * player's line, a result or a leaderboard entry. */
 export const botMark = (x) => (x?.bot ? [" ", h("span", { class: "bot", title: "a bot: a program plays" }, "bot")] : null);
+/** The mark after the name of a guest (a player without an account: the server's `guest`
+ * on their entry), or null. */
+export const guestMark = (x) => (x?.guest ? h("span", { class: "guest-mark", title: "a guest: anyone may take this name" }, " (guest)") : null);
 /** Replace an element's children (null, undefined and false are left out). */
 export function fill(el, ...children) {
   el.replaceChildren(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));

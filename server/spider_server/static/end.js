@@ -5,7 +5,7 @@
 
 import { fromHex, sha256, toHex } from "./sha256.js";
 import { endLeaderboard, leaderboardTable } from "./daily.js";
-import { $, botMark, fill, fmtTime, h } from "./dom.js";
+import { $, botMark, fill, fmtTime, guestMark, h } from "./dom.js";
 import { takeJoined, toLobby } from "./race.js";
 import { endRatings, profileLink, ratingSlot, rematchPart } from "./profile.js";
 import { PAR_LINE, openReplay, renderReplay } from "./replay.js";
@@ -41,7 +41,7 @@ function renderEnd() {
                 "tr",
                 { class: r.player === session.player ? "me" : "", dataset: { player: r.player, rank: String(r.rank), status: r.status } },
                 h("td", {}, String(r.rank)),
-                h("td", {}, profileLink(r.name, r.player, results), botMark(r), r.ghost ? h("span", { class: "ghost-mark" }, " (ghost)") : null),
+                h("td", {}, profileLink(r.name, r.player, results), guestMark(r), botMark(r), r.ghost ? h("span", { class: "ghost-mark" }, " (ghost)") : null),
                 h("td", {}, STATUS_TEXT[r.status] || r.status),
                 h("td", {}, r.time === null ? "–" : fmtTime(r.time)),
                 h("td", {}, String(r.runs)),

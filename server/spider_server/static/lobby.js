@@ -1,8 +1,9 @@
-// The lobby: the name, a race created (variant, options, time limit, …) or joined by its
+// The lobby: the name (or the account), a race created (variant, options, time limit, …) or joined by its
 // code, the daily deal's panel, and "Your races": the player's races as the server lists
 // them (`my_races`), each with its state and a way to leave it, and the races watched.
 
 import { store } from "./net.js";
+import { accountBar } from "./account.js";
 import { BASES } from "./rules.js";
 import { dailyPanel } from "./daily.js";
 import { lobbyPanels } from "./openraces.js";
@@ -17,7 +18,17 @@ function variantOptions(base) {
   return BASES[base] || [];
 }
 
+let drawnFor = null; // the account the lobby was drawn for ("": a guest)
+
+/** Once welcomed: the lobby drawn again when the page's account changed, else its account
+ * line only. */
+export function welcomedInLobby() {
+  if ((session.account || "") !== drawnFor) renderLobby();
+  else $("#account-bar")?.replaceWith(accountBar());
+}
+
 function renderLobby() {
+  drawnFor = session.account || "";
   app.screen = "lobby";
   document.body.dataset.screen = "lobby";
   renderHeader();
@@ -118,7 +129,7 @@ function renderLobby() {
     h(
       "div",
       { class: "lobby" },
-      h("div", { class: "card-panel intro" }, h("h1", {}, "Race your friends at Spider"), h("div", { class: "row" }, h("label", { for: "name" }, "Your name"), nameInput)),
+      h("div", { class: "card-panel intro" }, h("h1", {}, "Race your friends at Spider"), session.account ? null : h("div", { class: "row" }, h("label", { for: "name" }, "Your name"), nameInput), accountBar()),
       error,
       code ? joinForm : create,
       code ? create : joinForm,
@@ -129,7 +140,7 @@ function renderLobby() {
       h("p", { class: "hint" }, "Everyone in a race plays the same deal. New to Spider? Start with spider1 and read ", h("a", { href: "#", id: "lobby-rules", onclick: (e) => (e.preventDefault(), openHowTo($("#variant")?.value)) }, "how to play"), ". Keys on the board: ", h("kbd", {}, "?"), " shows them."),
     ),
   );
-  (!nameInput.value ? nameInput : code ? $("#join") : $("#create")).focus();
+  (!session.account && !nameInput.value ? nameInput : code ? $("#join") : $("#create")).focus();
 }
 
 async function createRace(form) {

@@ -1,8 +1,9 @@
 // The page's connection to the server: msgpack frames over the websocket at /ws
 // (docs/protocol.md), with the same guarantees as the Python client:
 //
-// - the session token is kept in localStorage, so a reload or a new connection speaks for
-//   the same player;
+// - the guest's token is kept in localStorage, so a reload or a new connection speaks for
+//   the same player; an account's session is the node's HttpOnly cookie, which the page
+//   never sees: the upgrade brings it, and the welcome names the account (`account`);
 // - every action (move, deal, undo, resign) is written to localStorage with its seq before
 //   it is sent, and stays there until the server acks it or refuses it; after a reconnect
 //   or a reload the page rejoins the race (`since` = the last version it saw) and sends the
@@ -84,6 +85,7 @@ export class Session {
     this.joinedAsPlayer = false;
     this.welcomeWaiters = [];
     this.welcomedName = null;
+    this.account = null; // the account's name when the connection speaks for one (welcome)
     this.refusedName = null; // the server's reason when it refused the name said last
     this.moving = false; // moving to the race's URL: requests wait for its welcome
   }
@@ -152,6 +154,12 @@ export class Session {
     this.name = name;
     this.refusedName = null;
     if (name === this.welcomedName) return Promise.resolve();
+    return this.reconnect();
+  }
+
+  /** A new connection now (a sign-in or sign-out: the cookie says who it is); resolves
+   * with its welcome. */
+  reconnect() {
     const welcomed = new Promise((resolve) => this.welcomeWaiters.push(resolve));
     const old = this.ws;
     if (old) {
@@ -249,8 +257,13 @@ export class Session {
         this.backoff = 250;
         this.player = msg.player;
         this.serverOffset = msg.server_time - Date.now() / 1000;
-        store.set("token", msg.token);
-        store.set("name", msg.name);
+        // an account's welcome (by the cookie: an empty token) leaves the guest's token
+        // and name kept for when the page signs out
+        this.account = msg.account || (msg.token === "" || String(msg.token).startsWith("s1.") ? msg.name : null);
+        if (!this.account) {
+          store.set("token", msg.token);
+          store.set("name", msg.name);
+        }
         this.welcomedName = msg.name;
         this.handlers.onStatus?.("connected");
         for (const resolve of this.welcomeWaiters.splice(0)) resolve(msg);

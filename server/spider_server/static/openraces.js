@@ -61,7 +61,7 @@ function drawList() {
             "li",
             { "data-code": r.code, "data-free": String(Math.max(0, r.max_players - r.players)) },
             h("a", { href: `/r/${r.code}`, onclick: (e) => (e.preventDefault(), joinOpen(r.code)) }, r.code),
-            ` ${r.variant} · ${r.players}/${r.max_players} players · ${Math.round(r.time_limit / 60)} min${kinds(r)} · by ${r.creator_name}`,
+            ` ${r.variant} · ${r.players}/${r.max_players} players · ${Math.round(r.time_limit / 60)} min${kinds(r)} · by ${r.creator_name}${r.creator_guest ? " (guest)" : ""}`,
             r.creator_rating != null ? ` (${ratingText(Math.round(r.creator_rating), r.creator_provisional)})` : "",
           ),
         )

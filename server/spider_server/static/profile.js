@@ -56,7 +56,7 @@ function renderProfile() {
 
 function profileBody(r) {
   return [
-    h("h1", { id: "profile-name" }, r.name, h("span", { class: "muted" }, ` #${r.tag}`), r.bot ? h("span", { class: "badge" }, "bot") : null),
+    h("h1", { id: "profile-name" }, r.name, h("span", { class: "muted" }, ` #${r.tag}`), r.guest ? h("span", { class: "guest-mark" }, " (guest)") : null, r.bot ? h("span", { class: "badge" }, "bot") : null),
     h(
       "table",
       { id: "profile-variants" },

@@ -134,6 +134,7 @@ export function onMessage(msg) {
 
 /** Speak under the name in the lobby's field; false (and the lobby says so) when empty. */
 export async function takeName() {
+  if (session.account) return true; // an account plays under its own name
   const name = $("#name")?.value.trim();
   if (!name) {
     app.lobbyError = "Pick a name first.";

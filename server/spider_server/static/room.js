@@ -2,7 +2,7 @@
 // countdown.
 
 import { store } from "./net.js";
-import { $, botMark, fill, h, morph } from "./dom.js";
+import { $, botMark, fill, guestMark, h, morph } from "./dom.js";
 import { toLobby } from "./race.js";
 import { app, describeRace, me, remember, session } from "./state.js";
 import { provide, say, tick } from "./ui.js";
@@ -19,7 +19,7 @@ function renderRoom() {
     h(
       "li",
       { class: `player ${p.ready ? "ready" : ""}`, dataset: { player: p.player } },
-      h("span", { class: "name" }, p.name, botMark(p), p.player === session.player ? " (you)" : p.ghost ? " (ghost)" : ""),
+      h("span", { class: "name" }, p.name, guestMark(p), botMark(p), p.player === session.player ? " (you)" : p.ghost ? " (ghost)" : ""),
       h("span", { class: "state" }, p.ghost ? "a recorded run" : p.ready ? "✓ ready" : "not ready"),
       p.connected || p.ghost ? null : h("span", { class: "away" }, "away"),
     ),
