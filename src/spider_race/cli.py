@@ -13,12 +13,18 @@ from collections.abc import Sequence
 from importlib import metadata
 from typing import Any
 
-from .credentials import DEFAULT_URL
+from .account_command import add_account_parser
+from .credentials import DEFAULT_URL, TOKEN_ENV
 
 __all__ = ["main", "build_parser", "play_app", "version"]
 
 DISTRIBUTION = "spider-race"
 URL_HELP = f"the server's websocket URL (default {DEFAULT_URL})"
+CREDENTIALS_HELP = (
+    "where your player's token (a guest's, or your account's session) is kept, per server "
+    "(default: $SPIDER_RACE_CREDENTIALS, else $XDG_CONFIG_HOME/spider-race/credentials.json "
+    f"or ~/.config/spider-race/credentials.json); ${TOKEN_ENV} overrides it"
+)
 
 
 def version() -> str:
@@ -145,7 +151,17 @@ def build_parser() -> argparse.ArgumentParser:
         "careless plays greedy but makes a random move one time in two; random "
         "plays random moves (default greedy)",
     )
-    p.add_argument("--name", default=None, help="the bot's name (default: STRATEGY bot)")
+    p.add_argument(
+        "--name",
+        default=None,
+        help="the bot's name (default: STRATEGY bot; signed in, the account's name)",
+    )
+    p.add_argument("--credentials", default=None, metavar="FILE", help=CREDENTIALS_HELP)
+    p.add_argument(
+        "--guest",
+        action="store_true",
+        help="play as a new guest even when signed in (spider-race account login)",
+    )
     p.add_argument(
         "--max-moves",
         type=int,
@@ -165,18 +181,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="your name in the race (default: the stored player's, else your login)",
     )
-    p.add_argument(
-        "--credentials",
-        default=None,
-        metavar="FILE",
-        help="where your player's token is kept, per server, so that you come back as the "
-        "same player (default: $SPIDER_RACE_CREDENTIALS, else "
-        "$XDG_CONFIG_HOME/spider-race/credentials.json or ~/.config/spider-race/credentials.json)",
-    )
+    p.add_argument("--credentials", default=None, metavar="FILE", help=CREDENTIALS_HELP)
 
     p = sub.add_parser("watch", help="watch a race in the terminal as a spectator")
     p.add_argument("code", help="the race's code")
     p.add_argument("--url", default=DEFAULT_URL, help=URL_HELP)
+    p.add_argument("--credentials", default=None, metavar="FILE", help=CREDENTIALS_HELP)
+
+    add_account_parser(sub, url_help=URL_HELP, credentials_help=CREDENTIALS_HELP)
 
     p = sub.add_parser("profile", help="print a player's profile: races, wins, rating, last races")
     p.add_argument("who", nargs="?", default=None, help="a player's name or id (default: yours)")
@@ -368,15 +380,17 @@ def build_parser() -> argparse.ArgumentParser:
 def play_app(args: argparse.Namespace) -> Any:
     """The terminal UI ``play`` runs (a :class:`~spider_race.tui.RaceApp`): the lobby, or
     race ``args.code``, as the player stored in the credentials file for ``args.url``
-    (:mod:`spider_race.credentials`). Needs textual (ImportError without it)."""
-    from .credentials import Credentials
+    (:mod:`spider_race.credentials`), or as the token of the environment's
+    ``SPIDER_RACE_TOKEN`` (then nothing is stored). Needs textual (ImportError without it)."""
+    from .credentials import Credentials, token_from_environment
     from .tui import RaceApp
 
+    code = args.code.strip().upper() if args.code else None
+    token = token_from_environment()
+    if token is not None:  # the environment's player, and nothing stored
+        return RaceApp(url=args.url, name=args.name, code=code, client_options={"token": token})
     return RaceApp(
-        url=args.url,
-        name=args.name,
-        code=args.code.strip().upper() if args.code else None,
-        credentials=Credentials(args.credentials),
+        url=args.url, name=args.name, code=code, credentials=Credentials(args.credentials)
     )
 
 
@@ -419,6 +433,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_export(args)
     if command == "play":
         return _play(args)
+    if command == "account":
+        from .account_command import run_account
+
+        return run_account(args)
     if command in ("bot", "watch", "demo"):
         from .client_commands import run as run_client
 

@@ -30,6 +30,7 @@ from spider_client import protocol as p
 from spider_client.events import Disconnected, Reconnected
 from spider_client.strategies import RANDOM_MAX_MOVES
 
+from .credentials import token_for
 from .quick_bot import run_quick_bot
 from .words import error_text, plural
 
@@ -39,10 +40,16 @@ __all__ = ["run", "run_bot", "run_demo", "local_server", "format_event", "format
 def run(args: argparse.Namespace) -> int:
     """Run the command ``args.command`` (``bot``, ``play``, ``watch`` or ``demo``)."""
     if args.command == "bot":
+        token = None if args.guest else token_for(args.url, args.credentials)
         if args.quick is not None:
             return _run_async(
                 run_quick_bot(
-                    args.url, args.quick, strategy=args.strategy, name=args.name, games=args.games
+                    args.url,
+                    args.quick,
+                    strategy=args.strategy,
+                    name=args.name,
+                    games=args.games,
+                    token=token,
                 )
             )
         if args.code is None:
@@ -55,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
                 strategy=args.strategy,
                 name=args.name,
                 max_moves=args.max_moves,
+                token=token,
             )
         )
     if args.command in ("play", "watch"):
@@ -107,7 +115,11 @@ def _run_tui(args: argparse.Namespace) -> int:
         )
         return 1
     if args.command == "watch":
-        app = RaceApp(url=args.url, code=args.code.upper(), role="spectator")
+        token = token_for(args.url, args.credentials)
+        options = {"token": token} if token is not None else {}
+        app = RaceApp(
+            url=args.url, code=args.code.upper(), role="spectator", client_options=options
+        )
     else:
         code = args.code.upper() if args.code else None
         app = RaceApp(url=args.url, name=args.name, code=code)
@@ -125,14 +137,17 @@ async def run_bot(
     strategy: str = "greedy",
     name: str | None = None,
     max_moves: int | None = None,
+    token: str | None = None,
     out: TextIO | None = None,
 ) -> int:
     """Join race ``code`` at ``url`` as a player (saying it is a bot) and play it with a
     ``strategy`` bot (``random`` resigns after ``max_moves`` moves, by default
-    :data:`~spider_client.strategies.RANDOM_MAX_MOVES`); print the result. Returns the
-    exit status."""
+    :data:`~spider_client.strategies.RANDOM_MAX_MOVES`); print the result. ``token``: the
+    player it plays as (an account's session: the account's name stands), else a new
+    guest named ``name``. Returns the exit status."""
     out = out or sys.stdout
-    async with await Client.connect(url, name=name or f"{strategy} bot", bot=True) as client:
+    hello = name or f"{strategy} bot"
+    async with await Client.connect(url, name=hello, token=token, bot=True) as client:
         await client.join(code.upper())
         race = await play_race(client, make_bot(strategy, max_moves=max_moves), until="game")
         me = client.me

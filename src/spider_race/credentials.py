@@ -1,6 +1,8 @@
-"""The player's stored credentials: the guest session token ``spider-race play`` comes back
-with, one per server URL, so that a player who quit a running race can rejoin it as the
-same player (``play CODE``, or the lobby's unfinished races).
+"""The player's stored credentials, one per server URL: the guest token ``spider-race play``
+comes back with, so that a player who quit a running race can rejoin it as the same player
+(``play CODE``, or the lobby's unfinished races), or in its place the session token of an
+account (``spider-race account login``), which ``play``, ``bot`` and ``watch`` then speak
+for. :data:`TOKEN_ENV` in the environment overrides the file for every command.
 
 The file is JSON, readable by its owner alone (mode 0600, in a directory of mode 0700 when
 it makes one)::
@@ -23,13 +25,52 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DEFAULT_URL", "ENV", "Credentials", "StoredPlayer", "default_path"]
+__all__ = [
+    "DEFAULT_URL",
+    "ENV",
+    "SESSION_PREFIX",
+    "TOKEN_ENV",
+    "Credentials",
+    "StoredPlayer",
+    "default_path",
+    "token_for",
+    "token_from_environment",
+]
 
 DEFAULT_URL = "ws://127.0.0.1:8765/ws"
 """The server the commands speak to unless told another (``--url``)."""
 
 ENV = "SPIDER_RACE_CREDENTIALS"
 """The environment variable naming the credentials file (``--credentials`` wins over it)."""
+
+TOKEN_ENV = "SPIDER_RACE_TOKEN"
+"""The environment variable holding a token (an account's session, or a guest's) that every
+command speaks with in place of the one stored in the file."""
+
+SESSION_PREFIX = "s1."
+"""How an account's session token begins (a guest's begins ``g1.``, or has no prefix)."""
+
+
+def token_from_environment(environ: dict[str, str] | None = None) -> str | None:
+    """:data:`TOKEN_ENV`'s token, or None when it is unset or blank."""
+    env = os.environ if environ is None else environ
+    token = env.get(TOKEN_ENV, "").strip()
+    return token or None
+
+
+def token_for(
+    url: str, path: str | os.PathLike[str] | None = None, *, guests: bool = False
+) -> str | None:
+    """The token a command speaks with at ``url``: :data:`TOKEN_ENV`'s, else the session
+    stored for ``url`` in the credentials file at ``path`` (a guest's token too with
+    ``guests``), else None (a new guest)."""
+    token = token_from_environment()
+    if token is not None:
+        return token
+    stored = Credentials(path).get(url)
+    if stored is None or not (stored.account or guests):
+        return None
+    return stored.token
 
 
 def default_path(environ: dict[str, str] | None = None) -> Path:
@@ -47,11 +88,16 @@ def default_path(environ: dict[str, str] | None = None) -> Path:
 
 @dataclass(frozen=True)
 class StoredPlayer:
-    """The player stored for one server: their session token, id and name."""
+    """The player stored for one server: their token, id and name."""
 
     token: str
     player: str | None = None
     name: str | None = None
+
+    @property
+    def account(self) -> bool:
+        """Whether the token is an account's session (else a guest's)."""
+        return self.token.startswith(SESSION_PREFIX)
 
 
 class Credentials:
