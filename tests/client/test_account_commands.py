@@ -210,7 +210,7 @@ async def test_the_environment_token_overrides_the_file(node: Any, tmp_path: Pat
     assert stored(empty) == {} and token == stored(files)[node.url]["token"]  # files untouched
 
 
-async def test_register_over_a_stored_guest_keeps_the_session(node: Any, tmp_path: Path) -> None:
+async def test_register_over_a_stored_guest_takes_it_over(node: Any, tmp_path: Path) -> None:
     files = tmp_path / "credentials.json"
     async with await Client.connect(node.url, name="visitor") as guest:
         assert guest.token is not None and not guest.token.startswith("s1.")
@@ -219,8 +219,10 @@ async def test_register_over_a_stored_guest_keeps_the_session(node: Any, tmp_pat
             "token": guest.token, "player": player, "name": "visitor"}}}))  # fmt: skip
     done = await account(node, files, "register", "Ada", "--password-stdin", stdin=PASSWORD)
     assert done.status == 0, done
+    assert "your guest player's races and ratings are the account's now" in done.out
     entry = stored(files)[node.url]
     assert entry["token"].startswith("s1.") and entry["name"] == "Ada"
+    assert entry["player"] == player  # the account took the guest over
     me = await call(node, "GET", "/account/me", bearer(entry["token"]))
     assert me.status == 200 and me.body["player"] == entry["player"]
 

@@ -78,6 +78,9 @@ CASES: dict[str, Case] = {
         },
         {"rematch_wait": 1},
     ),
+    "signin.py": Case(
+        {r"hello as Ada, player \w+, the session kept: True": 1}, {"argon2_time_cost": 1}
+    ),
     "mirror.py": Case(
         {
             r"\d+ frames: \{.*'finished': 1.*\}": 1,
@@ -139,7 +142,7 @@ def check(program: str, output: str) -> None:
 
 def test_every_python_block_is_a_program_run_here() -> None:
     found = programs()
-    assert len(found) >= len(CASES) == 7
+    assert len(found) >= len(CASES) == 8
     assert sorted(found) == sorted(CASES)
     for name, source in found.items():
         assert "asyncio.run(main(sys.argv[1]" in source, f"{name} takes no URL"
@@ -149,7 +152,7 @@ def test_every_python_block_is_a_program_run_here() -> None:
     assert all(fences[0::2]) and not any(fences[1::2])
 
 
-@pytest.mark.parametrize("program", sorted(CASES))
+@pytest.mark.parametrize("program", sorted(set(CASES) - {"signin.py"}))
 async def test_the_program_runs_to_its_end(
     program: str, redis_server: Any, server_node: Any, tmp_path: Path
 ) -> None:
@@ -190,3 +193,19 @@ async def test_the_turnup_bot_joins_a_race_by_its_code(
     assert not any(line.startswith("race ") for line in lines)  # it made no race of its own
     assert re.fullmatch(rf"turn-up bot: {STATUS}, \d+ runs in \d+ moves", lines[0])
     assert sorted(line.split()[1] for line in lines[1:]) == ["host", "turn-up"]
+
+
+async def test_the_signin_program_speaks_for_the_account(
+    pg_database: Any, redis_server: Any, server_node: Any, tmp_path: Path, monkeypatch: Any
+) -> None:
+    from tests.server.account_helpers import ACCOUNT_SETTINGS, basic, call
+
+    settings = {**FAST, **ACCOUNT_SETTINGS, **CASES["signin.py"].settings}
+    node = await server_node(redis_server.url, database_url=pg_database.url, **settings)
+    password = "correct horse battery staple"
+    made = await call(node, "POST", "/account/signup", basic("Ada", password))
+    assert made.status == 201, made
+    monkeypatch.setenv("SPIDER_RACE_PASSWORD", password)
+    output = await run("signin.py", tmp_path, node.url, "Ada")
+    check("signin.py", output)
+    assert f"player {made.body['player']}," in output
