@@ -48,7 +48,7 @@ def add_account_parser(sub: Any, *, url_help: str, credentials_help: str) -> Non
     p = sub.add_parser(
         "account",
         help="an account: register, login, logout, whoami, sessions, password",
-        description=__doc__.split("\n\n")[1],
+        description=__doc__.split("\n\n")[1].replace("``", ""),
         epilog=EPILOG,
         formatter_class=formatter,
     )
