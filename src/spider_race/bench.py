@@ -163,6 +163,10 @@ def run(args: argparse.Namespace) -> int:
         if args.seconds is None:
             args.seconds = 10.0
         return run_nodes(args)
+    if args.what == "signin":
+        from .bench_signin import run as bench_signin
+
+        return bench_signin(args)
     if args.what == "archive":
         from .bench_archive import run as bench_archive
 

@@ -223,13 +223,14 @@ def build_parser() -> argparse.ArgumentParser:
         "what",
         choices=[
             "engine", "server", "solver", "hint", "par", "affinity", "capacity", "versus",
-            "archive",
+            "archive", "signin",
         ],
         help="what to measure: engine, server, solver, hint, par, affinity (pub/sub per "
         "move with and without race affinity), capacity (costs on a 3-shard cluster), "
-        "versus (this tree's server against a reference commit's, in turns) or archive "
+        "versus (this tree's server against a reference commit's, in turns), archive "
         "(finished races written to PostgreSQL, and the node's CPU per move with the "
-        "archive off and on)",
+        "archive off and on) or signin (the CPU of a sign-in with the node's Argon2 "
+        "parameters, SPIDER_RACE_ARGON2_*)",
     )  # fmt: skip
     p.add_argument(
         "--archive-races",
@@ -265,6 +266,34 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="R",
         help="archive: moves a second of each pair of finishers, both players' (default 200; "
         "0: each move as soon as the last is acked)",
+    )
+    p.add_argument(
+        "--accounts",
+        type=int,
+        default=20,
+        metavar="N",
+        help="signin: accounts made, each from its own address (default 20)",
+    )
+    p.add_argument(
+        "--signins",
+        type=int,
+        default=80,
+        metavar="N",
+        help="signin: sign-ins measured, then as many with a wrong password (default 80)",
+    )
+    p.add_argument(
+        "--hashes",
+        type=int,
+        default=10,
+        metavar="N",
+        help="signin: hashings and checks timed in this process (default 10)",
+    )
+    p.add_argument(
+        "--clients",
+        type=int,
+        default=4,
+        metavar="N",
+        help="signin: requests at once (default 4, the node's hashings at once by default)",
     )
     p.add_argument(
         "--reference",

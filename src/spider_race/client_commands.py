@@ -256,7 +256,7 @@ def demo_bots(count: int) -> list[tuple[str, str]]:
         name = DEMO_NAMES[i % len(DEMO_NAMES)] + (
             f" {i // len(DEMO_NAMES) + 1}" if i >= len(DEMO_NAMES) else ""
         )
-        bots.append((f"{name} ({strategy})", strategy))
+        bots.append((f"{name} {strategy}", strategy))  # a name has no brackets
     return bots
 
 

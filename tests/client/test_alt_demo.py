@@ -79,6 +79,6 @@ async def test_a_failing_bot_resigns_and_the_demo_still_ends(
     assert status == 1
     ranking = out[out.index("rank  player") :].splitlines()[1:]
     assert len(ranking) == BOTS
-    failed = [line for line in ranking if "(random)" in line]
+    failed = [line for line in ranking if " random " in line]
     assert len(failed) == 1 and " resigned " in failed[0]
-    assert "Brian (random): the bot failed (RuntimeError('no idea'))" in capsys.readouterr().err
+    assert "Brian random: the bot failed (RuntimeError('no idea'))" in capsys.readouterr().err

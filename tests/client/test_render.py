@@ -295,7 +295,7 @@ def test_counts_agree_with_their_words() -> None:
 
 
 def test_names_have_the_room_they_need() -> None:
-    long = "Charles (greedy)"
+    long = "Charles greedy"
     longest = "A name of thirty-two characters!"
     race = _running_race(
         "spider1",
@@ -328,7 +328,7 @@ def test_the_move_being_picked_has_a_line_of_its_own() -> None:
 
 
 def test_spectators_boards_go_side_by_side_when_they_fit() -> None:
-    names = ["Ada (greedy)", "Brian (random)", "Charles (greedy)"]
+    names = ["Ada greedy", "Brian random", "Charles greedy"]
     boards = [(n, Board.deal("spider1", str(i)).view()) for i, n in enumerate(names)]
     wide = tile_boards(boards, width=116).plain.splitlines()
     assert all(n in wide[0] for n in names)  # one row: every name on the first line

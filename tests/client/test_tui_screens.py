@@ -177,7 +177,7 @@ async def test_the_lobby_creates_spider1_by_default(node: Any) -> None:
 
 
 async def _race_of_three(url: str) -> tuple[list[Client], str]:
-    names = ["Ada (greedy)", "Brian (greedy)", "Charles (greedy)"]
+    names = ["Ada greedy", "Brian greedy", "Charles greedy"]
     clients = [await Client.connect(url, name=n) for n in names]
     code = await clients[0].create_race(
         variant="spider1", seed="watch", countdown=0, live_boards=True, max_players=3
@@ -201,7 +201,7 @@ async def test_watch_lays_boards_side_by_side_with_names_whole(node: Any) -> Non
         await pilot.pause(0.2)
         players = text_of(app, "#players")
         for c in clients:
-            assert c.me is not None and c.me.name in players  # "Charles (greedy)" whole
+            assert c.me is not None and c.me.name in players  # "Charles greedy" whole
         lines = text_of(app, "#boards").splitlines()
         assert all(c.me.name in lines[0] for c in clients if c.me)  # one row of three
         side = app.screen.query_one("#side", ScrollableContainer)

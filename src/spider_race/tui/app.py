@@ -195,7 +195,7 @@ class RaceApp(App[int]):
                 await client.close()
             elif self.stored is not None and "token" not in options:
                 options["token"] = self.stored.token
-            name = self.player_name if self.role == "player" else f"{self.player_name} (watching)"
+            name = self.player_name  # a spectator is shown as one by the race, not its name
             try:
                 self.client = await Client.connect(self.url, name=name, **options)
             except BadToken as e:
