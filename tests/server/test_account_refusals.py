@@ -22,7 +22,7 @@ def clock() -> TestClock:
 
 
 @pytest.fixture
-async def node(server_node: Any, redis_server: Any, pg_database: Any, clock: TestClock) -> Any:
+async def node(pg_database: Any, server_node: Any, redis_server: Any, clock: TestClock) -> Any:
     return await server_node(
         redis_server.url, database_url=pg_database.url, clock=clock, address_signups=2,
         **ACCOUNT_SETTINGS,

@@ -19,7 +19,7 @@ PASSWORD = "correct horse battery staple"
 
 
 @pytest.fixture
-async def node(server_node: Any, redis_server: Any, pg_database: Any) -> Any:
+async def node(pg_database: Any, server_node: Any, redis_server: Any) -> Any:
     return await server_node(redis_server.url, database_url=pg_database.url, **ACCOUNT_SETTINGS)
 
 
