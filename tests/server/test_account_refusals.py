@@ -204,3 +204,40 @@ def test_tokens_told_apart_by_their_prefix() -> None:
     assert kind("a1.abc") == "api"
     assert kind("g1.v1.abc.def") == "guest"
     assert kind("v1.abc.def") == "guest"
+
+
+async def test_a_hundred_sign_ups_from_one_address_across_two_nodes(
+    pg_database: Any, server_node: Any, redis_server: Any, clock: TestClock
+) -> None:
+    """The issue's attack: 100 sign-ups from one address, alternating between two nodes of
+    one deployment (one Valkey, one database): the hour's limit holds whichever node each
+    reaches, every refusal a clear 429 with its wait, and no refused one leaves a row."""
+    nodes = [
+        await server_node(
+            redis_server.url,
+            database_url=pg_database.url,
+            clock=clock,
+            address_signups=5,
+            **ACCOUNT_SETTINGS,
+        )  # fmt: skip
+        for _ in range(2)
+    ]
+    answers = []
+    for i in range(100):
+        answers.append(
+            await call(nodes[i % 2], "POST", "/account/signup", basic(f"Racer{i}", PASSWORD))
+        )
+    made = [a for a in answers if a.status == 201]
+    refused = [a for a in answers if a.status != 201]
+    assert len(made) == 5 and answers[:5] == made  # the first five, on both nodes
+    assert all(a.status == 429 and a.error == "rate_limited" for a in refused), refused[:3]
+    for a in refused:  # the message says why and when, as the header does
+        wait = int(a.headers["Retry-After"])
+        assert 1 <= wait <= 3600
+        assert a.body["message"] == (
+            f"too many accounts made from your address: try again in {wait} s"
+        )
+    assert {id(nodes[i % 2]) for i, a in enumerate(answers) if a.status == 429} == {
+        id(n) for n in nodes
+    }  # both nodes refused
+    assert await count_rows(nodes[0]) == (5, 5)
