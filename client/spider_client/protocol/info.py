@@ -27,6 +27,9 @@ class Result:
     """The player said ``bot`` in their hello."""
     ghost: bool = False
     """A ghost's line: ranked with the players, never rated nor on a leaderboard."""
+    guest: bool = False
+    """A guest's line: a player without an account (a server that keeps accounts says
+    so; a ghost, and an account's bot, are not guests)."""
 
 
 @dataclass
@@ -73,6 +76,9 @@ class PlayerInfo:
     ghost: bool = False
     """A ghost: a recorded run of a finished game on the same deal, replayed on the
     race's clock as it was recorded (its progress only, like any player's)."""
+    guest: bool = False
+    """A guest: a player without an account, whose name anyone may take (said by a
+    server that keeps accounts only; never a ghost, nor an account's bot)."""
     idle_at: float | None = None
     """While the player's game is on in the running race: the server time by which they
     must act (move, deal or undo) or be out as ``idle`` (their last action, or the start,

@@ -76,6 +76,8 @@ class OpenRace:
     """Spectators see the boards while the race runs."""
     humans_only: bool = False
     """Players whose hello said ``bot`` may not join."""
+    creator_guest: bool = False
+    """The creator is a guest (no account: anyone may take the name)."""
 
     @property
     def free(self) -> int:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
+from collections.abc import Collection
 
 from ..errors import BadToken, InvalidMessage, Unavailable
 from ..names import NameRefused, check_name
@@ -59,6 +60,24 @@ class Guests:
                 raise InvalidMessage("name: belongs to an account: sign in, or pick another")
         except Unavailable as e:
             log.warning("a guest let in unchecked against the accounts: %s", e)
+
+    @property
+    def kept(self) -> bool:
+        """Whether the server keeps accounts (has a database): only then is a player
+        without one a guest on the wire (``guest``)."""
+        return self.archive is not None
+
+    async def signed_up(self, players: Collection[str]) -> set[str]:
+        """Those of ``players`` that are accounts' now (guests who signed up since, for a
+        rematch's new race); empty while the database does not answer (each keeps the
+        mark it had)."""
+        if self.archive is None or not players:
+            return set()
+        try:
+            return await rows.accounts_of_players(self.archive, list(players))
+        except Unavailable as e:
+            log.warning("guests' sign-ups not looked up: %s", e)
+            return set()
 
     async def holder(self, name: str) -> rows.AccountRow | None:
         """The account whose name has the key of ``name`` (None: none, or a name that

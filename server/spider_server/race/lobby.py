@@ -42,6 +42,7 @@ def listing(race: Race, *, deleted: bool = False) -> OpenRace | None:
         rated=o.rated,
         live_boards=o.live_boards,
         humans_only=o.humans_only,
+        creator_guest=creator.guest,
     )
 
 
@@ -52,9 +53,10 @@ def matched_race(
     players: list[tuple[str, str]],
     now: float,
     bots: Collection[str] = (),
+    guests: Collection[str] = (),
 ) -> RaceChange:
     """A new open race with every matched ``(player, name)`` in it, in that order (those
-    in ``bots`` as bots), none ready yet: a player confirms their seat by joining it
+    in ``bots`` as bots, those in ``guests`` as guests), none ready yet: a player confirms their seat by joining it
     (:func:`~.matches.confirm_seat`), and it counts down (``options.countdown`` seconds)
     once all did. Commit it as new."""
     assert len(players) >= 1
@@ -66,10 +68,11 @@ def matched_race(
         name=first[1],
         now=now,
         bot=first[0] in bots,
+        guest=first[0] in guests,
     )
     race, events = change.race, list(change.events)
     for player, name in others:
-        joined = join(race, player, name, now, bot=player in bots)
+        joined = join(race, player, name, now, bot=player in bots, guest=player in guests)
         assert joined is not None
         race = joined.race
         events += joined.events

@@ -124,6 +124,9 @@ class Entry:
     person)."""
     ghost: bool = False
     """A recorded run replayed on the race's clock (:mod:`.ghosts`), not a live player."""
+    guest: bool = False
+    """The player had no account when they joined (a guest's connection, on a server that
+    keeps accounts); kept as it was for the race even if the guest signs up later."""
     dodged: bool = False
     """Left the quick-match race before its start past the free dodges (:mod:`.matches`):
     ``left`` from the start, ranked below every player who raced (rules.md §7a)."""
@@ -153,6 +156,7 @@ class Entry:
             hints=self.hints,
             bot=self.bot,
             ghost=self.ghost,
+            guest=self.guest,
         )
 
 
@@ -317,5 +321,6 @@ def entry_of(entry: Entry, game: Game) -> Entry:
         undo_only_since=game.undo_only_since,
         bot=entry.bot,
         ghost=entry.ghost,
+        guest=entry.guest,
         dodged=entry.dodged,
     )

@@ -13,6 +13,7 @@ the other deletes its new race).
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import replace
 
 from spider_client.protocol import RematchOffer
@@ -59,12 +60,19 @@ def rematch_due(race: Race, now: float) -> bool:
 
 
 def rematch_race(
-    race: Race, code: str, now: float, *, seed: str | None = None, preparing: bool = False
+    race: Race,
+    code: str,
+    now: float,
+    *,
+    seed: str | None = None,
+    preparing: bool = False,
+    accounts: Collection[str] = (),
 ) -> RaceChange:
     """The new race of ``race``'s rematch, with join code ``code``: the same options, a
     fresh secret seed, the players who accepted (in the order they accepted), each ready:
     its countdown starts at once (a winnable race: dealt ``seed``, or ``preparing`` until a
-    proven one comes). For :meth:`~..store.CommitLink.commit` with ``new``."""
+    proven one comes). A player is a guest in it as in ``race``, unless in ``accounts``
+    (guests who signed up since). For :meth:`~..store.CommitLink.commit` with ``new``."""
     assert race.rematch is not None
     accepted = [p for p in race.rematch.accepted if p in race.players]
     first = race.players[accepted[0]]
@@ -77,11 +85,14 @@ def rematch_race(
         seed=seed,
         preparing=preparing,
         bot=first.bot,
+        guest=first.guest and first.player not in accounts,
     )
     events: list[tuple[Audience, object]] = list(change.events)
     new = change.race
     for pid in accepted[1:]:
-        step = join(new, pid, race.players[pid].name, now, bot=race.players[pid].bot)
+        entry = race.players[pid]
+        guest = entry.guest and pid not in accounts
+        step = join(new, pid, entry.name, now, bot=entry.bot, guest=guest)
         assert step is not None
         new, events = step.race, events + step.events
     for pid in accepted:

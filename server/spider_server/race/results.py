@@ -72,6 +72,7 @@ def rank(entries: Iterable[Entry]) -> list[Result]:
             hints=e.hints,
             bot=e.bot,
             ghost=e.ghost,
+            guest=e.guest,
         )
         for rank_now, e in zip(ranks, ordered, strict=True)
     ]

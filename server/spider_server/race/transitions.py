@@ -60,9 +60,10 @@ def create_race(
     salt: str | None = None,
     preparing: bool = False,
     bot: bool = False,
+    guest: bool = False,
 ) -> RaceChange:
     """A new open race whose creator is its first player (not ready; ``bot`` when their
-    hello said so); with ``preparing``, without a deal until :func:`prepare` gives it one.
+    hello said so, ``guest`` when they have no account); with ``preparing``, without a deal until :func:`prepare` gives it one.
     HumansOnly for a bot creating a ``humans_only`` race."""
     seed = new_seed() if seed is None else seed
     salt = new_salt() if salt is None else salt
@@ -80,13 +81,16 @@ def create_race(
         commitment=commitment(seed, salt) if not preparing else "",
         preparing=preparing,
     )
-    change = join(race, creator, name, now, bot=bot)
+    change = join(race, creator, name, now, bot=bot, guest=guest)
     assert change is not None
     return change
 
 
-def join(race: Race, player: str, name: str, now: float, *, bot: bool = False) -> RaceChange | None:
-    """Add a player to an open race (``bot``: their hello said so); None when they are in
+def join(
+    race: Race, player: str, name: str, now: float, *, bot: bool = False, guest: bool = False
+) -> RaceChange | None:
+    """Add a player to an open race (``bot``: their hello said so; ``guest``: they have no
+    account); None when they are in
     it already (a rejoin). HumansOnly for a bot in a ``humans_only`` race, WrongState
     unless open, RaceFull at the maximum."""
     if player in race.players:
@@ -103,6 +107,7 @@ def join(race: Race, player: str, name: str, now: float, *, bot: bool = False) -
         order=race.next_order,
         deals_left=len(find_variant(race.options.variant).stock_deals),
         bot=bot,
+        guest=guest,
     )
     new = replace(race, players={**race.players, player: entry}, next_order=race.next_order + 1)
     event = PlayerJoined(race=race.code, version=0, player=entry.info())

@@ -94,6 +94,8 @@ class Waiter:
     """The rating read when the player queued (kept when queued again)."""
     bot: bool = False
     """The player's hello said ``bot`` (their entry in the race says so)."""
+    guest: bool = False
+    """The player has no account (their entry in the race says so)."""
     matched_seen: float | None = None
     """When the node first saw this waiter's entry matched without being told (monotonic)."""
     address: str = ""
@@ -166,6 +168,7 @@ class Lobby:
         since: float | None = None,
         rating: float | None = None,
         address: str = "",
+        guest: bool = False,
     ) -> Queued:
         """Queue the connection's player (out of any other queue), from client ``address``,
         with ``rating`` (by default read now, :attr:`rating_of`), waiting from ``since`` (by
@@ -199,13 +202,23 @@ class Lobby:
             rating=rating,
             bot=bot,
             address=address,
+            guest=guest,
         )
         for other in [w for w in self.waiters.values() if w.player == session.player]:
             self.waiters.pop(other.session.id, None)  # one queue at a time, the latest
         self.waiters[session.id] = waiter
         expiry = self.clock() + self.alive_ttl
         result = await self.store.lobby.queue_match(
-            session.player, session.id, pool, rating, name, expiry, since, bot=bot, address=address
+            session.player,
+            session.id,
+            pool,
+            rating,
+            name,
+            expiry,
+            since,
+            bot=bot,
+            address=address,
+            guest=guest,
         )
         queued = Queued(req=0, variant=variant, pool=pool, wait=self.settings.match_wait)
         if result == "ok":
@@ -375,6 +388,7 @@ class Lobby:
             players=[(m.player, m.name) for m in group],
             now=now,
             bots={m.player for m in group if m.bot},
+            guests={m.player for m in group if m.guest},
         )
         waited = [round(now - m.since, 3) for m in group]
         # remembered before the race exists: a node that dies in between leaves a code in
@@ -439,4 +453,5 @@ class Lobby:
                 since=waiter.queued_at,
                 rating=waiter.rating,
                 address=waiter.address,
+                guest=waiter.guest,
             )

@@ -145,6 +145,9 @@ class Session:
         self.identity: Identity | None = None
         self.bot = False
         """The hello said ``bot``: the player joins races as a bot."""
+        self.guest = False
+        """The player has no account (its hello had no session) on a server that keeps
+        accounts: it joins races as a guest (``guest`` on its entries)."""
         self.subs: dict[str, Subscription] = {}
         self.bucket = TokenBucket(s.rate, s.burst)
         self.strikes = 0
@@ -348,6 +351,7 @@ class Session:
             identity = Identity(player, name or f"player-{player[1:5]}")
         self.identity = replace(identity, bot=msg.bot)
         self.bot = msg.bot
+        self.guest = accounts is not None and accounts.guests.kept and not identity.account
         self.state = State.READY
         self.out.together = msg.together
         self.send_msg(

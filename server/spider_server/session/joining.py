@@ -110,10 +110,12 @@ async def _join_as_player(session: Session, msg: Join, code: str, race: Race) ->
     if msg.role == "player" and session.player not in race.players:
         assert session.identity is not None
         await session.check_race_limit()
-        name, bot = session.identity.name, session.bot
+        name, bot, guest = session.identity.name, session.bot, session.guest
         attempt = await ctx.changes.race(
             code,
-            lambda r: rules.join(_found(r, code), session.player, name, ctx.clock(), bot=bot),
+            lambda r: rules.join(
+                _found(r, code), session.player, name, ctx.clock(), bot=bot, guest=guest
+            ),
             known=race,
         )
         race = _found(attempt.loaded, code)

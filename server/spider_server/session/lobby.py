@@ -54,6 +54,7 @@ async def quick_match(session: Session, msg: QuickMatch) -> None:
         bots=session.identity.bot or msg.with_bots,
         bot=session.identity.bot,
         address=session.address,
+        guest=session.guest,
     )
     queued.req = msg.req
     session.send_msg(queued)

@@ -243,9 +243,13 @@ async def make_rematch(session: Session, code: str) -> str | None:
         the old one looked at again)."""
         seed = await ctx.seeds.take(race.options.variant) if race.options.winnable else None
         preparing = race.options.winnable and seed is None
+        guests = [e.player for e in race.players.values() if e.guest]
+        signed = set() if ctx.accounts is None else await ctx.accounts.guests.signed_up(guests)
         now = ctx.clock()
         new, committed = await changes.create(
-            lambda c: rules.rematch_race(race, c, now, seed=seed, preparing=preparing)
+            lambda c: rules.rematch_race(
+                race, c, now, seed=seed, preparing=preparing, accounts=signed
+            )
         )
         try:
             await changes.commit(rules.rematch_made(race, new.race.code))

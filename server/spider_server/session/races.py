@@ -138,6 +138,7 @@ async def _new_race(
             seed=seed,
             preparing=preparing,
             bot=session.bot,
+            guest=session.guest,
         )
         if ghosts:
             rules.add_ghosts(change, ghosts)

@@ -122,9 +122,9 @@ was written, longer than a finished race lives).
                                           changes, "<code>|" when it leaves the list
     {match}:q:<pool>              zset    player -> time queued: a quick-match queue (pool
                                           ``<variant>:<undo u|n>:<humans|bots>``)
-    {match}:who                   hash    player -> "<pool>\t<conn>\t<rating>\t<b|h>\t<since>\t
+    {match}:who                   hash    player -> "<pool>\t<conn>\t<rating>\t<b|h>[g]\t<since>\t
                                           <address>\t<name>" while queued (bot or human,
-                                          queued since, from address), "matched\t<code>\t
+                                          g: a guest, queued since, from address), "matched\t<code>\t
                                           <time>\t<conn>" once matched, until delivered (one
                                           entry: one queue)
     {match}:alive                 zset    player -> expiry: renewed by the player's node while

@@ -46,25 +46,32 @@ class Member(NamedTuple):
     """When they queued (the server's clock; NaN when the entry did not say)."""
     address: str = ""
     """The client address they queued from ('' when the entry did not say)."""
+    guest: bool = False
+    """They have no account (a guest on a server that keeps accounts)."""
 
 
 Group = list[Member]
 """A group taken from a queue, in seat order."""
 
 
-def _entry_name(name: str, bot: bool, since: float, address: str) -> str:
-    """The last field of a queue entry: the bot flag, the time the player queued, the
-    client address they queued from and the name, tab-separated (the queue's script keeps
-    that field as it is, the name's tabs too, and hands it back in the groups it takes)."""
-    return f"{'b' if bot else 'h'}\t{since!r}\t{address}\t{name}"
+def _entry_name(name: str, bot: bool, since: float, address: str, guest: bool = False) -> str:
+    """The last field of a queue entry: the kind (``b`` a bot, ``h`` a human, followed by
+    ``g`` for a guest), the time the player queued, the client address they queued from
+    and the name, tab-separated (the queue's script keeps that field as it is, the name's
+    tabs too, and hands it back in the groups it takes)."""
+    kind = ("b" if bot else "h") + ("g" if guest else "")
+    return f"{kind}\t{since!r}\t{address}\t{name}"
+
+
+_KINDS = ("b", "h", "bg", "hg")
 
 
 def _member(player: str, conn: str, field: str) -> Member:
     parts = field.split("\t", 3)
-    if len(parts) == 4 and parts[0] in ("b", "h"):
+    if len(parts) == 4 and parts[0] in _KINDS:
         with contextlib.suppress(ValueError):
-            bot, since = parts[0] == "b", float(parts[1])
-            return Member(player, conn, parts[3], bot, since, parts[2])
+            bot, guest, since = parts[0][0] == "b", parts[0].endswith("g"), float(parts[1])
+            return Member(player, conn, parts[3], bot, since, parts[2], guest)
     return Member(player, conn, field, False, math.nan)
 
 
@@ -129,11 +136,12 @@ class LobbyStore:
         *,
         bot: bool = False,
         address: str = "",
+        guest: bool = False,
     ) -> str:
         """Queue the player in ``pool`` (out of any other), waiting since ``since``, from
-        client ``address``: ``ok``, ``matched`` when a match of theirs waits to be told
+        client ``address`` (``guest``: without an account): ``ok``, ``matched`` when a match of theirs waits to be told
         (nothing changed), ``busy`` when the queue moved under every try."""
-        entry = f"{pool}\t{conn}\t{rating!r}\t{_entry_name(name, bot, since, address)}"
+        entry = f"{pool}\t{conn}\t{rating!r}\t{_entry_name(name, bot, since, address, guest)}"
         old = await self.match_entry(player)
         script = self._lobby_script(QUEUE_MATCH)
         expected = ["" if old is None else old[0]]
