@@ -19,12 +19,15 @@ def test_tokens_round_trip_and_refuse_tampering() -> None:
     secret = b"s3cret"
     token = issue(secret, Identity("p0123456789ab", "Zoë"))
     assert verify(secret, token) == Identity("p0123456789ab", "Zoë")
-    head, payload, sig = token.split(".")
+    prefix, head, payload, sig = token.split(".")  # a guest's: g1.v1.<payload>.<sig>
+    assert prefix == "g1"
     for bad in (
-        f"{head}.{payload}x.{sig}",
-        f"{head}.{payload}.{sig[::-1]}",
-        f"v2.{payload}.{sig}",
-        f"{head}.{payload}",
+        f"{prefix}.{head}.{payload}x.{sig}",
+        f"{prefix}.{head}.{payload}.{sig[::-1]}",
+        f"{prefix}.v2.{payload}.{sig}",
+        f"{prefix}.{head}.{payload}",
+        f"{head}.{payload}x.{sig}",  # without the prefix, as tokens were before it
+        f"s1.{head}.{payload}.{sig}",  # a guest's token passed off as a session's
         "",
         "..",
     ):
