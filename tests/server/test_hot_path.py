@@ -168,6 +168,7 @@ def test_a_players_entry_after_an_action_keeps_every_other_field() -> None:
         "moves": 4, "turned_up": 2, "runs": 1, "deals_left": 3, "score": 496, "time": None,
         "hints": 2, "suited": 7, "raised_at": 3.25, "away_since": 1000.5, "bot": True, "ghost": True,
         "undo_only_since": None, "away_total": 12.5, "idle_at": 1180.0, "dodged": True,
+        "guest": True,
     }  # fmt: skip
     assert {f.name for f in dataclasses.fields(Entry)} == set(values)
     entry = Entry(**values)
@@ -183,3 +184,19 @@ def test_a_players_entry_after_an_action_keeps_every_other_field() -> None:
     assert _entry_of(entry, game) == dataclasses.replace(
         entry, **{name: getattr(game, name) for name in counts}
     )
+
+
+def test_an_entry_kept_in_redis_reads_back_the_same_with_or_without_its_flags() -> None:
+    """The seldom-set flags are left out of the stored entry while False (a move writes its
+    player's entry): read back, the entry is the same, flags set or not."""
+    import dataclasses
+
+    from spider_server.race import Entry
+    from spider_server.store.codec import RARE_FLAGS, entry_bytes, entry_from
+
+    plain = Entry(player="p1", name="ada", order=1)
+    flagged = dataclasses.replace(plain, **dict.fromkeys(RARE_FLAGS, True))
+    for entry in (plain, flagged):
+        assert entry_from(entry_bytes(entry)) == entry
+    assert len(entry_bytes(plain)) < len(entry_bytes(flagged))
+    assert all(name.encode() not in entry_bytes(plain) for name in RARE_FLAGS)

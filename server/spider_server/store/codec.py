@@ -6,7 +6,7 @@ from typing import Any
 
 import msgpack
 
-from spider_client.protocol import ParInfo, Result, pack
+from spider_client.protocol import ParInfo, Result, fields_of, pack
 
 from ..race import Entry, Final, Game, Race, RaceOptions, RaceState, RematchState
 
@@ -50,8 +50,17 @@ def pack_payload(obj: Any) -> bytes:
     return bytes(msgpack.packb(obj, use_bin_type=False))
 
 
+RARE_FLAGS = ("bot", "ghost", "guest", "dodged")
+"""An entry's flags that are seldom set: kept in Redis only when set (their default, False,
+is what :func:`entry_from` gives a missing one), since a move writes its player's entry."""
+
+
 def entry_bytes(entry: Entry) -> bytes:
-    return pack(entry)
+    stored = fields_of(entry)
+    for name in RARE_FLAGS:
+        if stored[name] is False:
+            del stored[name]
+    return pack(stored)
 
 
 def entry_from(data: bytes) -> Entry:
