@@ -150,7 +150,12 @@ class Player:
 
     async def expect_board(self, board: Board, moves: int) -> None:
         """The page shows exactly the server's view of ``board`` after ``moves`` actions:
-        the view the server acked, and the cards drawn."""
+        the view the server acked, and the cards drawn, with no action of the page's still
+        waiting for its ack (after a reload the page may show the server's view from its
+        join while the action it kept is resent: until its ack it takes no other)."""
+        await self.page.wait_for_function(
+            "() => window.spiderRace && !window.spiderRace.session.busy()", timeout=PAGE_WAIT_MS
+        )
         await self.wait_moves(moves)
         shown = await self.page.evaluate(SHOWN)  # one look: the same frame for all three
         view = board.view_text()
