@@ -21,27 +21,19 @@ import sys
 import urllib.error
 import urllib.request
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+
+from .account_http import http_base
 
 __all__ = ["record_url", "run_export"]
 
 TIMEOUT = 30.0
 """Seconds the server has to answer."""
 
-_SCHEMES = {"ws": "http", "wss": "https", "http": "http", "https": "https"}
-
 
 def record_url(url: str, code: str) -> str:
     """The record's HTTP address for the server of websocket URL ``url``; ValueError for a
     URL that is no server's."""
-    parts = urlsplit(url)
-    scheme = _SCHEMES.get(parts.scheme)
-    if scheme is None or not parts.netloc:
-        raise ValueError(f"{url!r} is not a server's URL (such as ws://127.0.0.1:8765/ws)")
-    path = parts.path.rstrip("/")
-    if path.endswith("/ws"):
-        path = path[: -len("/ws")]
-    return urlunsplit((scheme, parts.netloc, f"{path}/races/{code}.json", "", ""))
+    return f"{http_base(url)}/races/{code}.json"
 
 
 def _fail(message: str, status: int) -> int:
