@@ -241,3 +241,25 @@ async def test_a_hundred_sign_ups_from_one_address_across_two_nodes(
         id(n) for n in nodes
     }  # both nodes refused
     assert await count_rows(nodes[0]) == (5, 5)
+
+
+async def test_an_account_keeps_at_most_its_sessions_limit(node: Any, clock: TestClock) -> None:
+    """Signing in again and again fills no table: past SESSIONS_KEPT sessions a sign-in ends
+    the least recently used one, never the new one (the clock standing still: every session
+    made at the same time)."""
+    from spider_server.store.accounts import SESSIONS_KEPT
+
+    made = await call(node, "POST", "/account/signup", basic("Ada", PASSWORD))
+    first = made.body["token"]
+    tokens = [first]
+    for _ in range(SESSIONS_KEPT + 4):
+        signed = await call(node, "POST", "/account/signin", basic("Ada", PASSWORD))
+        assert signed.status == 200, signed
+        tokens.append(signed.body["token"])
+        # the session just made always answers
+        assert (await call(node, "GET", "/account/me", bearer(tokens[-1]))).status == 200
+    assert await count_rows(node) == (1, SESSIONS_KEPT)
+    clock.move(1)
+    newest = await call(node, "POST", "/account/signin", basic("Ada", PASSWORD))
+    assert await count_rows(node) == (1, SESSIONS_KEPT)
+    assert (await call(node, "GET", "/account/me", bearer(newest.body["token"]))).status == 200

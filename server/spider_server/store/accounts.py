@@ -38,6 +38,9 @@ __all__ = [
 
 SESSIONS_LISTED = 100
 """The most sessions of an account listed (the most recently used first)."""
+SESSIONS_KEPT = SESSIONS_LISTED
+"""The most sessions an account keeps: a new one past them ends the least recently used
+(so that signing in again and again fills no table)."""
 
 QUERIES: dict[str, str] = {
     "account_insert": (
@@ -67,6 +70,10 @@ QUERIES: dict[str, str] = {
     "session_end": "DELETE FROM sessions WHERE hash = $1",
     "sessions_end_others": "DELETE FROM sessions WHERE account_id = $1 AND hash <> $2",
     "sessions_expired": "DELETE FROM sessions WHERE account_id = $1 AND last_used_at <= $2",
+    "sessions_over": (
+        "DELETE FROM sessions WHERE hash IN (SELECT hash FROM sessions WHERE account_id = $1 "
+        "AND hash <> $3 ORDER BY last_used_at DESC, created_at DESC OFFSET $2)"
+    ),
     "sessions_of": (
         "SELECT hash, created_at, last_used_at, address, user_agent FROM sessions "
         "WHERE account_id = $1 AND last_used_at > $2 ORDER BY last_used_at DESC LIMIT $3"
@@ -87,6 +94,7 @@ EXAMPLES: dict[str, tuple[Any, ...]] = {
     "session_end": (_HASH,),
     "sessions_end_others": (1, _HASH),
     "sessions_expired": (1, 1.7e9),
+    "sessions_over": (1, SESSIONS_KEPT - 1, _HASH),
     "sessions_of": (1, 1.7e9, SESSIONS_LISTED),
 }
 """Parameters each query of :data:`QUERIES` can be run with."""
@@ -191,12 +199,16 @@ async def create_session(
     expired_before: float,
 ) -> None:
     """Keep a new session of ``account`` (by its token's hash), and drop the account's
-    sessions unused since ``expired_before``, in one transaction."""
+    sessions unused since ``expired_before`` and those past the newest
+    :data:`SESSIONS_KEPT`, in one transaction."""
     async with archive.connection() as conn, conn.transaction():
         with archive.timed("sessions_expired"):
             await conn.execute(QUERIES["sessions_expired"], account, expired_before)
         with archive.timed("session_insert"):
             await conn.execute(QUERIES["session_insert"], hashed, account, now, address, user_agent)
+        with archive.timed("sessions_over"):
+            # the others past the newest ones (never the new one, whatever the ties)
+            await conn.execute(QUERIES["sessions_over"], account, SESSIONS_KEPT - 1, hashed)
 
 
 async def session(
