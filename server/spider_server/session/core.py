@@ -338,15 +338,15 @@ class Session:
                 await accounts.guests.check(identity.player, identity.name)
         else:
             name = display_name(msg.name) if msg.name is not None else None
-            if accounts is not None and name is not None:
-                await accounts.guests.check(None, name)
-            try:
+            try:  # before the database is asked: a flood of hellos stops at the limit
                 await self.limit(
                     ("new_player", self.address, "too many new players from your address")
                 )
             except RateLimited as e:
                 self._refuse_new_player(e)
                 return
+            if accounts is not None and name is not None:
+                await accounts.guests.check(None, name)
             player = new_player_id()
             identity = Identity(player, name or f"player-{player[1:5]}")
         self.identity = replace(identity, bot=msg.bot)
