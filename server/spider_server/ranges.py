@@ -60,6 +60,7 @@ RANGES: dict[str, Range] = {
     "snapshot_cache": Range(0, 1 << 40),
     "address_connections": Range(1, 1_000_000),
     "address_new_players": Range(1, 1_000_000),
+    "address_returns": Range(1, 1_000_000),
     "address_creations": Range(1, 1_000_000),
     "player_creations": Range(1, 1_000_000),
     "player_open_races": Range(1, 1000),

@@ -144,6 +144,10 @@ class Settings:
     """Hellos without a token (each makes a new player) a minute from one address; past
     it the hello gets ``rate_limited`` and the connection is closed with 1013 and the
     seconds to wait (docs/server.md, "Limits")."""
+    address_returns: int = 120
+    """Hellos with a token or a session cookie (each asks the database, on a server that
+    keeps accounts) a minute from one address; past it the hello gets ``rate_limited``
+    and the connection is closed with 1013 and the seconds to wait."""
     address_creations: int = 30
     """Races created a minute from one address (``rate_limited`` past it)."""
     player_creations: int = 10

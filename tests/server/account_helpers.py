@@ -71,3 +71,19 @@ async def count_rows(node: Any) -> tuple[int, int]:
         accounts = await conn.fetchval("SELECT count(*) FROM accounts")
         sessions = await conn.fetchval("SELECT count(*) FROM sessions")
     return int(accounts), int(sessions)
+
+
+ACCOUNT_PASSWORD = "correct horse battery staple"
+
+
+async def account_token(
+    node: Any, name: str, *, address: str = "198.51.100.7", password: str = ACCOUNT_PASSWORD
+) -> str:
+    """A session token of a new account named ``name``, signed up on ``node`` (a node that
+    keeps accounts): what a client says hello with to race as that account (rated races
+    are for accounts)."""
+    answer = await call(node, "POST", "/account/signup", basic(name, password), address=address)
+    assert answer.status == 201, answer
+    token: str = answer.body["token"]
+    assert token.startswith("s1.")
+    return token

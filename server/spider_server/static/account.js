@@ -12,7 +12,7 @@ import { app, session } from "./state.js";
 import { redraw } from "./ui.js";
 
 export const PASSWORD_RULES = "At least 8 characters; the most common passwords are refused.";
-export const ACCOUNT_GIVES = "An account gives you a name nobody else can take, ratings and ladders, and your history kept.";
+export const ACCOUNT_GIVES = "An account gives you a name nobody else can take, rated races, a place on the ladders and the daily leaderboards, and your history kept.";
 
 /** Base64 of text's UTF-8. */
 const b64 = (text) => btoa(Array.from(new TextEncoder().encode(text), (b) => String.fromCharCode(b)).join(""));

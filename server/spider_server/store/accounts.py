@@ -12,9 +12,11 @@ deleted when its account next signs in.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..race.ratings import Record
 from .archive import ArchiveStore
 
 __all__ = [
@@ -29,6 +31,7 @@ __all__ = [
     "create_session",
     "end_other_sessions",
     "end_session",
+    "ranked_records",
     "session",
     "sessions_of",
     "set_password",
@@ -179,6 +182,20 @@ async def accounts_of_players(archive: ArchiveStore, players: list[str]) -> set[
         with archive.timed("accounts_of_players"):
             rows = await conn.fetch(QUERIES["accounts_of_players"], players)
     return {r["player"] for r in rows}
+
+
+def ranked_records(
+    archive: ArchiveStore,
+) -> Callable[[list[str]], Awaitable[tuple[dict[str, Record], set[str]]]]:
+    """What reads players' archived records for the ratings cache: their newest records
+    (:meth:`~.archive.ArchiveStore.records`) and which of them are accounts' (their
+    ratings stand on the ladders; a guest's do not)."""
+
+    async def read(players: list[str]) -> tuple[dict[str, Record], set[str]]:
+        found = await archive.records(players)
+        return found, await accounts_of_players(archive, list(found)) if found else set()
+
+    return read
 
 
 async def set_password(archive: ArchiveStore, account: int, password: str, now: float) -> None:
