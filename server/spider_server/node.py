@@ -326,7 +326,7 @@ class Node:
         await bounded(self.hub.close())
         await bounded(self.store.aclose())
         await bounded(self.archiver.close())
-        self.account_routes.close()
+        await bounded(self.account_routes.aclose())
         for client in (self.redis, self._health):
             await bounded(client.aclose())
 

@@ -54,6 +54,12 @@ FILL = [
     """INSERT INTO sessions (hash, account_id, created_at, last_used_at, address, user_agent)
         SELECT sha256((a.id * 10 + k)::text::bytea), a.id, 1.7e9, 1.7e9 + k, '127.0.0.1', 'x'
         FROM accounts a, generate_series(1, 3) AS k""",
+    # one account in two with a verified address, each with two passkeys
+    """UPDATE accounts SET email = name || '@example.org', email_key = name_key || '@example.org',
+        email_at = 1.7e9 WHERE id % 2 = 0""",
+    """INSERT INTO passkeys (id, account_id, public_key, sign_count, name, created_at)
+        SELECT sha256((a.id * 10 + k)::text::bytea), a.id, '\\xa5'::bytea, 0, 'key', 1.7e9 + k
+        FROM accounts a, generate_series(1, 2) AS k""",
 ]
 
 

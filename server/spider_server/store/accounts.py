@@ -26,6 +26,7 @@ __all__ = [
     "SessionRow",
     "account_by_key",
     "account_by_player",
+    "account_row",
     "accounts_of_players",
     "create_account",
     "create_session",
@@ -108,8 +109,8 @@ class AccountRow:
     id: int
     name: str
     name_key: str
-    password: str
-    """The password's Argon2id hash."""
+    password: str | None
+    """The password's Argon2id hash (None: the account signs in with passkeys only)."""
     player: str
     created_at: float
 
@@ -128,7 +129,8 @@ def token_hash(token: str) -> bytes:
     return hashlib.sha256(token.encode("utf-8")).digest()
 
 
-def _account(row: Any, id_column: str = "id") -> AccountRow:
+def account_row(row: Any, id_column: str = "id") -> AccountRow:
+    """The account of a row that has its columns (its id in ``id_column``)."""
     return AccountRow(
         id=int(row[id_column]),
         name=row["name"],
@@ -144,7 +146,7 @@ async def create_account(
     *,
     name: str,
     key: str,
-    password: str,
+    password: str | None,
     player: str,
     now: float,
     guest: bool = False,
@@ -165,7 +167,7 @@ async def account_by_key(archive: ArchiveStore, key: str) -> AccountRow | None:
     async with archive.connection() as conn:
         with archive.timed("account_by_key"):
             row = await conn.fetchrow(QUERIES["account_by_key"], key)
-    return None if row is None else _account(row)
+    return None if row is None else account_row(row)
 
 
 async def account_by_player(archive: ArchiveStore, player: str) -> AccountRow | None:
@@ -173,7 +175,7 @@ async def account_by_player(archive: ArchiveStore, player: str) -> AccountRow | 
     async with archive.connection() as conn:
         with archive.timed("account_by_player"):
             row = await conn.fetchrow(QUERIES["account_by_player"], player)
-    return None if row is None else _account(row)
+    return None if row is None else account_row(row)
 
 
 async def accounts_of_players(archive: ArchiveStore, players: list[str]) -> set[str]:
@@ -238,7 +240,7 @@ async def session(
             row = await conn.fetchrow(QUERIES["session"], hashed, since)
     if row is None:
         return None
-    return _account(row, "account_id"), float(row["last_used_at"])
+    return account_row(row, "account_id"), float(row["last_used_at"])
 
 
 async def touch_session(archive: ArchiveStore, hashed: bytes, now: float) -> None:

@@ -25,10 +25,7 @@ sign-in or password change that says its ``Origin`` too. Errors are JSON ``{"err
 
 from __future__ import annotations
 
-import base64
-import binascii
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..accounts import (
@@ -39,9 +36,16 @@ from ..accounts import (
     Signed,
     Unauthorized,
 )
+from ..accounts.emails import Emails
+from ..accounts.mail import Mailer, sender_of
+from ..accounts.passkeys import Passkeys, page_origin
 from ..accounts.service import COOKIE, cookie_session
 from ..errors import Unavailable
 from ..settings import Settings, parse_origins
+from ..store import emails as email_rows
+from ..store.account_links import AccountLinks
+from .account_headers import MAX_HEADER, Headers, Reply, b64_text, basic, one
+from .account_keys_http import KEY_ROUTES, KeyRoutes
 
 __all__ = ["ROUTES", "AccountRoutes", "Reply"]
 
@@ -53,14 +57,9 @@ ROUTES = {
     "/account/sessions": "GET",
     "/account/password": "POST",
     "/account/me": "GET",
+    **KEY_ROUTES,
 }
 """Each route and its one method (HEAD too for a GET)."""
-MAX_HEADER = 6000
-"""The longest ``Authorization``, ``X-New-Password`` or ``Cookie`` looked at."""
-
-
-class Headers(Protocol):
-    def get_all(self, key: str) -> list[str]: ...
 
 
 class Listening(Protocol):
@@ -77,56 +76,23 @@ class Listening(Protocol):
         """The node's stores (its ratings put a guest taken over back on the ladders)."""
 
 
-@dataclass
-class Reply:
-    """An answer: status, JSON body, and headers by keyword (``set_cookie``, ...)."""
-
-    status: int
-    body: dict[str, Any]
-    headers: dict[str, str] = field(default_factory=dict)
-
-
-def _one(headers: Headers, name: str, *, limit: int = MAX_HEADER) -> str | None:
-    values = headers.get_all(name)
-    if len(values) > 1:
-        raise Malformed(f"more than one {name} header")
-    if not values:
-        return None
-    if len(values[0]) > limit:
-        raise Malformed(f"the {name} header is too long (at most {limit} characters)")
-    return values[0]
-
-
-def _b64_text(text: str, what: str) -> str:
-    try:
-        return base64.b64decode(text.strip(), validate=True).decode("utf-8")
-    except (binascii.Error, ValueError):
-        raise Malformed(f"{what}: not base64 of UTF-8 text") from None
-
-
-def _basic(headers: Headers) -> tuple[str, str]:
-    value = _one(headers, "Authorization")
-    if value is None:
-        raise Malformed("give the name and password as Authorization: Basic base64(name:password)")
-    scheme, _, credentials = value.partition(" ")
-    if scheme.lower() != "basic" or not credentials:
-        raise Malformed("Authorization: Basic base64(name:password) is expected")
-    name, sep, password = _b64_text(credentials, "Authorization").partition(":")
-    if not sep or not name:
-        raise Malformed("Authorization: Basic base64(name:password), with the colon")
-    return name, password
-
-
 class AccountRoutes:
     """The routes of one node: its :class:`~..accounts.Accounts`; ``origins`` gives the
     public origins; ``lifetime`` is the cookie's Max-Age."""
 
     def __init__(
-        self, accounts: Accounts, origins: Callable[[], tuple[str, ...]], *, lifetime: int
+        self,
+        accounts: Accounts,
+        origins: Callable[[], tuple[str, ...]],
+        *,
+        lifetime: int,
+        keys: KeyRoutes,
     ) -> None:
         self.accounts = accounts
         self.origins = origins
         self.lifetime = lifetime
+        self.keys = keys
+        """The routes of passkeys and e-mail (:mod:`.account_keys_http`)."""
 
     @classmethod
     def of(
@@ -159,10 +125,26 @@ class AccountRoutes:
             secret=node.secret,
             rated=node.store.ratings.put_on_ladders,
         )
-        return cls(accounts, origins, lifetime=settings.session_lifetime)
+        links = AccountLinks(
+            redis, clock, mails_to=settings.email_mails, mails_from=settings.address_mails
+        )
+        def origin() -> str:
+            return page_origin(origins())
 
-    def close(self) -> None:
+        mailer = None
+        if settings.smtp_url:
+            mailer = Mailer(settings.smtp_url, lambda: sender_of(settings.smtp_from, origin()))
+
+        emails = Emails(accounts, links, mailer, origin, lifetime=settings.mail_link_lifetime)
+        passkeys = Passkeys(accounts, links, origins, lifetime=settings.passkey_challenge_lifetime)
+        keys = KeyRoutes(passkeys, emails)
+        return cls(accounts, origins, lifetime=settings.session_lifetime, keys=keys)
+
+    async def aclose(self) -> None:
+        """Stop hashing passwords; wait a moment for the mails under way."""
         self.accounts.close()
+        if self.keys.emails.mailer is not None:
+            await self.keys.emails.mailer.close()
 
     # -- the websocket upgrade --------------------------------------------------------------
 
@@ -189,6 +171,9 @@ class AccountRoutes:
             text = f"{path} takes {allowed} only"
             return Reply(405, {"error": "method", "message": text}, {"allow": allowed})
         try:
+            if path in KEY_ROUTES:
+                agent = one(headers, "User-Agent", limit=MAX_HEADER) or ""
+                return await self.keys.route(self, path, headers, address, agent)
             return await self._route(path, headers, address)
         except AccountError as e:
             return self._error(e)
@@ -199,70 +184,78 @@ class AccountRoutes:
         extra = {} if e.retry_after is None else {"retry_after": str(e.retry_after)}
         return Reply(e.status, {"error": e.code, "message": str(e)}, extra)
 
-    def _check_origin(self, headers: Headers, *, required: bool) -> None:
-        origin = _one(headers, "Origin", limit=300)
+    def check_origin(self, headers: Headers, *, required: bool) -> None:
+        origin = one(headers, "Origin", limit=300)
         if origin is None and not required:
             return
         if origin is None or origin.rstrip("/").lower() not in self.origins():
             raise CrossOrigin("this request must come from the game's own page (Origin)")
 
-    async def _current(self, headers: Headers, *, post: bool) -> Signed:
+    async def current(self, headers: Headers, *, post: bool) -> Signed:
         """The session the request acts for: a Bearer token's, else the cookie's (and then,
         for a POST, only from a public origin)."""
-        value = _one(headers, "Authorization")
+        value = one(headers, "Authorization")
         if value is not None:
             scheme, _, token = value.partition(" ")
             if scheme.lower() != "bearer" or not token:
                 raise Malformed("Authorization: Bearer <session token> is expected")
             return await self.accounts.session(token.strip())
-        found = cookie_session(_one(headers, "Cookie"))
+        found = cookie_session(one(headers, "Cookie"))
         if found is None:
             raise Unauthorized("sign in first (no session cookie nor Bearer token)")
         if post:
-            self._check_origin(headers, required=True)
+            self.check_origin(headers, required=True)
         return await self.accounts.session(found)
 
     def _cookie(self, token: str, max_age: int) -> str:
         secure = "; Secure" if any(o.startswith("https:") for o in self.origins()[:1]) else ""
         return f"{COOKIE}={token}; HttpOnly; SameSite=Lax; Path=/; Max-Age={max_age}{secure}"
 
-    def _signed(self, status: int, signed: Signed) -> Reply:
+    def signed(self, status: int, signed: Signed) -> Reply:
         assert signed.token is not None
         body = {"name": signed.account.name, "player": signed.account.player, "token": signed.token}
         return Reply(status, body, {"set_cookie": self._cookie(signed.token, self.lifetime)})
 
     async def _route(self, path: str, headers: Headers, address: str) -> Reply:
         accounts = self.accounts
-        agent = _one(headers, "User-Agent", limit=MAX_HEADER) or ""
+        agent = one(headers, "User-Agent", limit=MAX_HEADER) or ""
         if path in ("/account/signup", "/account/signin"):
-            self._check_origin(headers, required=False)
-            name, password = _basic(headers)
+            self.check_origin(headers, required=False)
+            name, password = basic(headers)
             if path == "/account/signin":
-                return self._signed(
+                return self.signed(
                     200, await accounts.sign_in(name, password, address=address, agent=agent)
                 )
-            guest = _one(headers, "X-Guest-Token")
+            guest = one(headers, "X-Guest-Token")
+            email = self.keys.signup_email(headers)
             signed = await accounts.sign_up(
                 name, password, address=address, agent=agent, guest=guest
             )
-            return self._signed(201, signed)
+            return await self.keys.mailed(self.signed(201, signed), signed, email, address)
         if path == "/account/password":
-            self._check_origin(headers, required=False)
-            name, old = _basic(headers)
-            raw = _one(headers, "X-New-Password")
+            self.check_origin(headers, required=False)
+            name, old = basic(headers)
+            raw = one(headers, "X-New-Password")
             if raw is None:
                 raise Malformed("give the new password as X-New-Password: base64(password)")
-            new = _b64_text(raw, "X-New-Password")
-            keep = cookie_session(_one(headers, "Cookie"))
+            new = b64_text(raw, "X-New-Password")
+            keep = cookie_session(one(headers, "Cookie"))
             kept = b"" if keep is None else (await self._kept(keep))
             account, ended = await accounts.change_password(
                 name, old, new, address=address, keep=kept
             )
             return Reply(200, {"name": account.name, "ended": ended})
-        current = await self._current(headers, post=ROUTES[path] == "POST")
+        current = await self.current(headers, post=ROUTES[path] == "POST")
         if path == "/account/me":
             a = current.account
-            return Reply(200, {"name": a.name, "player": a.player, "created_at": a.created_at})
+            email, has_password = await email_rows.account_extras(accounts.db(), a.id)
+            return Reply(200, {
+                "name": a.name,
+                "player": a.player,
+                "created_at": a.created_at,
+                "email": email,
+                "password": has_password,
+            })  # fmt: skip
         if path == "/account/sessions":
             listed = await accounts.sessions(current)
             return Reply(200, {"sessions": [
