@@ -228,7 +228,7 @@ class Passkeys:
         _, challenge = await self._challenge(credential.response.client_data_json, "signin")
         found = await keys.passkey(self.accounts.db(), credential.raw_id)
         if found is None:
-            raise BadCredentials("this passkey is not one of this server's accounts'")
+            raise BadCredentials("no account of this server has this passkey")
         passkey, account = found
         try:
             verified = verify_authentication_response(
