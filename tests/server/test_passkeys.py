@@ -125,6 +125,25 @@ async def test_sign_up_sign_in_add_and_remove(node: Any) -> None:
     )
     assert unknown.status == 400 and unknown.error == "bad_request"
 
+    # a first password, set by the session alone; then the last passkey may go
+    weak = await call(
+        node, "POST", "/account/password", {**bearer(token), "X-New-Password": b64("short")}
+    )
+    assert weak.status == 400 and weak.error == "weak_password"
+    first_password = await call(
+        node, "POST", "/account/password", {**bearer(token), "X-New-Password": b64(PASSWORD)}
+    )
+    assert first_password.status == 200 and first_password.body == {"name": "Ada", "ended": 0}
+    again = await call(
+        node, "POST", "/account/password", {**bearer(token), "X-New-Password": b64("another one!")}
+    )
+    assert again.status == 400 and "has a password" in again.body["message"]
+    assert (await call(node, "POST", "/account/signin", basic("Ada", PASSWORD))).status == 200
+    gone_last = await call(
+        node, "POST", "/account/passkey/remove", {**bearer(token), "X-Passkey": b64url(second.id)}
+    )
+    assert gone_last.status == 200
+
 
 async def test_an_account_with_a_password_may_remove_its_last_passkey(node: Any) -> None:
     made = await call(node, "POST", "/account/signup", basic("Grace", PASSWORD))

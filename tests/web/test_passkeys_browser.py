@@ -11,11 +11,12 @@ from typing import Any
 
 import pytest
 
-from tests.server.account_helpers import ACCOUNT_SETTINGS
+from tests.server.account_helpers import ACCOUNT_SETTINGS, basic, call
 from tests.server.clocks import TestClock
 from tests.web.web_helpers import open_page
 
 LIFETIME = 120
+PASSWORD = "correct horse battery staple"
 
 
 @pytest.fixture
@@ -170,6 +171,16 @@ async def test_sign_up_sign_in_add_remove_and_refusals(
     await page.unroute("**/account/passkey/signin", late)
     await page.click("#passkey-signin")
     await _signed_in_as(page, "Ada")
+
+    # a password set from the panel: the terminal and bots may sign in with it
+    await page.click("#account-open")
+    await page.wait_for_selector("#first-password-form")
+    await page.fill("#new-password", PASSWORD)
+    await page.click("#password-submit")
+    await page.wait_for_selector("#password-done")
+    assert "Password set" in await page.inner_text("#password-done")
+    signed = await call(node, "POST", "/account/signin", basic("Ada", PASSWORD))
+    assert signed.status == 200, signed
     assert player.errors == []
 
 

@@ -450,5 +450,22 @@ class Accounts:
         await rows.set_password(db, account.id, hashed, self.clock())
         return account, await rows.end_other_sessions(db, account.id, keep)
 
+    async def first_password(self, signed: Signed, new: str) -> rows.AccountRow:
+        """Give ``new`` as its password to the account of ``signed`` when it has none (it
+        was made with a passkey); :class:`Malformed` when it has one (a change gives the
+        old one)."""
+        account = signed.account
+        if account.password is not None:
+            raise Malformed(
+                "this account has a password: give it (Authorization: Basic) to change it"
+            )
+        try:
+            kept = check_password(new, name=account.name)
+        except PasswordRefused as e:
+            raise WeakPassword(e.reason) from None
+        hashed = await self.hash_password(kept)
+        await rows.set_password(self.db(), account.id, hashed, self.clock())
+        return account
+
 
 _GUEST_TAKEN = "this guest has an account already: sign in to it"

@@ -122,7 +122,7 @@ export function openAccount() {
     (me) => {
       if (!panelEl("account")) return;
       fill($("#account-extras"), passkeySection(), emailSection(me));
-      if (!me.password) form.replaceWith(h("p", { class: "muted", id: "no-password" }, "This account has no password: it signs in with its passkeys."));
+      if (!me.password) form.replaceWith(firstPasswordForm(error));
     },
     (e) => (error.textContent = e.message),
   );
@@ -151,6 +151,37 @@ async function loadSessions(error) {
       ),
     ),
   );
+}
+
+/** For an account made with a passkey: a password set by the session alone (then the form to
+ * change it, when the panel opens again). */
+function firstPasswordForm(error) {
+  const submit = h("button", { id: "password-submit", type: "submit" }, "Set a password");
+  const form = h(
+    "form",
+    {
+      id: "first-password-form",
+      class: "account-form",
+      onsubmit: async (e) => {
+        e.preventDefault();
+        submit.disabled = true;
+        fill(error);
+        try {
+          await call("POST", "/account/password", { "X-New-Password": b64(form.elements["new-password"].value) });
+          form.replaceWith(h("p", { class: "muted", id: "password-done" }, "Password set: the name and the password sign in too, the terminal and bots included."));
+        } catch (err) {
+          submit.disabled = false;
+          error.textContent = err.message;
+        }
+      },
+    },
+    h("h3", {}, "Set a password"),
+    h("p", { class: "muted", id: "no-password" }, "This account has no password: it signs in with its passkeys. A password lets the terminal and bots sign in too."),
+    passwordField("new-password", "New", "new-password"),
+    h("p", { class: "muted" }, PASSWORD_RULES),
+    h("div", { class: "row" }, submit),
+  );
+  return form;
 }
 
 async function changePassword(form, submit, error, done) {

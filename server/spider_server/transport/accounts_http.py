@@ -11,9 +11,14 @@ websocket server takes none): credentials come in headers.
 ``POST /account/signout-everywhere`` ends every session of the account
 ``GET /account/sessions``           the account's sessions (``current``: this one)
 ``POST /account/password``          Basic with the old password, ``X-New-Password``
-                                    (base64 of the new one): ends every other session
-``GET /account/me``                 the account's name and player
+                                    (base64 of the new one): ends every other session;
+                                    without Basic, by the session, an account's first
+                                    password (one made with a passkey)
+``GET /account/me``                 the account's name, player, address, whether it has
+                                    a password
 ==================================  ======================================================
+
+The routes of passkeys and e-mail are :mod:`.account_keys_http`'s (:data:`KEY_ROUTES`).
 
 Sign-up and sign-in answer ``{"name", "player", "token"}`` and set the cookie
 ``spider_session`` (HttpOnly, SameSite=Lax, Path=/, Secure when the first public origin is
@@ -128,6 +133,7 @@ class AccountRoutes:
         links = AccountLinks(
             redis, clock, mails_to=settings.email_mails, mails_from=settings.address_mails
         )
+
         def origin() -> str:
             return page_origin(origins())
 
@@ -234,11 +240,16 @@ class AccountRoutes:
             return await self.keys.mailed(self.signed(201, signed), signed, email, address)
         if path == "/account/password":
             self.check_origin(headers, required=False)
-            name, old = basic(headers)
             raw = one(headers, "X-New-Password")
             if raw is None:
                 raise Malformed("give the new password as X-New-Password: base64(password)")
             new = b64_text(raw, "X-New-Password")
+            auth = one(headers, "Authorization") or ""
+            if not auth.lower().startswith("basic "):  # a first password, by the session
+                current = await self.current(headers, post=True)
+                account = await accounts.first_password(current, new)
+                return Reply(200, {"name": account.name, "ended": 0})
+            name, old = basic(headers)
             keep = cookie_session(one(headers, "Cookie"))
             kept = b"" if keep is None else (await self._kept(keep))
             account, ended = await accounts.change_password(
