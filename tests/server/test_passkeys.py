@@ -253,3 +253,31 @@ async def test_refusals_change_nothing(node: Any) -> None:
     assert await count_rows(node) == before
     listed = await call(node, "GET", "/account/passkeys", bearer(token))
     assert len(listed.body["passkeys"]) == 1
+
+
+async def test_challenges_are_limited_per_address(
+    pg_database: Any, server_node: Any, redis_server: Any, monkeypatch: Any
+) -> None:
+    from spider_server.store import account_links
+
+    clock = TestClock()
+    monkeypatch.setattr(account_links, "CHALLENGES_AN_HOUR", 3)
+    node = await server_node(
+        redis_server.url, database_url=pg_database.url, clock=clock, **ACCOUNT_SETTINGS
+    )
+    for _ in range(3):
+        taken = await call(node, "POST", "/account/passkey/signin-options", address="2001:db8::1")
+        assert taken.status == 200, taken
+    over = await call(node, "POST", "/account/passkey/signin-options", address="2001:db8::2")
+    assert over.status == 429 and over.error == "rate_limited"  # the same /64
+    assert 1 <= int(over.headers["Retry-After"]) <= 3600
+    signup = await call(
+        node, "POST", "/account/passkey/signup-options", {"X-Name": b64("Ada")},
+        address="2001:db8::3",
+    )  # fmt: skip
+    assert signup.status == 429
+    other = await call(node, "POST", "/account/passkey/signin-options", address="203.0.113.1")
+    assert other.status == 200
+    clock.move(3600)
+    again = await call(node, "POST", "/account/passkey/signin-options", address="2001:db8::1")
+    assert again.status == 200

@@ -57,6 +57,7 @@ from .service import (
     PasskeyRefused,
     PasskeyTaken,
     Signed,
+    TooSoon,
 )
 
 __all__ = ["RP_NAME", "Passkeys", "page_origin"]
@@ -120,6 +121,14 @@ class Passkeys:
                 found.append(origin)
         return list(dict.fromkeys(found))
 
+    async def _counted(self, address: str) -> None:
+        wait = await self.links.challenge_wait(address)
+        if wait is not None:
+            raise TooSoon(
+                f"too many passkey requests from your address: try again in {wait} s",
+                retry_after=wait,
+            )
+
     async def _options(self, options: Any, kept: dict[str, Any]) -> dict[str, Any]:
         challenge = bytes_to_base64url(options.challenge)
         await self.links.put_challenge(challenge, kept, self.lifetime)
@@ -180,6 +189,7 @@ class Passkeys:
         taken = None if guest is None else self.accounts.guest_player(guest)
         checked = self.accounts.checked_name(name)
         await self.accounts.check_free(checked, taken, address=address)
+        await self._counted(address)
         player = new_player_id() if taken is None else taken
         kept = {"kind": "signup", "name": name, "player": player, "guest": taken is not None}
         return await self._options(self._registration(player, checked.display, []), kept)
@@ -212,8 +222,11 @@ class Passkeys:
 
     # -- sign-in ----------------------------------------------------------------------------
 
-    async def signin_options(self) -> dict[str, Any]:
-        """The options of a sign-in with any of this server's passkeys."""
+    async def signin_options(self, *, address: str) -> dict[str, Any]:
+        """The options of a sign-in with any of this server's passkeys (a challenge made for
+        ``address``: at most :data:`~..store.account_links.CHALLENGES_AN_HOUR` an hour,
+        else :class:`TooSoon`)."""
+        await self._counted(address)
         options = generate_authentication_options(
             rp_id=self.rp_id,
             timeout=self.lifetime * 1000,
@@ -254,9 +267,10 @@ class Passkeys:
 
     # -- an account's passkeys ----------------------------------------------------------------
 
-    async def add_options(self, signed: Signed) -> dict[str, Any]:
+    async def add_options(self, signed: Signed, *, address: str) -> dict[str, Any]:
         """The options of one more passkey for the account (those it has are excluded:
         an authenticator that holds one says so)."""
+        await self._counted(address)
         account = signed.account
         have = [p.id for p in await keys.passkeys_of(self.accounts.db(), account.id)]
         options = self._registration(account.player, account.name, have)

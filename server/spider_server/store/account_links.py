@@ -15,6 +15,8 @@ anyway. Keys (each expires)::
     mails:to:<digest>:<hour>      string  mails sent to one address that hour of the
                                           clock; digest: SHA-256 of the address's key
     mails:from:<network>:<hour>   string  mails asked for from one network that hour
+    challenges:<network>:<hour>   string  passkey challenges made for one network that
+                                          hour (at most :data:`CHALLENGES_AN_HOUR`)
 
 A mail is counted for its address and for the network that asked for it, whether the
 address is known or not, before anything is looked up.
@@ -33,11 +35,14 @@ from redis.asyncio import Redis
 from ..limits import address_key
 from .guard import as_unavailable
 
-__all__ = ["GRACE", "MAILS_WINDOW", "AccountLinks"]
+__all__ = ["CHALLENGES_AN_HOUR", "GRACE", "MAILS_WINDOW", "AccountLinks"]
 
 GRACE = 60
 """Seconds Redis keeps a challenge or a link past its end (it is refused by then)."""
 MAILS_WINDOW = 3600
+CHALLENGES_AN_HOUR = 600
+"""Passkey challenges made an hour for one network (each is kept a few minutes in Redis):
+far above what people signing in from one address ask for."""
 
 _MAIL = """
 local to = tonumber(redis.call('GET', KEYS[1]) or '0')
@@ -60,7 +65,8 @@ def _digest(text: str) -> str:
 class AccountLinks:
     """Challenges, links and mail counts in Redis (every method raises Unavailable when it
     does not answer). ``mails_to``: mails an hour to one address; ``mails_from``: mails an
-    hour asked for from one network."""
+    hour asked for from one network; ``challenges``: passkey challenges an hour for one
+    network."""
 
     def __init__(
         self,
@@ -69,11 +75,13 @@ class AccountLinks:
         *,
         mails_to: int,
         mails_from: int,
+        challenges: int = CHALLENGES_AN_HOUR,
     ) -> None:
         self.redis = redis
         self.clock = clock
         self.mails_to = mails_to
         self.mails_from = mails_from
+        self.challenges = challenges
         self._mail = redis.register_script(_MAIL)
 
     async def _put(self, key: str, value: dict[str, Any], lifetime: float) -> None:
@@ -96,6 +104,21 @@ class AccountLinks:
     async def put_challenge(self, challenge: str, value: dict[str, Any], lifetime: float) -> None:
         """Keep ``value`` for ``challenge`` (base64url) for ``lifetime`` seconds."""
         await self._put(f"webauthn:{challenge}", value, lifetime)
+
+    async def challenge_wait(self, address: str) -> int | None:
+        """Count a challenge made for ``address``; None when it may be made, else the
+        seconds (whole, at least 1) before its network's hour is over."""
+        now = self.clock()
+        window = int(now // MAILS_WINDOW)
+        key = f"challenges:{address_key(address)}:{window}"
+        with as_unavailable:
+            async with self.redis.pipeline(transaction=True) as pipe:
+                pipe.incr(key)
+                pipe.expire(key, 2 * MAILS_WINDOW)
+                made, _ = await pipe.execute()
+        if int(made) <= self.challenges:
+            return None
+        return max(1, math.ceil((window + 1) * MAILS_WINDOW - now))
 
     async def take_challenge(self, challenge: str) -> dict[str, Any] | None:
         """What ``challenge`` was made for, once: None when it was never made, was taken

@@ -144,7 +144,7 @@ class KeyRoutes:
             )
             return Reply(200, {"passkeys": [_passkey(p) for p in listed], "password": password})
         if path == "/account/passkey/add-options":
-            return Reply(200, await passkeys.add_options(current))
+            return Reply(200, await passkeys.add_options(current, address=address))
         if path == "/account/passkey/add":
             added = await passkeys.add(current, _webauthn(headers), label=_label(headers, agent))
             return Reply(201, _passkey(added))
@@ -178,7 +178,7 @@ class KeyRoutes:
             )
             return await self.mailed(front.signed(201, made), made, email, address)
         if path == "/account/passkey/signin-options":
-            return Reply(200, await passkeys.signin_options())
+            return Reply(200, await passkeys.signin_options(address=address))
         if path == "/account/passkey/signin":
             signed = await passkeys.sign_in(_webauthn(headers), address=address, agent=agent)
             return front.signed(200, signed)

@@ -47,6 +47,7 @@ from ..accounts.passkeys import Passkeys, page_origin
 from ..accounts.service import COOKIE, cookie_session
 from ..errors import Unavailable
 from ..settings import Settings, parse_origins
+from ..store import account_links
 from ..store import emails as email_rows
 from ..store.account_links import AccountLinks
 from .account_headers import MAX_HEADER, Headers, Reply, b64_text, basic, one
@@ -131,7 +132,11 @@ class AccountRoutes:
             rated=node.store.ratings.put_on_ladders,
         )
         links = AccountLinks(
-            redis, clock, mails_to=settings.email_mails, mails_from=settings.address_mails
+            redis,
+            clock,
+            mails_to=settings.email_mails,
+            mails_from=settings.address_mails,
+            challenges=account_links.CHALLENGES_AN_HOUR,
         )
 
         def origin() -> str:
