@@ -11,8 +11,11 @@ from typing import Any
 
 import pytest
 
+from spider_client import protocol as p
+
 from .account_helpers import ACCOUNT_SETTINGS, b64, basic, bearer, call, count_rows
 from .clocks import TestClock
+from .server_helpers import Client
 from .softkey import SoftKey, b64url, webauthn_header
 
 LIFETIME = 120
@@ -281,3 +284,36 @@ async def test_challenges_are_limited_per_address(
     clock.move(3600)
     again = await call(node, "POST", "/account/passkey/signin-options", address="2001:db8::1")
     assert again.status == 200
+
+
+async def test_a_guest_signs_up_with_a_passkey_and_is_taken_over(node: Any) -> None:
+    guest = await Client.connect(node.url, name="Lin")
+    assert guest.welcome is not None
+    token, player = guest.welcome.token, guest.welcome.player
+    await guest.close()
+    options = await call(
+        node,
+        "POST",
+        "/account/passkey/signup-options",
+        {"X-Name": b64("Lin"), "X-Guest-Token": token},
+    )
+    assert options.status == 200, options
+    assert options.body["user"]["id"] == b64url(player.encode())
+    key = SoftKey()
+    made = await call(
+        node,
+        "POST",
+        "/account/passkey/signup",
+        webauthn_header(key.create(options.body, origin(node))),
+    )
+    assert made.status == 201, made
+    assert made.body["player"] == player  # the guest's races, history and ratings go with it
+    hello = await Client.connect(node.url, hello=False)
+    try:  # the guest's token speaks for nobody now
+        await hello.send(p.Hello(token=token))
+        refused = await hello.expect(("welcome", "error"))
+        assert refused.type == "error" and refused.error == "bad_token", refused
+    finally:
+        await hello.close()
+    signed = await sign_in(node, key)
+    assert signed.status == 200 and signed.body["player"] == player
