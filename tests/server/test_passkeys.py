@@ -317,3 +317,14 @@ async def test_a_guest_signs_up_with_a_passkey_and_is_taken_over(node: Any) -> N
         await hello.close()
     signed = await sign_in(node, key)
     assert signed.status == 200 and signed.body["player"] == player
+
+
+async def test_a_node_without_a_database_offers_no_passkeys(
+    server_node: Any, redis_server: Any
+) -> None:
+    node = await server_node(redis_server.url, **ACCOUNT_SETTINGS)
+    config = await call(node, "GET", "/account/config")
+    assert config.status == 200
+    assert config.body["email"] is False and config.body["passkeys"] is False
+    options = await call(node, "POST", "/account/passkey/signup-options", {"X-Name": b64("Ada")})
+    assert options.status == 503 and options.error == "unavailable", options

@@ -64,7 +64,7 @@ class Mailer:
     async def _deliver(self, message: EmailMessage, to: str) -> None:
         try:
             await asyncio.to_thread(self._send_now, message)
-        except (OSError, smtplib.SMTPException) as e:
+        except Exception as e:  # noqa: BLE001 - any failure: logged, the mail dropped
             self.failed += 1
             domain = to.rpartition("@")[2]
             log.warning("a mail to an address at %s was not sent: %s", domain, e)

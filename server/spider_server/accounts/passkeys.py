@@ -186,6 +186,7 @@ class Passkeys:
         """The options of a new account's passkey, for the name ``name`` (refused as a
         sign-up with a password would be); with ``guest``, the account will take that
         guest over."""
+        self.accounts.db()
         taken = None if guest is None else self.accounts.guest_player(guest)
         checked = self.accounts.checked_name(name)
         await self.accounts.check_free(checked, taken, address=address)

@@ -249,6 +249,7 @@ class Accounts:
         ``guest`` (a guest's token), the account takes that guest's player over: its races,
         history and ratings are the account's, its ratings go back on the ladders, and the
         guest's tokens speak for nobody from then on (:mod:`.guests`)."""
+        self.db()  # no database: NoAccounts before anything else
         taken = None if guest is None else self.guest_player(guest)
         checked = self.checked_name(name)
         try:

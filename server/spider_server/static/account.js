@@ -36,7 +36,7 @@ export async function openSignForm(mode) {
     h("div", { class: "row" }, submit, h("button", { type: "button", id: "account-switch", onclick: () => openSignForm(up ? "signin" : "signup") }, up ? "I have an account: sign in" : "New here? Sign up")),
     up ? null : forgotButton(config.email),
   );
-  const passkey = passkeyButton(up, form, error);
+  const passkey = config.passkeys ? passkeyButton(up, form, error) : null;
   if (passkey) submit.after(passkey);
   openPanel("account-sign", up ? "Sign up" : "Sign in", h("div", {}, up ? h("p", {}, ACCOUNT_GIVES) : null, form));
   $("#account-name").focus();

@@ -124,7 +124,9 @@ class KeyRoutes:
     ) -> Reply:
         passkeys, emails = self.passkeys, self.emails
         if path == "/account/config":
-            return Reply(200, {"email": emails.offered, "passkeys": True, "rp_id": passkeys.rp_id})
+            kept = passkeys.accounts.archive is not None  # no database: no accounts at all
+            body = {"email": kept and emails.offered, "passkeys": kept, "rp_id": passkeys.rp_id}
+            return Reply(200, body)
         if path in (
             "/account/passkey/signup-options",
             "/account/passkey/signup",
