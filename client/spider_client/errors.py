@@ -29,6 +29,7 @@ message itself is kept on the exception. The tree::
         ├── TooManyActions       too_many_actions
         ├── HumansOnly           humans_only: a bot in a race for humans only
         ├── AccountRequired      account_required: a guest in a rated race
+        ├── OtherKind            other_kind: a bot in people's rated race, or the reverse
         ├── RateLimited          rate_limited
         ├── Unavailable          unavailable: storage not answering, try again shortly
         └── InternalError        internal
@@ -61,6 +62,7 @@ __all__ = [
     "HintsNotAllowed",
     "HumansOnly",
     "AccountRequired",
+    "OtherKind",
     "RateLimited",
     "TooManyActions",
     "Unavailable",
@@ -181,6 +183,11 @@ class AccountRequired(ServerError):
     a rated quick match (a guest may watch, and race casual races)."""
 
 
+class OtherKind(ServerError):
+    """A rated race is between players of one kind: a bot joining people's rated race,
+    or a person joining bots'."""
+
+
 class RateLimited(ServerError):
     """Too many messages; the server closes connections that keep flooding."""
 
@@ -221,6 +228,7 @@ ERROR_CLASSES: dict[str, type[ServerError]] = {
     "too_many_actions": TooManyActions,
     "humans_only": HumansOnly,
     "account_required": AccountRequired,
+    "other_kind": OtherKind,
     "rate_limited": RateLimited,
     "unavailable": Unavailable,
     "internal": InternalError,

@@ -25,6 +25,7 @@ nothing. The tree::
     │   ├── HintsNotAllowed          hints_not_allowed  no hints in this race
     │   ├── HumansOnly               humans_only     a bot in a race for humans only
     │   ├── AccountRequired          account_required  a guest where only accounts race
+    │   ├── OtherKind                other_kind      a rated race of the other kind (bots, people)
     │   ├── RateLimited              rate_limited    too many messages, or solver work over a quota
     │   └── Unavailable              unavailable     Redis is not answering
     ├── Conflict                     a check-and-set lost to another writer (retried inside)
@@ -48,6 +49,7 @@ __all__ = [
     "GameOver",
     "HumansOnly",
     "AccountRequired",
+    "OtherKind",
     "IllegalMove",
     "InvalidMessage",
     "MalformedMove",
@@ -158,6 +160,10 @@ class HumansOnly(RequestError):
 
 class AccountRequired(RequestError):
     code = "account_required"
+
+
+class OtherKind(RequestError):
+    code = "other_kind"
 
 
 class RateLimited(RequestError):

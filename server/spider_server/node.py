@@ -48,7 +48,7 @@ from .runners.transitions import Advancer
 from .session import Context, Session
 from .session.exports import Exports
 from .session.snapshots import Snapshots
-from .settings import Settings
+from .settings import Settings, time_limits
 from .store import Store, archive_of, ranked_records, redisconn
 from .store.archive_races import FinishedRaces
 from .transport import (
@@ -106,6 +106,7 @@ class Node:
             away_grace=settings.away_grace,
             idle_limit=settings.idle_limit,
             rated_idle_limit=settings.rated_idle_limit,
+            rated_time_limits=time_limits(settings.rated_time_limits),
         )
         self.metrics = Metrics()
         self.timers = LoopTimers(self.metrics)

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
-__all__ = ["CHECKS", "CHOICES", "DAY", "RANGES", "Range", "parse_origins"]
+__all__ = ["CHECKS", "CHOICES", "DAY", "RANGES", "Range", "parse_origins", "time_limits"]
 
 DAY = 24 * 3600
 
@@ -192,7 +192,23 @@ def _smtp_from(value: Any) -> str | None:
     return None
 
 
+def time_limits(text: str) -> tuple[int, ...]:
+    """The seconds of a comma-separated list (``SPIDER_RACE_RATED_TIME_LIMITS``)."""
+    return tuple(int(part) for part in text.split(",") if part.strip())
+
+
+def _time_limits(value: Any) -> str | None:
+    try:
+        limits = time_limits(value if isinstance(value, str) else "?")
+    except ValueError:
+        limits = (0,)
+    if any(not 1 <= s <= 4 * 3600 for s in limits):
+        return "empty, or seconds separated by commas, each 1 to 14,400: 300,600,900"
+    return None
+
+
 CHECKS: dict[str, Callable[[Any], str | None]] = {
+    "rated_time_limits": _time_limits,
     "public_origin": _origins,
     "smtp_url": _smtp_url,
     "smtp_from": _smtp_from,

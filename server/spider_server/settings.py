@@ -25,11 +25,11 @@ from spider_client.protocol import MAX_CLIENT_FRAME
 
 from .errors import ConfigError
 from .limits import parse_networks
-from .ranges import CHECKS, CHOICES, RANGES, Range, parse_origins
+from .ranges import CHECKS, CHOICES, RANGES, Range, parse_origins, time_limits
 from .workers.settings import default_workers
 
 __all__ = ["Settings", "ENV_PREFIX", "RANGES", "CHOICES", "OPTIONS", "Range", "env_name",
-           "redacted_url", "parse_origins"]  # fmt: skip
+           "redacted_url", "parse_origins", "time_limits"]  # fmt: skip
 
 ENV_PREFIX = "SPIDER_RACE_"
 
@@ -204,6 +204,9 @@ class Settings:
     rated_idle_limit: int = 120
     """The ``idle_limit`` of every rated race, quick matches included (fixed: a rated
     ``create_race`` may not ask for another)."""
+    rated_time_limits: str = ""
+    """The time limits a rated race may have, seconds, comma-separated, for every variant
+    (empty: each variant's own set, docs/server.md)."""
     rematch_wait: float = 15.0
     """Seconds a finished race's rematch offer waits for its players after the first
     accepts; then the rematch is made with those who did."""

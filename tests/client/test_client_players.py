@@ -50,7 +50,9 @@ async def test_a_rated_race_moves_ratings_once_and_shows_in_profiles(
         await Client.connect(one.url, name="ann") as a,
         await Client.connect(two.url, name="ann") as b,  # the same name: told apart by tag
     ):
-        code = await a.create_race(variant="spider1", countdown=0, rated=True, max_players=2)
+        code = await a.create_race(
+            variant="spider1", rated=True, public=True, countdown=3, time_limit=600, max_players=2
+        )
         assert a.race is not None and a.race.rated
         await _race_to_the_end(a, b, code)
         assert a.race is not None and a.race.results is not None

@@ -16,7 +16,9 @@ async def test_profile_and_ratings_print_the_race(redis_server, server_node, cap
         await Client.connect(node.url, name="zoe") as a,
         await Client.connect(node.url, name="zoe") as b,
     ):
-        code = await a.create_race(variant="spider1", countdown=0, rated=True)
+        code = await a.create_race(
+            variant="spider1", rated=True, public=True, countdown=3, time_limit=600
+        )
         await _race_to_the_end(a, b, code)
         await a.rating_changes()
         token, me, other = a.token, a.player, b.player

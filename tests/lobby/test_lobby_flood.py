@@ -61,7 +61,9 @@ async def _flood(redis_server: Any, server_node: Any, *, addresses: int, length:
         address_connections=50,
     )
     honest = await _client_from(node.url, "127.0.0.1", "honest")
-    joined = await honest.create(variant="spider4", max_players=4, public=True, rated=True)
+    joined = await honest.create(
+        variant="spider4", max_players=4, public=True, rated=True, time_limit=900, countdown=3
+    )
     code = joined.race.code
     spammers = await _spam(node.url, addresses, 5)
     try:

@@ -119,11 +119,15 @@ async def test_bots_and_humans_queue_apart(redis_server, server_node) -> None:
         await Client.connect(node.url, name="friendly") as f,
     ):
         task_h = asyncio.create_task(h.quick_match("spider1"))
+        # a person racing bots races casual (a rated race is between players of one
+        # kind): a bot meets them in the bots' casual pool
         codes = await asyncio.wait_for(
-            asyncio.gather(b1.quick_match("spider1"), f.quick_match("spider1", with_bots=True)),
+            asyncio.gather(
+                b1.quick_match("spider1", rated=False), f.quick_match("spider1", with_bots=True)
+            ),
             10,
         )
-        assert codes[0] == codes[1]
+        assert codes[0] == codes[1] and f.race is not None and not f.race.rated
         await asyncio.sleep(MATCH["match_wait"] + 0.5)
         assert not task_h.done()  # alone among humans
         task_h.cancel()

@@ -123,10 +123,13 @@ async def test_a_profile_outlives_its_redis_keys(
     # rated races are between accounts
     a = await Client.connect(node.url, name=None, token=await account_token(node, "Lasting Lou"))
     b = await Client.connect(node.url, name=None, token=await account_token(node, "Brief Bea"))
-    code = (await a.create(variant=VARIANT, countdown=0, rated=True)).race.code
+    code = (
+        await a.create(variant=VARIANT, rated=True, public=True, countdown=3, time_limit=600)
+    ).race.code
     await b.join(code)
     for c in (a, b):
         await c.ready(code)
+    clock.move(3)  # the countdown of a rated race
     players = [Player(c, code, (await c.expect("ack", lambda m: m.seq == 0)).view, seed=i)
                for i, c in enumerate((a, b))]  # fmt: skip
     for pl in players:

@@ -44,7 +44,8 @@ async def test_a_guest_neither_creates_nor_joins_a_rated_race_but_may_watch_one(
     ada = await Client.connect(node.url, name=None, token=await account_token(node, "Ada"))
     try:
         made = await guest.request(
-            p.CreateRace(req=0, variant="spider1", rated=True), ("joined", "error")
+            p.CreateRace(req=0, variant="spider1", rated=True),  # the account first
+            ("joined", "error"),
         )
         assert made.type == "error" and made.error == "account_required", made
         assert "sign up or sign in" in made.message
@@ -52,7 +53,11 @@ async def test_a_guest_neither_creates_nor_joins_a_rated_race_but_may_watch_one(
         casual = await guest.create(variant="spider1")  # a casual race: fine
         assert casual.race.rated is False
 
-        code = (await ada.create(variant="spider1", rated=True)).race.code
+        code = (
+            await ada.create(
+                variant="spider1", rated=True, public=True, countdown=3, time_limit=600
+            )
+        ).race.code
         refused = await guest.request(p.Join(req=0, code=code, role="player"), ("joined", "error"))
         assert refused.type == "error" and refused.error == "account_required", refused
         watching = await guest.request(
@@ -162,7 +167,7 @@ async def test_hellos_with_a_token_from_one_address_stop_at_their_limit(
 # -- the rules, pure: a race from before accounts with a guest in it ---------------------------
 
 
-def test_a_rated_race_from_before_with_a_guest_rematches_casual_and_rates_no_guest() -> None:
+def test_a_rated_race_with_a_guest_rematches_casual_and_rates_no_guest() -> None:
     from dataclasses import replace
 
     from spider_server import race as rules
@@ -181,10 +186,10 @@ def test_a_rated_race_from_before_with_a_guest_rematches_casual_and_rates_no_gue
         rematch=RematchState(accepted=["pa", "pb"], deadline=99.0),
     )
     again = rules.rematch_race(race, "NEW01", 3.0)
-    assert again.race.options.rated is False  # casual: a guest is in it
+    assert again.race.options.rated is False  # a rematch is casual (a challenge)
     assert again.race.players["pb"].guest and not again.race.players["pa"].guest
     signed_up = rules.rematch_race(race, "NEW02", 3.0, accounts={"pb"})
-    assert signed_up.race.options.rated is True  # Bob signed up since: accounts only
+    assert not signed_up.race.options.rated and not signed_up.race.players["pb"].guest
 
     placings = [
         Placing(player="pa", name="Ann", rank=1, status="won", time=10.0, moves=80),

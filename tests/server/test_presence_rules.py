@@ -340,8 +340,11 @@ def test_the_idle_limit_option_its_bounds_and_the_rated_one() -> None:
         with pytest.raises(InvalidMessage, match="idle_limit: between 30 and 3600"):
             r.RaceOptions.from_request(CreateRace(req=1, idle_limit=bad), limits)
     # a rated race has the fixed one: asked for or not, never another
-    assert r.RaceOptions.from_request(CreateRace(req=1, rated=True), limits).idle_limit == 90
-    rated = CreateRace(req=1, rated=True, idle_limit=90)
+    terms = {"public": True, "time_limit": 900, "countdown": 3}  # a rated spider4 race's
+    assert (
+        r.RaceOptions.from_request(CreateRace(req=1, rated=True, **terms), limits).idle_limit == 90
+    )
+    rated = CreateRace(req=1, rated=True, idle_limit=90, **terms)
     assert r.RaceOptions.from_request(rated, limits).idle_limit == 90
     with pytest.raises(InvalidMessage, match="idle_limit: a rated race's is 90 seconds"):
-        r.RaceOptions.from_request(CreateRace(req=1, rated=True, idle_limit=300), limits)
+        r.RaceOptions.from_request(CreateRace(req=1, rated=True, idle_limit=300, **terms), limits)

@@ -14,6 +14,7 @@ from openskill.models import PlackettLuce
 
 from spider_client.protocol import CreateRace
 from spider_server import race as r
+from spider_server.errors import InvalidMessage
 from spider_server.race.ratings import (
     DISPLAY_BASE,
     MAX_CHANGE,
@@ -142,18 +143,58 @@ def test_a_rating_moves_at_most_max_change_in_one_race() -> None:
     assert capped((25.0, 8.0), 25.5, 7.9) == (25.5, 7.9)  # within the cap: as it was
 
 
-def test_rated_is_refused_with_a_chosen_seed() -> None:
+RATED = {"variant": "spider1", "rated": True, "public": True, "time_limit": 600, "countdown": 3}
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ({"seed": "s"}, "chosen seed"),
+        ({"public": False}, "a private race is casual"),
+        ({"time_limit": 601}, "one of 5, 10, 15 minutes (300, 600, 900 seconds)"),
+        ({"variant": "spider4", "time_limit": 600}, "spider4 race's is one of 15, 20, 30"),
+        ({"countdown": 2}, "at least 3 seconds"),
+        ({"live_boards": True}, "live boards"),
+        ({"hints": True}, "no hints"),
+        ({"away_grace": 120}, "the server's (60 seconds)"),
+        ({"idle_limit": 300}, "a rated race's is 120 seconds"),
+    ],
+)
+def test_a_rated_race_is_made_on_the_servers_terms(change: dict, reason: str) -> None:
+    """docs/spec/rules.md, *Rated races*: anything else asked with ``rated`` is invalid,
+    with the reason; the same race unrated is fine."""
     limits = r.Limits()
-    ok = r.RaceOptions.from_request(CreateRace(req=1, variant="spider1", rated=True), limits)
-    assert ok.rated
-    try:
-        r.RaceOptions.from_request(
-            CreateRace(req=1, variant="spider1", rated=True, seed="s"), limits
-        )
-    except Exception as e:
-        assert "rated" in str(e)
-    else:
-        raise AssertionError("a rated race with a chosen seed was accepted")
+    ok = r.RaceOptions.from_request(CreateRace(req=1, **RATED), limits)
+    assert ok.rated and ok.public and ok.idle_limit == limits.rated_idle_limit
+    with pytest.raises(InvalidMessage) as refused:
+        r.RaceOptions.from_request(CreateRace(req=1, **{**RATED, **change}), limits)
+    assert reason in str(refused.value) and str(refused.value).startswith(("rated:", "idle_limit:"))
+    casual = {**RATED, **change, "rated": False}
+    assert not r.RaceOptions.from_request(CreateRace(req=1, **casual), limits).rated
+
+
+def test_the_deployment_may_set_the_rated_time_limits() -> None:
+    limits = r.Limits(rated_time_limits=(120, 240))
+    made = r.RaceOptions.from_request(CreateRace(req=1, **{**RATED, "time_limit": 120}), limits)
+    assert made.rated and made.time_limit == 120
+    with pytest.raises(InvalidMessage, match="one of 2, 4 minutes"):
+        r.RaceOptions.from_request(CreateRace(req=1, **RATED), limits)
+
+
+def test_a_rated_race_is_between_players_of_one_kind() -> None:
+    from spider_server.errors import OtherKind
+
+    options = r.RaceOptions.from_request(CreateRace(req=1, **RATED), r.Limits())
+    people = r.create_race(code="K1ND1", options=options, creator="a", name="a", now=1.0)
+    with pytest.raises(OtherKind, match="rated among people"):
+        r.join(people.race, "b", "b", 2.0, bot=True)
+    assert r.join(people.race, "c", "c", 2.0) is not None
+    bots = r.create_race(code="K1ND2", options=options, creator="x", name="x", now=1.0, bot=True)
+    with pytest.raises(OtherKind, match="rated among bots"):
+        r.join(bots.race, "c", "c", 2.0)
+    casual = replace(options, rated=False)
+    mixed = r.create_race(code="K1ND3", options=casual, creator="a", name="a", now=1.0)
+    assert r.join(mixed.race, "b", "b", 2.0, bot=True) is not None
 
 
 # -- writing a finished race, once --------------------------------------------------------
@@ -165,9 +206,10 @@ async def _finished(
     """A race of ``players`` (ranked in that order by their win times) committed as
     finished, through the race's own decisions (without ``finish``: started, and long due
     to finish)."""
-    options = r.RaceOptions.from_request(
-        CreateRace(req=1, variant="spider1", rated=rated, countdown=0), r.Limits()
-    )
+    options = r.RaceOptions(
+        variant="spider1", max_players=8, time_limit=600, undo=True, live_boards=False,
+        countdown=0, rated=rated, public=rated,
+    )  # fmt: skip
     change = r.create_race(
         code=r.new_code(), options=options, creator=players[0], name=players[0], now=100.0
     )
@@ -344,15 +386,17 @@ async def test_two_nodes_finishing_one_rated_race_write_it_once(redis_server, se
     once, by hand): one finish, one write of its results."""
     from spider_client import Client
 
-    one = await server_node(redis_server.url)
-    two = await server_node(redis_server.url)
+    one = await server_node(redis_server.url, rated_time_limits="3")  # a rated race of 3 s
+    two = await server_node(redis_server.url, rated_time_limits="3")
     (store,) = await _stores(redis_server, 1)
     try:
         async with (
             await Client.connect(one.url, name="a") as a,
             await Client.connect(two.url, name="b") as b,
         ):
-            code = await a.create_race(variant="spider1", rated=True, countdown=0, time_limit=3)
+            code = await a.create_race(
+                variant="spider1", rated=True, public=True, countdown=3, time_limit=3
+            )
             await b.join(code)
             await asyncio.gather(a.ready(), b.ready())
             await a.wait_until(
@@ -411,8 +455,14 @@ async def test_a_node_sigkilled_around_a_rated_finish_leaves_it_written_once(
     another node the race is finished and its results written exactly once."""
     from spider_client import Client
 
-    proc = await server_process(redis_server.url, SPIDER_RACE_DATABASE_URL=pg_database.url)
-    other = await server_node(redis_server.url, database_url=pg_database.url, **ACCOUNT_SETTINGS)
+    proc = await server_process(  # rated races of 3 s
+        redis_server.url,
+        SPIDER_RACE_DATABASE_URL=pg_database.url,
+        SPIDER_RACE_RATED_TIME_LIMITS="3",
+    )
+    other = await server_node(
+        redis_server.url, database_url=pg_database.url, rated_time_limits="3", **ACCOUNT_SETTINGS
+    )
     (store,) = await _stores(redis_server, 1)
     urls = [proc.url, other.url]
     delay += 1.0  # past a time limit of 3 s (a second to make a move each)
@@ -423,7 +473,9 @@ async def test_a_node_sigkilled_around_a_rated_finish_leaves_it_written_once(
             await Client.connect(urls, token=tokens[0], reconnect_timeout=30) as a,
             await Client.connect(urls, token=tokens[1], reconnect_timeout=30) as b,
         ):
-            code = await a.create_race(variant="spider1", rated=True, countdown=0, time_limit=3)
+            code = await a.create_race(
+                variant="spider1", rated=True, public=True, countdown=3, time_limit=3
+            )
             await b.join(code)
             await asyncio.gather(a.ready(), b.ready())
             await a.wait_until(

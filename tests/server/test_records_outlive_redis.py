@@ -21,7 +21,9 @@ from tests.server.account_helpers import ACCOUNT_SETTINGS, account_token
 from tests.server.clocks import TestClock
 from tests.server.server_helpers import Client, Player
 
-OPTIONS: dict[str, Any] = {"variant": "spider1", "countdown": 0, "rated": True}
+OPTIONS: dict[str, Any] = {
+    "variant": "spider1", "rated": True, "public": True, "time_limit": 600, "countdown": 3,
+}  # fmt: skip
 
 
 async def _archived(node: Any, clock: TestClock, code: str) -> None:
@@ -89,6 +91,7 @@ async def test_records_outlive_redis(redis_server, pg_database, server_node) -> 
     await b.join(code)
     await a.ready(code)
     await b.ready(code)
+    clock.move(3)  # the countdown of a rated race
     pa = Player(a, code, (await a.expect("ack", lambda m: m.seq == 0)).view, seed=3)
     pb = Player(b, code, (await b.expect("ack", lambda m: m.seq == 0)).view, seed=4)
     for _ in range(4):

@@ -30,7 +30,8 @@ def _kind(setting: str) -> str:
 def test_every_setting_is_checked() -> None:
     named = set(RANGES) | set(CHOICES) | {"host", "redis_url", "data_dir", "secret", "node"}
     named |= {"database_url"}
-    named |= {"trusted_proxies", "redis_maxmemory", "public_origin", "smtp_url", "smtp_from"}
+    named |= {"trusted_proxies", "redis_maxmemory", "public_origin", "smtp_url", "smtp_from",
+              "rated_time_limits"}  # fmt: skip
     assert {f.name for f in fields(Settings)} == named
     Settings().check()  # the defaults pass
 
@@ -167,6 +168,16 @@ def test_public_origins() -> None:
     for bad in ("spider.example", "ftp://spider.example", "https://spider.example/page"):
         with pytest.raises(ConfigError, match="SPIDER_RACE_PUBLIC_ORIGIN"):
             Settings.from_env(_env("public_origin", bad))
+
+
+def test_rated_time_limits() -> None:
+    from spider_server.settings import time_limits
+
+    assert time_limits("") == () and time_limits("300, 600,900") == (300, 600, 900)
+    assert Settings.from_env(_env("rated_time_limits", "120,240")).rated_time_limits == "120,240"
+    for bad in ("5m", "0", "300,,x", "99999"):
+        with pytest.raises(ConfigError, match="SPIDER_RACE_RATED_TIME_LIMITS"):
+            Settings.from_env(_env("rated_time_limits", bad))
 
 
 def test_smtp_settings() -> None:

@@ -22,15 +22,18 @@ from tests.server.clocks import TestClock
 from tests.server.server_helpers import Client, Player
 
 
-async def _finished_race(url: str) -> tuple[str, list[str], list[str]]:
+async def _finished_race(url: str, clock: TestClock) -> tuple[str, list[str], list[str]]:
     """A rated race of two players played to its finish on ``url`` (a node without
     accounts): its code, the players, their tokens."""
     a = await Client.connect(url, name="Early")
     b = await Client.connect(url, name="Earlier")
-    code = (await a.create(variant="spider1", countdown=0, rated=True)).race.code
+    code = (
+        await a.create(variant="spider1", rated=True, public=True, countdown=3, time_limit=600)
+    ).race.code
     await b.join(code)
     await a.ready(code)
     await b.ready(code)
+    clock.move(3)  # the countdown of a rated race
     pa = Player(a, code, (await a.expect("ack", lambda m: m.seq == 0)).view, seed=4)
     pb = Player(b, code, (await b.expect("ack", lambda m: m.seq == 0)).view, seed=5)
     await pa.step()
@@ -56,7 +59,7 @@ async def _rows(archive: Any, query: str, *args: Any) -> list[Any]:
 async def test_todays_data_is_archived_once(redis_server, pg_database, server_node) -> None:
     clock = TestClock()
     before = await server_node(redis_server.url, clock=clock)  # no archive yet
-    code, players, tokens = await _finished_race(before.url)
+    code, players, tokens = await _finished_race(before.url, clock)
     store = before.node.store
     for _ in range(100):  # the race's results written into the records
         if len(await store.ratings.load_records(players)) == 2:

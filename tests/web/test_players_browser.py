@@ -33,6 +33,7 @@ async def test_a_rated_race_then_a_rematch_with_two_players(
     a, b = ann.page, bob.page
     await a.fill("#name", "Ann")
     await a.check("#rated")
+    await a.fill("#time-limit", "10")  # a rated spider1 race's: 5, 10 or 15 minutes
     await a.click("#create")
     await a.wait_for_selector("#ready")
     code = await _code(ann)
@@ -43,7 +44,7 @@ async def test_a_rated_race_then_a_rematch_with_two_players(
     await b.wait_for_selector("#ready")
     assert "rated" in await a.inner_text("#settings")
     await a.click("#ready")
-    await b.click("#ready")
+    await b.click("#ready")  # the countdown of a rated race: 3 s at least
     await _resign(bob)
     await _resign(ann)
     for page in (a, b):

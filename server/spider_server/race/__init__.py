@@ -89,6 +89,7 @@ from .rematch import accept_rematch, rematch_due, rematch_made, rematch_race
 from .results import Standing, rank, shared_ranks, standing
 from .snapshots import race_info
 from .transitions import (
+    check_account,
     create_race,
     due_transition,
     finish,
@@ -153,6 +154,7 @@ __all__ = [
     "finish_ghosts",
     "ghost_id",
     "ghost_outcome",
+    "check_account",
     "join",
     "leave",
     "new_code",

@@ -9,7 +9,28 @@ from spider_engine import Variant, VariantError, find_variant
 
 from ..errors import InvalidMessage
 
-__all__ = ["Limits", "RaceOptions", "idle_limit_of", "offered_variant", "unrated_because"]
+__all__ = [
+    "MIN_RATED_COUNTDOWN",
+    "RATED_TIME_LIMITS",
+    "Limits",
+    "RaceOptions",
+    "idle_limit_of",
+    "offered_variant",
+    "rated_time_limits",
+    "unrated_because",
+]
+
+RATED_TIME_LIMITS: dict[str, tuple[int, ...]] = {
+    "spider1": (300, 600, 900),
+    "spider2": (600, 900, 1200),
+    "spider4": (900, 1200, 1800),
+}
+"""The time limits (seconds) a rated race of each variant may have; a variant not named
+here: :data:`OTHER_RATED_TIME_LIMITS`. The deployment may set one list for every variant
+(``SPIDER_RACE_RATED_TIME_LIMITS``)."""
+OTHER_RATED_TIME_LIMITS = (900, 1800)
+MIN_RATED_COUNTDOWN = 3
+"""The shortest countdown of a rated race (seconds): every player sees the start coming."""
 
 
 def offered_variant(name: str) -> Variant:
@@ -41,6 +62,9 @@ class Limits:
     max_idle_limit: int = 3600
     rated_idle_limit: int = 120
     """The ``idle_limit`` of every rated race (quick matches too): fixed."""
+    rated_time_limits: tuple[int, ...] = ()
+    """The time limits a rated race may have, for every variant (empty: each variant's
+    own, :data:`RATED_TIME_LIMITS`)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -96,7 +120,7 @@ class RaceOptions:
         if msg.winnable and msg.seed is not None:
             raise InvalidMessage("seed: a winnable race is dealt from a proven seed")
         rated = bool(getattr(msg, "rated", False))
-        if rated and (why := unrated_because(msg)) is not None:
+        if rated and (why := unrated_because(msg, variant.id, limits)) is not None:
             raise InvalidMessage(f"rated: {why}")
         idle = idle_limit_of(getattr(msg, "idle_limit", None), rated=rated, limits=limits)
         return cls(
@@ -133,12 +157,43 @@ def idle_limit_of(asked: int | None, *, rated: bool, limits: Limits) -> int:
     return idle
 
 
-def unrated_because(msg: CreateRace) -> str | None:
-    """Why a race created so cannot be rated, or None when it can: a seed the creator chose
-    (someone may know the deal), and a race with ghosts (recorded games to beat: the
-    ``ghosts`` field, once the protocol has one)."""
+def rated_time_limits(variant: str, limits: Limits) -> tuple[int, ...]:
+    """The time limits a rated race of ``variant`` may have."""
+    if limits.rated_time_limits:
+        return limits.rated_time_limits
+    return RATED_TIME_LIMITS.get(variant, OTHER_RATED_TIME_LIMITS)
+
+
+def unrated_because(msg: CreateRace, variant: str, limits: Limits) -> str | None:
+    """Why a race created so cannot be rated, or None when it can. A rated race is made
+    on the server's own terms (docs/spec/rules.md, *Rated races*): public (a private race
+    is casual), a time limit of :func:`rated_time_limits`, a countdown of
+    :data:`MIN_RATED_COUNTDOWN` seconds or more, a seed the server draws (a chosen one:
+    someone may know the deal), no ghosts, no live boards (a watcher would see the deal
+    the others race), no hints, the server's ``away_grace``."""
+    allowed = rated_time_limits(variant, limits)
     if msg.seed is not None:
         return "a race dealt from a chosen seed is never rated"
     if getattr(msg, "ghosts", None):
         return "a race with ghosts is never rated"
+    if not msg.public:
+        return "a private race is casual: a rated race is public (or a quick match)"
+    if msg.time_limit not in allowed:
+        return f"time_limit: a rated {variant} race's is one of {_seconds(allowed)}"
+    if msg.countdown < MIN_RATED_COUNTDOWN:
+        return f"countdown: a rated race's is at least {MIN_RATED_COUNTDOWN} seconds"
+    if msg.live_boards:
+        return "live boards show the deal to a watcher: a rated race has none"
+    if msg.hints:
+        return "a rated race has no hints"
+    if msg.away_grace is not None:
+        return f"away_grace: a rated race has the server's ({limits.away_grace} seconds)"
     return None
+
+
+def _seconds(allowed: tuple[int, ...]) -> str:
+    """``5, 10, 15 minutes (300, 600, 900 seconds)``, or seconds alone."""
+    seconds = ", ".join(str(s) for s in allowed)
+    if all(s % 60 == 0 for s in allowed):
+        return f"{', '.join(str(s // 60) for s in allowed)} minutes ({seconds} seconds)"
+    return f"{seconds} seconds"

@@ -79,9 +79,9 @@ def rematch_race(
     guests = {p for p in accepted if race.players[p].guest and p not in accounts}
     change = create_race(
         code=code,
-        # a fresh secret seed; rated only between accounts (a race of guests before
-        # rated races were for accounts only is played again casual)
-        options=replace(race.options, seed_chosen=False, rated=race.options.rated and not guests),
+        # a fresh secret seed; casual: a rematch is a challenge between the same players,
+        # and rated races come only from quick match and the public list
+        options=replace(race.options, seed_chosen=False, rated=False, public=False),
         creator=first.player,
         name=first.name,
         now=now,

@@ -17,7 +17,7 @@ from spider_client.protocol import (
 )
 from spider_engine import Board, find_variant
 
-from ..errors import AccountRequired, HumansOnly, NotAPlayer, RaceFull, WrongState
+from ..errors import AccountRequired, HumansOnly, NotAPlayer, OtherKind, RaceFull, WrongState
 from .fairness import commitment, new_salt, new_seed, revealed
 from .model import (
     ALL,
@@ -41,6 +41,7 @@ __all__ = [
     "create_race",
     "due_transition",
     "finish",
+    "check_account",
     "join",
     "leave",
     "prepare",
@@ -87,6 +88,16 @@ def create_race(
     return change
 
 
+def check_account(*, guest: bool, code: str = "") -> None:
+    """AccountRequired for a guest: rated races are between accounts."""
+    if guest:
+        what = f"race {code} is rated" if code else "a rated race"
+        raise AccountRequired(
+            f"{what}: rated races are for accounts; sign up or sign in to race it (a guest"
+            " may watch it, and race casual races)"
+        )
+
+
 def join(
     race: Race, player: str, name: str, now: float, *, bot: bool = False, guest: bool = False
 ) -> RaceChange | None:
@@ -99,10 +110,12 @@ def join(
         return None
     if bot and race.options.humans_only:
         raise HumansOnly(f"race {race.code} is for humans only; this player said it is a bot")
-    if guest and race.options.rated:
-        raise AccountRequired(
-            f"race {race.code} is rated: rated races are for accounts; sign up or sign in"
-            " to race it (a guest may watch it, and race casual races)"
+    if race.options.rated:
+        check_account(guest=guest, code=race.code)
+    if race.options.rated and any(e.bot != bot for e in race.players.values() if not e.ghost):
+        raise OtherKind(
+            f"race {race.code} is rated {'among people' if bot else 'among bots'}: a"
+            " rated race is between players of one kind (bots race bots, people people)"
         )
     if race.state is not RaceState.OPEN:
         raise WrongState(f"race {race.code} is {race.state.value}: join as a spectator")

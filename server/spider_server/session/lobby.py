@@ -41,15 +41,22 @@ async def quick_match(session: Session, msg: QuickMatch) -> None:
     with bots, humans with humans unless ``with_bots``; the player's rating in the
     variant is read once, now. The race made is rated in the rated pool (accounts only:
     a guest asking for it is AccountRequired), not in the casual one (``rated`` false;
-    a guest's by default). A player who (or whose
+    a guest's by default, and a person's who queues ``with_bots``: a rated race is
+    between players of one kind). A player who (or whose
     address) missed a match or left one before its start lately waits first
     (:func:`~.matching.check_queue_wait`)."""
     assert session.identity is not None
     variant = _variant(msg.variant)
-    rated = (not session.guest) if msg.rated is None else msg.rated
+    with_bots = msg.with_bots and not session.identity.bot  # a person racing bots
+    rated = not (session.guest or with_bots) if msg.rated is None else msg.rated
     if rated and session.guest:
         raise AccountRequired(
             "the rated pool is for accounts: sign up or sign in, or queue casual (rated: false)"
+        )
+    if rated and with_bots:
+        raise InvalidMessage(
+            "rated: a person queueing with bots races casual (a rated race is between"
+            " players of one kind)"
         )
     await check_queue_wait(session)
     await check_creation(session)  # a match is a race made: the same limits as a create

@@ -55,7 +55,10 @@ async def create_race(session: Session, msg: CreateRace) -> None:
     """Create a race and join it as its first player (reply: ``joined``). A public race
     first claims its places in the lobby's list (the player's, the address's:
     :meth:`~..store.OpenList.claim`, ``too_many_races`` when none is left), held while
-    it is listed."""
+    it is listed. A guest asking for a rated race is told first that rated races are for
+    accounts (whatever else it asked for)."""
+    if msg.rated and session.guest:
+        rules.check_account(guest=True)
     options = rules.RaceOptions.from_request(msg, session.ctx.limits)
     await check_creation(session)
     open_list = session.ctx.store.open_list

@@ -98,7 +98,7 @@ function renderLobby() {
       h("label", { class: "check", title: "a solver may suggest a move (if the server offers it)" }, h("input", { type: "checkbox", id: "hints", name: "hints", checked: saved.hints ?? false }), "hints"),
       h("label", { class: "check", title: "deal only a seed that a solver has proved winnable (if the server offers it)" }, h("input", { type: "checkbox", id: "winnable", name: "winnable", checked: saved.winnable ?? false }), "winnable deal"),
       h("label", { class: "check", title: "players who say they are bots may watch, not play (an honour rule)" }, h("input", { type: "checkbox", id: "humans-only", name: "humans_only", checked: saved.humans_only ?? false }), "humans only"),
-      h("label", { class: "check", title: "the finish moves the players' ratings: for accounts only (not with a chosen seed)" }, h("input", { type: "checkbox", id: "rated", name: "rated", checked: saved.rated ?? false }), "rated"),
+      h("label", { class: "check", title: "the finish moves the players' ratings: for accounts only; public, a countdown of 3 s or more, no live boards nor hints, and a time limit of the variant's (5, 10 or 15 minutes for one suit)" }, h("input", { type: "checkbox", id: "rated", name: "rated", checked: saved.rated ?? false }), "rated"),
       h("label", { class: "check", title: "show it in the lobby's open races until it starts" }, h("input", { type: "checkbox", id: "public", name: "public" }), "list it"),
     ),
     h(
@@ -163,6 +163,11 @@ async function createRace(form) {
   // ignores them, and the room then says so)
   const wanted = ["hints", "winnable", "humans_only", "rated", "public"].filter((o) => data.get(o) === "on");
   for (const o of wanted) msg[o] = true;
+  if (msg.rated) {
+    // a rated race is made on the server's terms: public, no live boards, no hints, a
+    // countdown of 3 s or more (the time limit must be one of the variant's: said if not)
+    Object.assign(msg, { public: true, live_boards: false, hints: false, countdown: Math.max(3, msg.countdown) });
+  }
   store.set("lobby", { base, options, minutes, undo: msg.undo, live_boards: msg.live_boards, hints: wanted.includes("hints"), winnable: wanted.includes("winnable"), humans_only: wanted.includes("humans_only"), rated: wanted.includes("rated"), max_players: msg.max_players, countdown: msg.countdown });
   try {
     const joined = await session.request(msg);
