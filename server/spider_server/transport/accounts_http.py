@@ -12,7 +12,13 @@ websocket server takes none): credentials come in headers.
 ``GET /account/sessions``           the account's sessions (``current``: this one)
 ``POST /account/password``          Basic with the old password, ``X-New-Password``
                                     (base64 of the new one): ends every other session
-``GET /account/me``                 the account's name and player
+``GET /account/me``                 the account's name, player and kind (``bot``)
+``GET /account/tokens``             the account's API tokens (never the tokens themselves)
+``POST /account/tokens/new``        ``X-Scopes`` (space-separated), optionally
+                                    ``X-Token-Name``: a new API token, shown once (201)
+``POST /account/tokens/revoke``     ``X-Token-Id``: revokes that token
+``POST /account/upgrade-to-bot``    makes the account a bot account, for good
+``POST /account/delete``            Basic with the password: deletes the account
 ==================================  ======================================================
 
 Sign-up and sign-in answer ``{"name", "player", "token"}`` and set the cookie
@@ -39,9 +45,11 @@ from ..accounts import (
     Signed,
     Unauthorized,
 )
+from ..accounts.changes import AccountChanges, parse_scopes, token_name
 from ..accounts.service import COOKIE, cookie_session
 from ..errors import Unavailable
 from ..settings import Settings, parse_origins
+from ..store.account_erasure import Erasure
 
 __all__ = ["ROUTES", "AccountRoutes", "Reply"]
 
@@ -53,10 +61,25 @@ ROUTES = {
     "/account/sessions": "GET",
     "/account/password": "POST",
     "/account/me": "GET",
+    "/account/tokens": "GET",
+    "/account/tokens/new": "POST",
+    "/account/tokens/revoke": "POST",
+    "/account/upgrade-to-bot": "POST",
+    "/account/delete": "POST",
 }
 """Each route and its one method (HEAD too for a GET)."""
 MAX_HEADER = 6000
 """The longest ``Authorization``, ``X-New-Password`` or ``Cookie`` looked at."""
+
+
+def _token(row: Any) -> dict[str, Any]:
+    return {
+        "id": row.id,
+        "name": row.name,
+        "scopes": list(row.scopes),
+        "created_at": row.created_at,
+        "last_used_at": row.last_used_at,
+    }
 
 
 class Headers(Protocol):
@@ -122,11 +145,17 @@ class AccountRoutes:
     public origins; ``lifetime`` is the cookie's Max-Age."""
 
     def __init__(
-        self, accounts: Accounts, origins: Callable[[], tuple[str, ...]], *, lifetime: int
+        self,
+        accounts: Accounts,
+        origins: Callable[[], tuple[str, ...]],
+        *,
+        lifetime: int,
+        changes: AccountChanges | None = None,
     ) -> None:
         self.accounts = accounts
         self.origins = origins
         self.lifetime = lifetime
+        self.changes = changes or AccountChanges(accounts)
 
     @classmethod
     def of(
@@ -159,7 +188,19 @@ class AccountRoutes:
             secret=node.secret,
             rated=node.store.ratings.put_on_ladders,
         )
-        return cls(accounts, origins, lifetime=settings.session_lifetime)
+        ratings = node.store.ratings
+
+        async def rated_human(player: str) -> bool:
+            record = (await ratings.load_records([player])).get(player)
+            return (
+                record is not None
+                and not record.bot
+                and any(vr.rated for vr in record.variants.values())
+            )
+
+        erasure = None if archive is None else Erasure(redis, archive, node.store.races)
+        changes = AccountChanges(accounts, rated_human=rated_human, erasure=erasure)
+        return cls(accounts, origins, lifetime=settings.session_lifetime, changes=changes)
 
     def close(self) -> None:
         self.accounts.close()
@@ -259,10 +300,20 @@ class AccountRoutes:
                 name, old, new, address=address, keep=kept
             )
             return Reply(200, {"name": account.name, "ended": ended})
+        if path == "/account/delete":
+            self._check_origin(headers, required=False)
+            name, password = _basic(headers)
+            gone = await self.changes.delete(name, password, address=address)
+            cleared = {"set_cookie": self._cookie("", 0)}
+            return Reply(200, {"deleted": True, "player": gone.player}, cleared)
         current = await self._current(headers, post=ROUTES[path] == "POST")
         if path == "/account/me":
             a = current.account
-            return Reply(200, {"name": a.name, "player": a.player, "created_at": a.created_at})
+            return Reply(200, {
+                "name": a.name, "player": a.player, "created_at": a.created_at, "bot": a.bot,
+            })  # fmt: skip
+        if path.startswith("/account/tokens") or path == "/account/upgrade-to-bot":
+            return await self._tokens_and_kind(path, headers, current)
         if path == "/account/sessions":
             listed = await accounts.sessions(current)
             return Reply(200, {"sessions": [
@@ -282,6 +333,27 @@ class AccountRoutes:
             return Reply(200, {"signed_out": True}, cleared)
         ended = await accounts.sign_out_everywhere(current)
         return Reply(200, {"signed_out": True, "ended": ended}, cleared)
+
+    async def _tokens_and_kind(self, path: str, headers: Headers, current: Signed) -> Reply:
+        changes = self.changes
+        if path == "/account/tokens":
+            listed = await changes.tokens(current)
+            return Reply(200, {"tokens": [_token(t) for t in listed]})
+        if path == "/account/tokens/new":
+            scopes = parse_scopes(_one(headers, "X-Scopes", limit=200))
+            name = token_name(_one(headers, "X-Token-Name", limit=200))
+            token, row = await changes.create_token(current, name=name, scopes=scopes)
+            return Reply(201, {**_token(row), "token": token})
+        if path == "/account/tokens/revoke":
+            raw = (_one(headers, "X-Token-Id", limit=20) or "").strip()
+            if not raw.isdigit() or not raw.isascii():
+                raise Malformed(
+                    "give the token's id as X-Token-Id: a number (see GET /account/tokens)"
+                )
+            await changes.revoke_token(current, int(raw))
+            return Reply(200, {"revoked": int(raw)})
+        account = await changes.upgrade_to_bot(current)
+        return Reply(200, {"name": account.name, "player": account.player, "bot": account.bot})
 
     async def _kept(self, token: str) -> bytes:
         """The hash of the cookie's session when it is one still running (kept through a

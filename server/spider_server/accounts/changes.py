@@ -1,0 +1,159 @@
+"""What an account does to itself: its personal API tokens made, listed and revoked, the
+account made a bot account (one way), and the account deleted.
+
+:class:`AccountChanges` holds the node's :class:`~.service.Accounts` (its database,
+clock and password checks) and what it needs besides: whether a player has rated races
+as a human (``rated_human``, the ratings' records in Redis; the archive is asked too),
+and the deletion's work (:class:`~..store.account_erasure.Erasure`). Every refusal is an
+:class:`~.service.AccountError` and changes nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable, Collection
+
+from ..scopes import BOT_PLAY, SCOPES
+from ..store import accounts as rows
+from ..store import api_tokens
+from ..store.account_erasure import Erasure
+from .service import (
+    Accounts,
+    InRace,
+    Malformed,
+    NoSuchToken,
+    RatedHuman,
+    Signed,
+    TooManyTokens,
+    Unauthorized,
+)
+
+__all__ = ["MAX_TOKEN_NAME", "AccountChanges", "parse_scopes", "token_name"]
+
+MAX_TOKEN_NAME = 40
+"""The longest name of an API token."""
+_TOKEN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._:-]*$")
+
+
+def parse_scopes(text: str | None) -> list[str]:
+    """The scopes of a header (separated by spaces or commas), each once, in the order of
+    :data:`~..scopes.SCOPES`; :class:`~.service.Malformed` for none or an unknown one."""
+    if text is None or not text.strip():
+        raise Malformed(f"give the token's scopes as X-Scopes: one or more of {' '.join(SCOPES)}")
+    given = [s for s in re.split(r"[\s,]+", text.strip()) if s]
+    unknown = [s for s in given if s not in SCOPES]
+    if unknown:
+        raise Malformed(f"X-Scopes: no scope {unknown[0][:40]!r}; the scopes: {' '.join(SCOPES)}")
+    return [s for s in SCOPES if s in given]
+
+
+def token_name(text: str | None) -> str:
+    """A token's name as given (``token`` when none): 1 to :data:`MAX_TOKEN_NAME` ASCII
+    letters, digits, spaces and ``. _ : -``, starting with a letter or digit."""
+    if text is None:
+        return "token"
+    name = text.strip()
+    if not name or len(name) > MAX_TOKEN_NAME or not _TOKEN_NAME.match(name):
+        raise Malformed(
+            f"X-Token-Name: 1 to {MAX_TOKEN_NAME} letters, digits, spaces and . _ : -"
+            " (ASCII), starting with a letter or digit"
+        )
+    return name
+
+
+class AccountChanges:
+    """An account's tokens, its kind and its deletion (see the module)."""
+
+    def __init__(
+        self,
+        accounts: Accounts,
+        *,
+        rated_human: Callable[[str], Awaitable[bool]] | None = None,
+        erasure: Erasure | None = None,
+    ) -> None:
+        self.accounts = accounts
+        self.rated_human = rated_human
+        """Whether a player has a rated race as a human in the ratings' records."""
+        self.erasure = erasure
+        """Erases what a deleted account's player left under its name (None: a node
+        without a database, where every call is refused before it is needed)."""
+
+    # -- API tokens ---------------------------------------------------------------------------
+
+    async def create_token(
+        self, signed: Signed, *, name: str, scopes: Collection[str]
+    ) -> tuple[str, api_tokens.TokenRow]:
+        """A new API token of the account (shown once: only its hash is kept) and its
+        row. ``bot:play`` only for a bot account; at most
+        :data:`~..store.api_tokens.TOKENS_KEPT` tokens."""
+        account = signed.account
+        if BOT_PLAY in scopes and not account.bot:
+            raise Malformed("X-Scopes: bot:play is for bot accounts only (upgrade to a bot first)")
+        token = api_tokens.new_api_token()
+        now = self.accounts.clock()
+        made = await api_tokens.create_token(
+            self.accounts._db(),
+            account.id,
+            rows.token_hash(token),
+            name=name,
+            scopes=list(scopes),
+            now=now,
+        )
+        if made is None:
+            raise TooManyTokens(
+                f"this account holds {api_tokens.TOKENS_KEPT} API tokens: revoke one first"
+            )
+        return token, api_tokens.TokenRow(made, name, tuple(scopes), now, None)
+
+    async def tokens(self, signed: Signed) -> list[api_tokens.TokenRow]:
+        return await api_tokens.tokens_of(self.accounts._db(), signed.account.id)
+
+    async def revoke_token(self, signed: Signed, token: int) -> None:
+        """Revoke one of the account's tokens (a connection that said hello with it goes on
+        until it closes; a new hello with it is ``bad_token``)."""
+        if not await api_tokens.revoke_token(self.accounts._db(), signed.account.id, token):
+            raise NoSuchToken(f"this account has no API token {token}")
+
+    # -- a bot account ------------------------------------------------------------------------
+
+    async def upgrade_to_bot(self, signed: Signed) -> rows.AccountRow:
+        """Make the account a bot account, for good (again: nothing changes). Refused
+        (:class:`~.service.RatedHuman`) when it has a rated race as a human."""
+        account = signed.account
+        if account.bot:
+            return account
+        refused = RatedHuman(
+            "this account has rated races as a human: only an account with none can be a bot"
+        )
+        if self.rated_human is not None and await self.rated_human(account.player):
+            raise refused
+        db = self.accounts._db()
+        if not await rows.make_bot(db, account.id, self.accounts.clock()):
+            raise refused  # the archive holds a rated human race of it
+        found = await rows.account_by_player(db, account.player)
+        assert found is not None
+        return found
+
+    # -- deletion -----------------------------------------------------------------------------
+
+    async def delete(self, name: str, password: str, *, address: str) -> rows.AccountRow:
+        """Delete the account ``name`` whose password is ``password``: its credentials,
+        sessions and tokens at once; its player's results stay, shown as "deleted
+        player" (:mod:`..store.account_erasure`). Refused (:class:`~.service.InRace`)
+        while a race of the player is not archived yet."""
+        account = await self.accounts._check_password(name, password, address=address)
+        self.accounts._db()
+        erasure = self.erasure
+        assert erasure is not None
+        live, kept = await erasure.live_races(account.player)
+        if live:
+            raise InRace(
+                f"your races {', '.join(live[:5])} are still waiting, running or being"
+                " recorded: finish or leave them, and try again in a minute",
+                retry_after=60,
+            )
+        if not await erasure.erase_archive(account.id, account.player):
+            raise Unauthorized("this account was deleted already")
+        await erasure.erase_live(account.player, account.name, kept, self.accounts.clock())
+        self.accounts.guests.taken_over(account.player)
+        return account
