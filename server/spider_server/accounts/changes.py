@@ -152,8 +152,10 @@ class AccountChanges:
                 " recorded: finish or leave them, and try again in a minute",
                 retry_after=60,
             )
-        if not await erasure.erase_archive(account.id, account.player):
+        markers = await erasure.erase_archive(account.id, account.player)
+        if markers is None:
             raise Unauthorized("this account was deleted already")
-        await erasure.erase_live(account.player, account.name, kept, self.accounts.clock())
+        now = self.accounts.clock()
+        await erasure.erase_live(account.player, account.name, kept, markers, now)
         self.accounts.guests.taken_over(account.player)
         return account

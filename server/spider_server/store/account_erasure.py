@@ -9,7 +9,8 @@ it: ``ON DELETE CASCADE``), and every archived race the player finished shows th
 the player's ``player_records`` row). Then Redis (:meth:`Erasure.erase_live`): the
 player's record there renamed, the name index no longer naming them, the daily
 leaderboards' names, and the keys of the player's archived races still kept in Redis
-dropped at once (reads go to the archive).
+dropped at once (reads go to the archive), and the rating changes kept of its races
+renamed.
 
 Others' races, replays, exports and ratings hold: nothing but the name is rewritten.
 """
@@ -39,7 +40,10 @@ DAILY_DAYS = 4
 QUERIES: dict[str, str] = {
     "erase_account": "DELETE FROM accounts WHERE id = $1 RETURNING id",
     "erase_names": "UPDATE race_players SET name = $2 WHERE player = $1 RETURNING race_id",
-    "erase_races": "SELECT id, meta, entries FROM races WHERE id = ANY($1::bigint[]) FOR UPDATE",
+    "erase_races": (
+        "SELECT id, code, created_at, meta, entries FROM races WHERE id = ANY($1::bigint[]) "
+        "FOR UPDATE"
+    ),
     "erase_race": "UPDATE races SET meta = $2, entries = $3 WHERE id = $1",
     "erase_record": "SELECT data FROM player_records WHERE player = $1 FOR UPDATE",
     "erase_record_write": "UPDATE player_records SET name = $2, data = $3 WHERE player = $1",
@@ -111,16 +115,18 @@ class Erasure:
                 kept.append(race)
         return live, kept
 
-    async def erase_archive(self, account: int, player: str) -> bool:
+    async def erase_archive(self, account: int, player: str) -> list[str] | None:
         """Delete the account's row (sessions and tokens with it) and show its player as
         :data:`DELETED_NAME` in every archived race and their record, in one
-        transaction; False when there was no such account (nothing changed)."""
+        transaction; the races' markers (``code:created_at``), or None when there was no
+        such account (nothing changed)."""
         archive = self.archive
+        markers: list[str] = []
         async with archive.connection() as conn, conn.transaction():
             with archive.timed("erase_account"):
                 gone = await conn.fetchval(QUERIES["erase_account"], account)
             if gone is None:
-                return False
+                return None
             with archive.timed("erase_names"):
                 ids = [
                     r["race_id"]
@@ -135,6 +141,7 @@ class Erasure:
                 ]
                 with archive.timed("erase_race"):
                     await conn.executemany(QUERIES["erase_race"], rewritten)
+                markers = [f"{r['code']}:{float(r['created_at'])!r}" for r in found]
             with archive.timed("erase_record"):
                 data = await conn.fetchval(QUERIES["erase_record"], player)
             if data is not None:
@@ -144,13 +151,26 @@ class Erasure:
                     await conn.execute(
                         QUERIES["erase_record_write"], player, DELETED_NAME, _pack(record)
                     )
-        return True
+        return markers
 
-    async def erase_live(self, player: str, name: str, kept: list[Any], now: float) -> None:
+    async def erase_live(
+        self, player: str, name: str, kept: list[Any], markers: list[str], now: float
+    ) -> None:
         """Redis's part: the player's record renamed, the name index and the daily
-        leaderboards no longer naming them, the archived races ``kept`` dropped from
-        Redis (read from the archive from now on)."""
+        leaderboards no longer naming them, the rating changes kept of the races of
+        ``markers`` (and ``kept``) renamed, the archived races ``kept`` dropped from Redis
+        (read from the archive from now on)."""
+        markers = list(dict.fromkeys([*markers, *(archive_marker(r) for r in kept)]))
         with as_unavailable:
+            for mark in markers:
+                data = await self.redis.hget(keys.APPLIED, mark)
+                if data is None:
+                    continue
+                changes = msgpack.unpackb(data, raw=False)
+                for change in changes:
+                    if change.get("player") == player:
+                        change["name"] = DELETED_NAME
+                await self.redis.hset(keys.APPLIED, mark, _pack(changes))
             data = await self.redis.hget(keys.record(player), "d")
             variants: list[str] = []
             if data is not None:
