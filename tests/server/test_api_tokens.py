@@ -108,7 +108,7 @@ async def test_a_token_is_made_shown_once_kept_hashed_listed_and_revoked(
         "/account/tokens/revoke",
         {**bearer(ada["token"]), "X-Token-Id": str(line["id"])},
     )
-    assert again.status == 404 and again.error == "not_found"
+    assert again.status == 404 and again.error == "no_such_token"
 
 
 async def test_bad_token_requests_change_nothing(node: Any) -> None:

@@ -12,7 +12,7 @@ nothing::
     ├── BadCredentials             401 bad_credentials  no such name, or a wrong password
     ├── Unauthorized               401 unauthorized     no session, or it has ended
     ├── CrossOrigin                403 forbidden        a request from a foreign page
-    ├── NoSuchToken                404 not_found        no API token of the account by that id
+    ├── NoSuchToken                404 no_such_token    no API token of the account by that id
     ├── NameTaken                  409 name_taken       an account holds the name
     ├── GuestTaken                 409 guest_taken      an account took that guest over
     ├── InRace                     409 in_race          a deletion while the player's races
@@ -127,7 +127,7 @@ class CrossOrigin(AccountError):
 
 
 class NoSuchToken(AccountError):
-    status, code = 404, "not_found"
+    status, code = 404, "no_such_token"
 
 
 class InRace(AccountError):
