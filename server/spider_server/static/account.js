@@ -5,6 +5,7 @@
 // session in an HttpOnly cookie the page never reads: after a sign-in or a sign-out the page
 // connects again, and the cookie on the upgrade says who it is (welcome.account).
 
+import { accountKeys, loadTokens } from "./accountkeys.js";
 import { $, fill, h } from "./dom.js";
 import { store } from "./net.js";
 import { closePanel, openPanel, panelEl } from "./panel.js";
@@ -181,9 +182,39 @@ export function openAccount() {
       h("button", { id: "account-signout-all", type: "button", title: "every browser and program signed in to this account", onclick: () => signOut(true, error) }, "Sign out everywhere"),
     ),
     form,
+    h("div", { id: "account-keys" }),
   );
   openPanel("account", "Your account", content);
   loadSessions(error);
+  loadKeys(error);
+}
+
+/** The tokens, bot and delete sections (accountkeys.js), once /account/me says the kind. */
+async function loadKeys(error) {
+  let me;
+  try {
+    me = await call("GET", "/account/me");
+  } catch (e) {
+    if (panelEl("account")) error.textContent = e.message;
+    return;
+  }
+  const place = panelEl("account") && $("#account-keys");
+  if (!place) return;
+  const tools = {
+    call,
+    basic,
+    passwordField,
+    when,
+    // after an upgrade (`again`: the panel anew) or a deletion: the page connects again
+    done: async (again) => {
+      closePanel();
+      await reconnected();
+      if (again) openAccount();
+    },
+  };
+  const keys = accountKeys(me, tools);
+  fill(place, keys);
+  loadTokens($("#keys-error"), tools);
 }
 
 async function loadSessions(error) {
