@@ -5,19 +5,17 @@ database and every key of Redis is looked through: nothing personal of it is lef
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import pytest
 
 from spider_client import protocol as p
-from spider_server.runners.archiver import RETRY
 
 from .account_helpers import ACCOUNT_SETTINGS, basic, bearer, call
 from .clocks import TestClock
 from .server_helpers import Client
 from .test_api_tokens import hello, new_token, sign_up
-from .test_bot_accounts import rated_race, wait_for_ladder
+from .test_bot_accounts import archive_all, rated_race, wait_for_ladder
 from .test_export import get
 
 PASSWORD = "correct horse battery staple"
@@ -39,17 +37,6 @@ async def node(pg_database: Any, server_node: Any, redis_server: Any, clock: Tes
         sweep_interval=3600,  # the test's archive steps alone
         **ACCOUNT_SETTINGS,
     )
-
-
-async def archive_all(node: Any, clock: TestClock) -> None:
-    archiver = node.node.archiver
-    for _ in range(100):
-        await archiver.step()
-        if archiver.backlog == 0:
-            return
-        clock.move(RETRY + 1)
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"{archiver.backlog} races still wait for the archive")
 
 
 def _found(value: Any, needles: list[bytes]) -> bool:

@@ -12,15 +12,40 @@ import pytest
 
 from spider_client import protocol as p
 from spider_server.race.ratings import MODEL, Record, VariantRecord, in_pool
+from spider_server.runners.archiver import RETRY
 
 from .account_helpers import ACCOUNT_SETTINGS, basic, bearer, call
+from .clocks import TestClock
 from .server_helpers import TIMEOUT, Client
 from .test_api_tokens import hello, new_token, sign_up
 
 
 @pytest.fixture
-async def node(pg_database: Any, server_node: Any, redis_server: Any) -> Any:
-    return await server_node(redis_server.url, database_url=pg_database.url, **ACCOUNT_SETTINGS)
+def clock() -> TestClock:
+    return TestClock()
+
+
+@pytest.fixture
+async def node(pg_database: Any, server_node: Any, redis_server: Any, clock: TestClock) -> Any:
+    return await server_node(
+        redis_server.url,
+        database_url=pg_database.url,
+        clock=clock,
+        sweep_interval=3600,  # the test's archive steps alone
+        **ACCOUNT_SETTINGS,
+    )
+
+
+async def archive_all(node: Any, clock: TestClock) -> None:
+    """Archive steps until nothing waits (the clock moved past each retry)."""
+    archiver = node.node.archiver
+    for _ in range(100):
+        await archiver.step()
+        if archiver.backlog == 0:
+            return
+        clock.move(RETRY + 1)
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"{archiver.backlog} races still wait for the archive")
 
 
 async def upgrade(node: Any, session: str) -> Any:
@@ -75,7 +100,7 @@ def test_a_record_racing_in_the_other_pool_starts_afresh() -> None:
     assert in_pool(unrated, True).variants == unrated.variants
 
 
-async def test_the_ladders_are_kept_apart(node: Any) -> None:
+async def test_the_ladders_are_kept_apart(node: Any, clock: TestClock) -> None:
     bot_a, bot_b = await sign_up(node, "Botty"), await sign_up(node, "Botalt")
     human_a, human_b = await sign_up(node, "Hugo"), await sign_up(node, "Hana")
     for bot in (bot_a, bot_b):
@@ -119,7 +144,12 @@ async def test_the_ladders_are_kept_apart(node: Any) -> None:
         finally:
             await guest.close()
 
-        # a human who raced rated may not become a bot; a bot stays one
+        # a human who raced rated may not become a bot (nor while the race is not
+        # recorded yet); a bot stays one
+        wait = await upgrade(node, human_a["token"])
+        assert wait.status == 409 and wait.error == "in_race", wait
+        assert (await hugo.request(p.Leave(req=0, code=only))).type == "done"
+        await archive_all(node, clock)
         no = await upgrade(node, human_a["token"])
         assert no.status == 409 and no.error == "rated_human", no
         me = await call(node, "GET", "/account/me", bearer(human_a["token"]))

@@ -118,13 +118,22 @@ class AccountChanges:
 
     async def upgrade_to_bot(self, signed: Signed) -> rows.AccountRow:
         """Make the account a bot account, for good (again: nothing changes). Refused
-        (:class:`~.service.RatedHuman`) when it has a rated race as a human."""
+        (:class:`~.service.RatedHuman`) when it has a rated race as a human, and
+        (:class:`~.service.InRace`) while a race of it is not recorded yet."""
         account = signed.account
         if account.bot:
             return account
         refused = RatedHuman(
             "this account has rated races as a human: only an account with none can be a bot"
         )
+        if self.erasure is not None:  # a race it is in would be recorded as a human's
+            live, _ = await self.erasure.live_races(account.player)
+            if live:
+                raise InRace(
+                    f"your races {', '.join(live[:5])} are still waiting, running or being"
+                    " recorded: finish or leave them, and try again in a minute",
+                    retry_after=60,
+                )
         if self.rated_human is not None and await self.rated_human(account.player):
             raise refused
         db = self.accounts._db()

@@ -15,8 +15,8 @@ nothing::
     ├── NoSuchToken                404 no_such_token    no API token of the account by that id
     ├── NameTaken                  409 name_taken       an account holds the name
     ├── GuestTaken                 409 guest_taken      an account took that guest over
-    ├── InRace                     409 in_race          a deletion while the player's races
-    │                                                   are not archived yet
+    ├── InRace                     409 in_race          a deletion or bot upgrade while the
+    │                                                   player's races are not archived yet
     ├── RatedHuman                 409 rated_human      a bot upgrade of an account with
     │                                                   rated races as a human
     ├── TooManyTokens              409 too_many_tokens  the account holds its most API tokens
