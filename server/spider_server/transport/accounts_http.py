@@ -346,7 +346,7 @@ class AccountRoutes:
             return Reply(201, {**_token(row), "token": token})
         if path == "/account/tokens/revoke":
             raw = (_one(headers, "X-Token-Id", limit=20) or "").strip()
-            if not raw.isdigit() or not raw.isascii():
+            if not raw.isdigit() or not raw.isascii() or len(raw) > 18:
                 raise Malformed(
                     "give the token's id as X-Token-Id: a number (see GET /account/tokens)"
                 )
