@@ -169,3 +169,27 @@ async def test_a_deleted_account_leaves_its_results_and_nothing_personal(
     # the name is free again
     made = await call(node, "POST", "/account/signup", basic(NAME, PASSWORD))
     assert made.status == 201 and made.body["player"] != quill["player"]
+
+
+async def test_a_deleted_accounts_guest_token_speaks_for_nobody(
+    node: Any, server_node: Any, redis_server: Any, pg_database: Any
+) -> None:
+    guest = await Client.connect(node.url, name="wanderer")
+    token, player = guest.token, guest.player
+    await guest.close()
+    made = await call(
+        node, "POST", "/account/signup", {**basic("Wendell", PASSWORD), "X-Guest-Token": token}
+    )
+    assert made.status == 201 and made.body["player"] == player, made
+    gone = await call(node, "POST", "/account/delete", basic("Wendell", PASSWORD))
+    assert gone.status == 200, gone
+    other = await server_node(redis_server.url, database_url=pg_database.url, **ACCOUNT_SETTINGS)
+    for url, name in ((node.url, None), (node.url, "Wendell"), (other.url, None)):
+        client = await Client.connect(url, hello=False)  # this node, and one that asks
+        try:
+            await client.send(p.Hello(token=token, name=name))
+            answer = await client.expect(("welcome", "error"))
+            assert answer.type == "error" and answer.error == "bad_token", answer
+            assert "deleted" in answer.message
+        finally:
+            await client.close()

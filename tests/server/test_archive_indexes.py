@@ -59,6 +59,8 @@ FILL = [
         SELECT sha256(('t' || (a.id * 10 + k))::text::bytea), a.id, 'token', '{race:read}',
                1.7e9 + k, NULL
         FROM accounts a, generate_series(1, 2) AS k""",
+    f"""INSERT INTO deleted_players (player, deleted_at)
+        SELECT 'd' || i, 1.7e9 FROM generate_series(1, {PLAYERS}) AS i""",
 ]
 
 

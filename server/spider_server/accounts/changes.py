@@ -17,6 +17,7 @@ from ..scopes import BOT_PLAY, SCOPES
 from ..store import accounts as rows
 from ..store import api_tokens
 from ..store.account_erasure import Erasure
+from .guests import DELETED
 from .service import (
     Accounts,
     InRace,
@@ -161,10 +162,10 @@ class AccountChanges:
                 " recorded: finish or leave them, and try again in a minute",
                 retry_after=60,
             )
-        markers = await erasure.erase_archive(account.id, account.player)
+        now = self.accounts.clock()
+        markers = await erasure.erase_archive(account.id, account.player, now)
         if markers is None:
             raise Unauthorized("this account was deleted already")
-        now = self.accounts.clock()
         await erasure.erase_live(account.player, account.name, kept, markers, now)
-        self.accounts.guests.taken_over(account.player)
+        self.accounts.guests.taken_over(account.player, why=DELETED)
         return account

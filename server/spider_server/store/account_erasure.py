@@ -4,7 +4,8 @@ A deletion first asks :meth:`Erasure.live_races` (Redis): a race of the player s
 waiting, running, or finished but not archived yet would write the name again, so the
 deletion is refused until none is. Then, in one transaction of the database
 (:meth:`Erasure.erase_archive`): the account's row goes (its sessions and API tokens with
-it: ``ON DELETE CASCADE``), and every archived race the player finished shows them as
+it: ``ON DELETE CASCADE``; its player id is kept in ``deleted_players``, so that a guest's
+token of that player, one the account had taken over, speaks for nobody), and every archived race the player finished shows them as
 :data:`DELETED_NAME` (``race_players.name``, the race's ``meta`` and ``entries`` blobs,
 the player's ``player_records`` row). Then Redis (:meth:`Erasure.erase_live`): the
 player's record there renamed, the name index no longer naming them, the daily
@@ -30,7 +31,7 @@ from .guard import as_unavailable
 from .races import RaceStore
 from .ratings import fold
 
-__all__ = ["DELETED_NAME", "EXAMPLES", "QUERIES", "Erasure"]
+__all__ = ["DELETED_NAME", "EXAMPLES", "QUERIES", "Erasure", "player_deleted"]
 
 DELETED_NAME = "deleted player"
 """How a deleted account's player is shown in the results it leaves."""
@@ -39,6 +40,10 @@ DAILY_DAYS = 4
 
 QUERIES: dict[str, str] = {
     "erase_account": "DELETE FROM accounts WHERE id = $1 RETURNING id",
+    "erase_tombstone": (
+        "INSERT INTO deleted_players (player, deleted_at) VALUES ($1, $2) ON CONFLICT DO NOTHING"
+    ),
+    "player_deleted": "SELECT 1 FROM deleted_players WHERE player = $1",
     "erase_names": "UPDATE race_players SET name = $2 WHERE player = $1 RETURNING race_id",
     "erase_races": (
         "SELECT id, code, created_at, meta, entries FROM races WHERE id = ANY($1::bigint[]) "
@@ -52,6 +57,8 @@ QUERIES: dict[str, str] = {
 
 EXAMPLES: dict[str, tuple[Any, ...]] = {
     "erase_account": (1,),
+    "erase_tombstone": ("p0123456789ab", 1.7e9),
+    "player_deleted": ("p0123456789ab",),
     "erase_names": ("p0123456789ab", DELETED_NAME),
     "erase_races": ([1, 2, 3],),
     "erase_race": (1, b"\x80", b"\x80"),
@@ -78,6 +85,13 @@ def renamed_blobs(meta: bytes, entries: bytes, player: str) -> tuple[bytes, byte
             if result.player == player:
                 result.name = DELETED_NAME
     return race_blobs(race)
+
+
+async def player_deleted(archive: ArchiveStore, player: str) -> bool:
+    """Whether ``player`` was a deleted account's (its guest's tokens speak for nobody)."""
+    async with archive.connection() as conn:
+        with archive.timed("player_deleted"):
+            return await conn.fetchval(QUERIES["player_deleted"], player) is not None
 
 
 class Erasure:
@@ -115,7 +129,7 @@ class Erasure:
                 kept.append(race)
         return live, kept
 
-    async def erase_archive(self, account: int, player: str) -> list[str] | None:
+    async def erase_archive(self, account: int, player: str, now: float) -> list[str] | None:
         """Delete the account's row (sessions and tokens with it) and show its player as
         :data:`DELETED_NAME` in every archived race and their record, in one
         transaction; the races' markers (``code:created_at``), or None when there was no
@@ -127,6 +141,8 @@ class Erasure:
                 gone = await conn.fetchval(QUERIES["erase_account"], account)
             if gone is None:
                 return None
+            with archive.timed("erase_tombstone"):
+                await conn.execute(QUERIES["erase_tombstone"], player, now)
             with archive.timed("erase_names"):
                 ids = [
                     r["race_id"]

@@ -18,3 +18,10 @@ CREATE TABLE api_tokens (
 );
 
 CREATE INDEX api_tokens_account ON api_tokens (account_id, created_at DESC);
+
+-- The players of deleted accounts (their ids only, which the races they finished still
+-- name): a guest's token of one (a guest the account had taken over) speaks for nobody.
+CREATE TABLE deleted_players (
+    player text PRIMARY KEY,
+    deleted_at double precision NOT NULL
+);
