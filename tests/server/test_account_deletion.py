@@ -14,7 +14,7 @@ from spider_client import protocol as p
 from .account_helpers import ACCOUNT_SETTINGS, basic, bearer, call
 from .clocks import TestClock
 from .server_helpers import Client
-from .test_api_tokens import hello, new_token, sign_up
+from .test_api_tokens import hello, listening, new_token, sign_up
 from .test_bot_accounts import archive_all, rated_race, wait_for_ladder
 from .test_export import get
 
@@ -127,9 +127,14 @@ async def test_a_deleted_account_leaves_its_results_and_nothing_personal(
     assert await personal_in_database(node, needles[:1])  # the test can see the name
     assert await personal_in_redis(redis, needles[:1])
 
+    open_one = await Client.connect(node.url, token=token)  # open through the deletion
+    await listening(node, 1)
     gone = await call(node, "POST", "/account/delete", basic(NAME, PASSWORD))
     assert gone.status == 200 and gone.body == {"deleted": True, "player": quill["player"]}
     assert "Max-Age=0" in gone.headers["Set-Cookie"]
+    told = await open_one.expect("error")
+    assert told.error == "bad_token" and "deleted" in told.message
+    assert await open_one.closed_with() == 1008
 
     # credentials, sessions and tokens: gone at once
     assert (await call(node, "GET", "/account/me", bearer(quill["token"]))).status == 401

@@ -5,6 +5,7 @@ and nothing else (``missing_scope``, changing nothing)."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from typing import Any
 
@@ -274,3 +275,46 @@ async def test_a_read_token_cannot_move(node: Any) -> None:
     finally:
         await full.close()
         await other.close()
+
+
+async def listening(node: Any, nodes: int) -> None:
+    """Wait until ``nodes`` nodes hear of ended accounts and tokens (each starts to as its
+    first connection is upgraded)."""
+    redis = node.node.store.redis
+    async with asyncio.timeout(30):
+        while True:
+            [(_, count)] = await redis.pubsub_numsub("{accounts}:ch")
+            if count >= nodes:
+                return
+            await asyncio.sleep(0.02)
+
+
+async def test_a_revoked_token_ends_its_connections_on_every_node(
+    node: Any, server_node: Any, redis_server: Any, pg_database: Any
+) -> None:
+    other = await server_node(redis_server.url, database_url=pg_database.url, **ACCOUNT_SETTINGS)
+    ada = await sign_up(node, "Ada")
+    kept = (await new_token(node, ada["token"], "race:read")).body["token"]
+    gone = await new_token(node, ada["token"], "race:read race:play")
+    here, _ = await hello(node.url, gone.body["token"])
+    there, _ = await hello(other.url, gone.body["token"])
+    still, _ = await hello(other.url, kept)
+    session = await Client.connect(node.url, token=ada["token"])
+    try:
+        await listening(node, 2)
+        revoked = await call(
+            node, "POST", "/account/tokens/revoke",
+            {**bearer(ada["token"]), "X-Token-Id": str(gone.body["id"])},
+        )  # fmt: skip
+        assert revoked.status == 200, revoked
+        for client in (here, there):
+            told = await client.expect("error")
+            assert told.error == "bad_token" and "revoked" in told.message
+            assert await client.closed_with() == 1008
+        # the account's other token and its session go on
+        for client in (still, session):
+            reply = await client.request(p.MyRaces(req=0), ("my_races_reply", "error"))
+            assert reply.type == "my_races_reply", reply
+    finally:
+        for client in (here, there, still, session):
+            await client.close()

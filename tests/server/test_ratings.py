@@ -180,7 +180,9 @@ async def test_one_players_two_races_at_once_both_count(redis_server) -> None:
         one = await _finished(stores[0], ["me", "x1"])
         two = await _finished(stores[0], ["me", "x2"])
         for _ in range(3):  # both at the same moment, from two nodes, a few times
-            await asyncio.gather(stores[0].ratings.apply_results(one), stores[1].ratings.apply_results(two))
+            await asyncio.gather(
+                stores[0].ratings.apply_results(one), stores[1].ratings.apply_results(two)
+            )
         rec = (await stores[0].ratings.load_records(["me"]))["me"]
         vr = rec.variants["spider1"]
         assert rec.version == 2 and vr.played == 2 and vr.rated == 2 and vr.won == 2

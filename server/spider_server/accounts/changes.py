@@ -17,6 +17,7 @@ from ..scopes import BOT_PLAY, SCOPES
 from ..store import accounts as rows
 from ..store import api_tokens
 from ..store.account_erasure import Erasure
+from ..store.endings import EndingStore
 from .guests import DELETED
 from .service import (
     Accounts,
@@ -71,8 +72,12 @@ class AccountChanges:
         *,
         rated_human: Callable[[str], Awaitable[bool]] | None = None,
         erasure: Erasure | None = None,
+        endings: EndingStore | None = None,
     ) -> None:
         self.accounts = accounts
+        self.endings = endings
+        """Where a deletion or a revocation is told to every node (their connections of
+        it end: :mod:`..runners.endings`)."""
         self.rated_human = rated_human
         """Whether a player has a rated race as a human in the ratings' records."""
         self.erasure = erasure
@@ -110,10 +115,12 @@ class AccountChanges:
         return await api_tokens.tokens_of(self.accounts._db(), signed.account.id)
 
     async def revoke_token(self, signed: Signed, token: int) -> None:
-        """Revoke one of the account's tokens (a connection that said hello with it goes on
-        until it closes; a new hello with it is ``bad_token``)."""
+        """Revoke one of the account's tokens: the connections that said hello with it end,
+        on every node, and a new hello with it is ``bad_token``."""
         if not await api_tokens.revoke_token(self.accounts._db(), signed.account.id, token):
             raise NoSuchToken(f"this account has no API token {token}")
+        if self.endings is not None:
+            await self.endings.token_revoked(token)
 
     # -- a bot account ------------------------------------------------------------------------
 
@@ -168,4 +175,6 @@ class AccountChanges:
             raise Unauthorized("this account was deleted already")
         await erasure.erase_live(account.player, account.name, kept, markers, now)
         self.accounts.guests.taken_over(account.player, why=DELETED)
+        if self.endings is not None:
+            await self.endings.account_deleted(account.player)
         return account

@@ -176,6 +176,8 @@ class Speaker:
     identity: Identity
     token: str
     scopes: frozenset[str] | None = None
+    token_id: int | None = None
+    """The API token's id (None for a session): its revocation ends the connection."""
 
 
 class Accounts:
@@ -394,7 +396,7 @@ class Accounts:
         if last_used is None or now - last_used >= TOUCH_EVERY:
             await api_tokens.touch_token(db, number, now)
         identity = Identity(account.player, account.name, account=True, bot=account.bot)
-        return Speaker(identity, token, frozenset(scopes))
+        return Speaker(identity, token, frozenset(scopes), number)
 
     async def hello(self, token: str | None, cookie: str | None) -> Speaker | None:
         """Whom ``hello`` speaks for, when an account: with a session token or an API

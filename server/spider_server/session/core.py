@@ -150,6 +150,8 @@ class Session:
         self.scopes: frozenset[str] | None = None
         """What the connection may do (:mod:`..scopes`): an API token's scopes; None
         (every one) for a session, the page's cookie or a guest."""
+        self.token_id: int | None = None
+        """The API token the connection said hello with (its revocation ends it)."""
         self.guest = False
         """The player has no account (its hello had no session) on a server that keeps
         accounts: it joins races as a guest (``guest`` on its entries)."""
@@ -366,6 +368,7 @@ class Session:
         self.identity = replace(identity, bot=bot)
         self.bot = bot
         self.scopes = None if signed is None else signed.scopes
+        self.token_id = None if signed is None else signed.token_id
         self.guest = accounts is not None and accounts.guests.kept and not identity.account
         self.state = State.READY
         self.out.together = msg.together

@@ -31,9 +31,10 @@ sign-in or password change that says its ``Origin`` too. Errors are JSON ``{"err
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -48,8 +49,10 @@ from ..accounts import (
 from ..accounts.changes import AccountChanges, parse_scopes, token_name
 from ..accounts.service import COOKIE, cookie_session
 from ..errors import Unavailable
+from ..runners.endings import Endings
 from ..settings import Settings, parse_origins
 from ..store.account_erasure import Erasure
+from ..store.endings import EndingStore
 
 __all__ = ["ROUTES", "AccountRoutes", "Reply"]
 
@@ -98,6 +101,10 @@ class Listening(Protocol):
     @property
     def store(self) -> Any:
         """The node's stores (its ratings put a guest taken over back on the ladders)."""
+
+    @property
+    def connections(self) -> Collection[Any]:
+        """The node's connections (a deleted account's, a revoked token's, end)."""
 
 
 @dataclass
@@ -156,6 +163,9 @@ class AccountRoutes:
         self.origins = origins
         self.lifetime = lifetime
         self.changes = changes or AccountChanges(accounts)
+        self.endings: Endings | None = None
+        """This node's side of the ended accounts and tokens (:meth:`_listen`)."""
+        self._listening: asyncio.Task[None] | None = None
 
     @classmethod
     def of(
@@ -199,17 +209,32 @@ class AccountRoutes:
             )
 
         erasure = None if archive is None else Erasure(redis, archive, node.store.races)
-        changes = AccountChanges(accounts, rated_human=rated_human, erasure=erasure)
-        return cls(accounts, origins, lifetime=settings.session_lifetime, changes=changes)
+        endings = EndingStore(redis)
+        changes = AccountChanges(
+            accounts, rated_human=rated_human, erasure=erasure, endings=endings
+        )
+        routes = cls(accounts, origins, lifetime=settings.session_lifetime, changes=changes)
+        routes.endings = Endings(endings, node.connections)
+        return routes
 
     def close(self) -> None:
         self.accounts.close()
+        if self._listening is not None:
+            self._listening.cancel()
+
+    def _listen(self) -> None:
+        """Start hearing of deleted accounts and revoked tokens (:mod:`..runners.endings`:
+        this node's connections of them end), once, as the node's first connection is
+        upgraded: before it, no connection here speaks for an account."""
+        if self._listening is None and self.endings is not None:
+            self._listening = asyncio.get_running_loop().create_task(self.endings.run())
 
     # -- the websocket upgrade --------------------------------------------------------------
 
     def upgrade(self, headers: Headers) -> Reply | None:
         """403 for an upgrade that brings the session cookie from a foreign page (or
         none); None: go on."""
+        self._listen()
         cookies = headers.get_all("Cookie")
         if not any(cookie_session(c) for c in cookies):
             return None
