@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from spider_client import BadToken, Client, MissingScope
+from spider_client import BadToken, Client, MissingScope, connect_bot
 from tests.server.account_helpers import bearer, call
 
 from .test_account_commands import PASSWORD, account, stored
@@ -70,6 +70,8 @@ async def test_upgrade_to_bot_asks_and_bot_plays_with_a_token(
     assert done.status == 0, done
     token = done.out.strip()
 
+    async with await connect_bot(node.url, name="ignored", token=token) as bot_client:
+        assert (bot_client.name, bot_client.token) == ("Robo", token)  # the library
     monkeypatch.setenv("SPIDER_RACE_TOKEN", token)
     monkeypatch.setenv("SPIDER_RACE_CREDENTIALS", str(tmp_path / "none.json"))
     async with await Client.connect(node.url, name="host") as host:

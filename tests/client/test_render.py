@@ -286,7 +286,9 @@ def test_counts_agree_with_their_words() -> None:
     assert "1 moves" not in lines[0]
     results = [
         Result(rank=1, player="p1", name="ada", status="won", time=9.0, runs=1, moves=1, score=9),
-        Result(rank=2, player="p2", name="bob", status="stuck", time=None, runs=0, moves=3, score=5),
+        Result(
+            rank=2, player="p2", name="bob", status="stuck", time=None, runs=0, moves=3, score=5
+        ),
     ]
     plain = render_results(results).plain
     assert "1 run  1 move  score 9" in plain and "0 runs  3 moves  score 5" in plain

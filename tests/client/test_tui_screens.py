@@ -121,7 +121,9 @@ async def test_the_lobby_labels_its_fields_and_starts_on_the_variant(node: Any) 
             row = screen.query_one(selector).parent
             assert row is not None
             assert label in [str(w.render()) for w in row.query(Label)], selector
-        assert "minutes" in [str(w.render()) for w in screen.query_one("#minutes").parent.query(Label)]
+        assert "minutes" in [
+            str(w.render()) for w in screen.query_one("#minutes").parent.query(Label)
+        ]
         # the whole lobby is on the screen
         assert screen.query_one("#lobby").region.bottom <= SIZE[1]
         # focus on the variant choice, spider1 chosen; no text field selected
