@@ -101,3 +101,22 @@ async def test_delete_ends_everything_and_forgets_the_session(node: Any, tmp_pat
     assert (await call(node, "GET", "/account/me", bearer(session))).status == 401
     done = await account(node, files, "whoami")
     assert done.status == 1, done
+
+
+async def test_bot_with_a_persons_account_says_what_to_do(
+    node: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from spider_race import cli
+
+    files = tmp_path / "credentials.json"
+    done = await account(node, files, "register", "Pat", "--password-stdin", stdin=PASSWORD)
+    assert done.status == 0, done
+    monkeypatch.setenv("SPIDER_RACE_CREDENTIALS", str(files))
+    monkeypatch.delenv("SPIDER_RACE_TOKEN", raising=False)
+    async with await Client.connect(node.url, name="host") as host:
+        code = await host.create_race(variant="spider1", countdown=0)
+        argv = ["bot", code, "--url", node.url, "--max-moves", "3", "--strategy", "random"]
+        assert await asyncio.to_thread(cli.main, argv) == 1
+        said = capsys.readouterr().err
+        assert "bot account" in said and "--guest" in said, said
+        assert host.race is not None and len(host.race.players) == 1  # nobody joined
