@@ -283,8 +283,9 @@ class _Command:
     def do_whoami(self) -> int:
         me = self.server.me(self._session())
         since = _day(me.get("created_at"))
+        kind = ", a bot account" if me.get("bot") else ""
         print(
-            f"{me['name']} (player {me['player']}, account since {since}) at {self.args.url}",
+            f"{me['name']} (player {me['player']}, account since {since}) at {self.args.url}{kind}",
             file=self.out,
         )
         return 0

@@ -66,6 +66,8 @@ async def test_upgrade_to_bot_asks_and_bot_plays_with_a_token(
     assert (await call(node, "GET", "/account/me", bearer(session))).body["bot"] is False
     done = await account(node, files, "upgrade-to-bot", stdin="Robo\n")
     assert done.status == 0 and done.out.strip() == "Robo is a bot account now", done
+    done = await account(node, files, "whoami")
+    assert done.out.strip().endswith(", a bot account"), done
     done = await account(node, files, "token", "create", "--scope", "bot:play")
     assert done.status == 0, done
     token = done.out.strip()
