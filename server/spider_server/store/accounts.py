@@ -143,7 +143,7 @@ def account_row(row: Any, id_column: str = "id") -> AccountRow:
         password=row["password"],
         player=row["player"],
         created_at=float(row["created_at"]),
-        bot=bool(row["bot"]),
+        bot=bool(row.get("bot", False)),  # a query that reads no kind: a person's
     )
 
 
