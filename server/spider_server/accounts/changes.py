@@ -5,7 +5,14 @@ account made a bot account (one way), and the account deleted.
 clock and password checks) and what it needs besides: whether a player has rated races
 as a human (``rated_human``, the ratings' records in Redis; the archive is asked too),
 and the deletion's work (:class:`~..store.account_erasure.Erasure`). Every refusal is an
-:class:`~.service.AccountError` and changes nothing.
+:class:`~.service.AccountError` and changes nothing; besides those of :mod:`.service`::
+
+    NoSuchToken                404 no_such_token    no API token of the account by that id
+    InRace                     409 in_race          a deletion or bot upgrade while the
+                                                    player's races are not archived yet
+    RatedHuman                 409 rated_human      a bot upgrade of an account with rated
+                                                    races as a human
+    TooManyTokens              409 too_many_tokens  the account holds its most API tokens
 """
 
 from __future__ import annotations
@@ -19,22 +26,38 @@ from ..store import api_tokens
 from ..store.account_erasure import Erasure
 from ..store.endings import EndingStore
 from .guests import DELETED
-from .service import (
-    Accounts,
-    InRace,
-    Malformed,
-    NoSuchToken,
-    RatedHuman,
-    Signed,
-    TooManyTokens,
-    Unauthorized,
-)
+from .service import AccountError, Accounts, Malformed, Signed, Unauthorized
 
-__all__ = ["MAX_TOKEN_NAME", "AccountChanges", "parse_scopes", "token_name"]
+__all__ = [
+    "MAX_TOKEN_NAME",
+    "AccountChanges",
+    "InRace",
+    "NoSuchToken",
+    "RatedHuman",
+    "TooManyTokens",
+    "parse_scopes",
+    "token_name",
+]
 
 MAX_TOKEN_NAME = 40
 """The longest name of an API token."""
 _TOKEN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._:-]*$")
+
+
+class NoSuchToken(AccountError):
+    status, code = 404, "no_such_token"
+
+
+class InRace(AccountError):
+    status, code = 409, "in_race"
+
+
+class RatedHuman(AccountError):
+    status, code = 409, "rated_human"
+
+
+class TooManyTokens(AccountError):
+    status, code = 409, "too_many_tokens"
 
 
 def parse_scopes(text: str | None) -> list[str]:

@@ -12,14 +12,8 @@ nothing::
     ├── BadCredentials             401 bad_credentials  no such name, or a wrong password
     ├── Unauthorized               401 unauthorized     no session, or it has ended
     ├── CrossOrigin                403 forbidden        a request from a foreign page
-    ├── NoSuchToken                404 no_such_token    no API token of the account by that id
     ├── NameTaken                  409 name_taken       an account holds the name
     ├── GuestTaken                 409 guest_taken      an account took that guest over
-    ├── InRace                     409 in_race          a deletion or bot upgrade while the
-    │                                                   player's races are not archived yet
-    ├── RatedHuman                 409 rated_human      a bot upgrade of an account with
-    │                                                   rated races as a human
-    ├── TooManyTokens              409 too_many_tokens  the account holds its most API tokens
     ├── TooSoon                    429 rate_limited     sign-ins backing off, sign-ups used up
     └── NoAccounts                 503 unavailable      no database, or it does not answer,
                                                         or every hashing slot is busy
@@ -38,7 +32,6 @@ from ..errors import BadToken, ServerError, Unavailable
 from ..names import NameRefused, check_name
 from ..settings import Settings
 from ..store import accounts as rows
-from ..store import api_tokens
 from ..store.account_limits import AccountLimits
 from ..store.archive import ArchiveStore
 from ..tokens import (
@@ -52,6 +45,7 @@ from ..tokens import (
 )
 from .guests import Guests
 from .passwords import Busy, Hasher, PasswordRefused, check_password
+from .speakers import Speaker, account_identity, api_speaker
 
 __all__ = [
     "AccountError",
@@ -59,16 +53,11 @@ __all__ = [
     "BadCredentials",
     "CrossOrigin",
     "GuestTaken",
-    "InRace",
     "Malformed",
     "NameNotTaken",
     "NameTaken",
     "NoAccounts",
-    "NoSuchToken",
-    "RatedHuman",
     "Signed",
-    "Speaker",
-    "TooManyTokens",
     "TooSoon",
     "Unauthorized",
     "WeakPassword",
@@ -126,22 +115,6 @@ class CrossOrigin(AccountError):
     status, code = 403, "forbidden"
 
 
-class NoSuchToken(AccountError):
-    status, code = 404, "no_such_token"
-
-
-class InRace(AccountError):
-    status, code = 409, "in_race"
-
-
-class RatedHuman(AccountError):
-    status, code = 409, "rated_human"
-
-
-class TooManyTokens(AccountError):
-    status, code = 409, "too_many_tokens"
-
-
 class NameTaken(AccountError):
     status, code = 409, "name_taken"
 
@@ -166,18 +139,6 @@ class Signed:
     account: rows.AccountRow
     hash: bytes
     token: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Speaker:
-    """Whom a ``hello`` speaks for when an account: its identity, the ``welcome``'s token,
-    and the scopes it holds (None: every one; an API token's are its own)."""
-
-    identity: Identity
-    token: str
-    scopes: frozenset[str] | None = None
-    token_id: int | None = None
-    """The API token's id (None for a session): its revocation ends the connection."""
 
 
 class Accounts:
@@ -377,40 +338,24 @@ class Accounts:
 
     async def identity(self, token: str) -> Identity:
         """Who a session token speaks for in races (:class:`Unauthorized` as
-        :meth:`session`): the account's player, a bot when the account is one."""
-        account = (await self.session(token)).account
-        return Identity(account.player, account.name, account=True, bot=account.bot)
-
-    async def api_token(self, token: str) -> Speaker:
-        """Whom a personal API token speaks for, with its scopes (its last use now);
-        :class:`Unauthorized` when there is no such token (revoked, never made, or its
-        account deleted)."""
-        if not token.startswith(API_PREFIX) or len(token) > 100:
-            raise Unauthorized("not an API token")
-        db = self._db()
-        found = await api_tokens.api_token(db, rows.token_hash(token))
-        if found is None:
-            raise Unauthorized("this API token was revoked, or never was: make a new one")
-        account, number, scopes, last_used = found
-        now = self.clock()
-        if last_used is None or now - last_used >= TOUCH_EVERY:
-            await api_tokens.touch_token(db, number, now)
-        identity = Identity(account.player, account.name, account=True, bot=account.bot)
-        return Speaker(identity, token, frozenset(scopes), number)
+        :meth:`session`): a bot when the account is one."""
+        return account_identity((await self.session(token)).account)
 
     async def hello(self, token: str | None, cookie: str | None) -> Speaker | None:
-        """Whom ``hello`` speaks for, when an account: with a session token or an API
-        token, its account (BadToken when the session has ended or the token was
-        revoked); without one, or with a guest's, the account of the session of the
+        """Whom ``hello`` speaks for, when an account: with a session token or an API token
+        (:mod:`.speakers`), its account (BadToken when the session has ended or the token
+        was revoked); without one, or with a guest's, the account of the session of the
         upgrade's ``cookie`` when it still runs (an ended one is left out: the connection
         is a guest's). With it the ``welcome``'s token: the token given, or an empty one
-        for the cookie's (the page cannot read the cookie, and need not), and the scopes
-        (an API token's; every one for a session). None: a guest."""
+        for the cookie's (the page cannot read the cookie, and need not). None: a guest."""
         try:
             if token is not None and token.startswith(SESSION_PREFIX):
                 return Speaker(await self.identity(token), token)
             if token is not None and token.startswith(API_PREFIX):
-                return await self.api_token(token)
+                found_token = await api_speaker(self._db(), token, self.clock)
+                if found_token is None:
+                    raise Unauthorized("this API token was revoked, or never was: make a new one")
+                return found_token
             found = cookie_session(cookie)
             if found is None or self.archive is None:
                 return None
