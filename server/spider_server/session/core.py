@@ -145,11 +145,9 @@ class Session:
         self.state = State.AWAITING_HELLO
         self.identity: Identity | None = None
         self.bot = False
-        """The player joins races as a bot: a bot account's, or a guest whose hello said
-        ``bot``."""
+        """The player joins races as a bot (a bot account's, or a guest that said so)."""
         self.scopes: frozenset[str] | None = None
-        """What the connection may do (:mod:`..scopes`): an API token's scopes; None
-        (every one) for a session, the page's cookie or a guest."""
+        """An API token's scopes (:mod:`..scopes`); None: every one (a session, a guest)."""
         self.token_id: int | None = None
         """The API token the connection said hello with (its revocation ends it)."""
         self.guest = False
@@ -367,8 +365,7 @@ class Session:
         bot = identity.bot if signed is not None else msg.bot  # an account's kind, or said
         self.identity = replace(identity, bot=bot)
         self.bot = bot
-        self.scopes = None if signed is None else signed.scopes
-        self.token_id = None if signed is None else signed.token_id
+        self.scopes, self.token_id = (signed.scopes, signed.token_id) if signed else (None, None)
         self.guest = accounts is not None and accounts.guests.kept and not identity.account
         self.state = State.READY
         self.out.together = msg.together
