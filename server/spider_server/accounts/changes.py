@@ -24,6 +24,7 @@ from ..scopes import BOT_PLAY, SCOPES
 from ..store import accounts as rows
 from ..store import api_tokens
 from ..store.account_erasure import Erasure
+from ..store.archive import ArchiveStore
 from ..store.endings import EndingStore
 from .guests import DELETED
 from .service import AccountError, Accounts, Malformed, Signed, Unauthorized
@@ -107,6 +108,10 @@ class AccountChanges:
         """Erases what a deleted account's player left under its name (None: a node
         without a database, where every call is refused before it is needed)."""
 
+    def _db(self) -> ArchiveStore:
+        """The accounts' database (:class:`~.service.NoAccounts` without one)."""
+        return self.accounts._db()
+
     # -- API tokens ---------------------------------------------------------------------------
 
     async def create_token(
@@ -121,7 +126,7 @@ class AccountChanges:
         token = api_tokens.new_api_token()
         now = self.accounts.clock()
         made = await api_tokens.create_token(
-            self.accounts._db(),
+            self._db(),
             account.id,
             rows.token_hash(token),
             name=name,
@@ -135,12 +140,12 @@ class AccountChanges:
         return token, api_tokens.TokenRow(made, name, tuple(scopes), now, None)
 
     async def tokens(self, signed: Signed) -> list[api_tokens.TokenRow]:
-        return await api_tokens.tokens_of(self.accounts._db(), signed.account.id)
+        return await api_tokens.tokens_of(self._db(), signed.account.id)
 
     async def revoke_token(self, signed: Signed, token: int) -> None:
         """Revoke one of the account's tokens: the connections that said hello with it end,
         on every node, and a new hello with it is ``bad_token``."""
-        if not await api_tokens.revoke_token(self.accounts._db(), signed.account.id, token):
+        if not await api_tokens.revoke_token(self._db(), signed.account.id, token):
             raise NoSuchToken(f"this account has no API token {token}")
         if self.endings is not None:
             await self.endings.token_revoked(token)
@@ -167,7 +172,7 @@ class AccountChanges:
                 )
         if self.rated_human is not None and await self.rated_human(account.player):
             raise refused
-        db = self.accounts._db()
+        db = self._db()
         if not await rows.make_bot(db, account.id, self.accounts.clock()):
             raise refused  # the archive holds a rated human race of it
         found = await rows.account_by_player(db, account.player)
@@ -182,7 +187,7 @@ class AccountChanges:
         player" (:mod:`..store.account_erasure`). Refused (:class:`~.service.InRace`)
         while a race of the player is not archived yet."""
         account = await self.accounts._check_password(name, password, address=address)
-        self.accounts._db()
+        self._db()
         erasure = self.erasure
         assert erasure is not None
         live, kept = await erasure.live_races(account.player)
