@@ -72,12 +72,13 @@ SCOPE_OF: dict[type[object], str | None] = {
 
 def needed(message: object, *, spectating: Collection[str] = ()) -> str | None:
     """The scope ``message`` needs; ``spectating`` are the codes of the races the
-    connection follows as a spectator (a ``leave`` of one needs ``race:read``)."""
+    connection follows as a spectator (a ``leave`` of one needs ``race:read``). A message
+    type missing from :data:`SCOPE_OF` needs ``bot:play`` (fails closed)."""
     if isinstance(message, Join) and message.role == "spectator":
         return RACE_READ
     if isinstance(message, Leave) and message.code in spectating:
         return RACE_READ
-    return SCOPE_OF[type(message)]
+    return SCOPE_OF.get(type(message), BOT_PLAY)  # a message the table lacks: refused
 
 
 def check(
