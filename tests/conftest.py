@@ -131,6 +131,7 @@ os.environ.setdefault("SPIDER_RACE_SOLVER_NICE", str(TEST_SOLVER_NICE))
 UNLIMITED_ADDRESS: dict[str, int] = {
     "address_connections": 1_000_000,
     "address_new_players": 1_000_000,
+    "address_returns": 1_000_000,
     "address_creations": 1_000_000,
     "address_open_races": 1_000_000,
     "player_creations": 1_000_000,

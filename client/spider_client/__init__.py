@@ -75,6 +75,7 @@ from .bots import (
 )
 from .client import Client
 from .errors import (
+    AccountRequired,
     BadRequest,
     BadToken,
     ConnectFailed,
@@ -144,6 +145,7 @@ __all__ = [
     "UndoNotAllowed",
     "HintsNotAllowed",
     "HumansOnly",
+    "AccountRequired",
     "RateLimited",
     "Unavailable",
     "InternalError",

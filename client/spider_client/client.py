@@ -328,8 +328,8 @@ class Client:
     ) -> p.ProfileReply:
         """A player's profile: races per variant, wins, win rate, best time, streaks,
         rating (and its history), and the last races with their replays' links. By default
-        this player's; else the player of that id, or of that name (the one who finished a
-        race last: names are not unique). ``found`` is false for a player without a
+        this player's; else the player of that id, or the account of that name (a guest
+        is found by its id only: ``guest`` says so). ``found`` is false for a player without a
         finished race. The races come a page at a time, newest first: while ``more`` is
         true, ``profile(..., before=reply.next)`` gives the next page."""
         return await players.profile(self, player_or_name, before)
@@ -468,8 +468,10 @@ class Client:
         with_bots: bool = False,
         undo: bool = True,
         timeout: float | None = None,
+        rated: bool | None = None,
     ) -> str:
-        """Queue for a quick match of ``variant``, wait until the server made the race,
+        """Queue for a quick match of ``variant`` (``rated``: the rated pool, for accounts,
+        or casual; None: rated for an account), wait until the server made the race,
         join it as a player (which confirms the seat) and return its code once it counts
         down (every matched player joined); mark nothing. A match called off (someone did
         not join in time) is queued for again at once, ahead of the others. At most
@@ -478,7 +480,7 @@ class Client:
         match or left one before its start lately gets :class:`RateLimited` (its
         ``retry_after``: the seconds to wait)."""
         return await lobby_requests.quick_match(
-            self, variant, with_bots=with_bots, undo=undo, timeout=timeout
+            self, variant, with_bots=with_bots, undo=undo, timeout=timeout, rated=rated
         )
 
     async def cancel_match(self) -> None:

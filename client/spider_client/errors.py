@@ -29,6 +29,7 @@ message itself is kept on the exception. The tree::
         ├── HintsNotAllowed      hints_not_allowed
         ├── TooManyActions       too_many_actions
         ├── HumansOnly           humans_only: a bot in a race for humans only
+        ├── AccountRequired      account_required: a guest in a rated race
         ├── RateLimited          rate_limited
         ├── Unavailable          unavailable: storage not answering, try again shortly
         └── InternalError        internal
@@ -61,6 +62,7 @@ __all__ = [
     "UndoNotAllowed",
     "HintsNotAllowed",
     "HumansOnly",
+    "AccountRequired",
     "RateLimited",
     "TooManyActions",
     "Unavailable",
@@ -181,6 +183,11 @@ class HumansOnly(ServerError):
     """The race is for humans only, and this client said it is a bot."""
 
 
+class AccountRequired(ServerError):
+    """Only a player signed in to an account may do this: race a rated race, queue for
+    a rated quick match (a guest may watch, and race casual races)."""
+
+
 class RateLimited(ServerError):
     """Too many messages; the server closes connections that keep flooding."""
 
@@ -221,6 +228,7 @@ ERROR_CLASSES: dict[str, type[ServerError]] = {
     "hints_not_allowed": HintsNotAllowed,
     "too_many_actions": TooManyActions,
     "humans_only": HumansOnly,
+    "account_required": AccountRequired,
     "rate_limited": RateLimited,
     "unavailable": Unavailable,
     "internal": InternalError,

@@ -145,13 +145,19 @@ async def watch_open_races(
 
 
 async def quick_match(
-    client: Asker, variant: str, *, with_bots: bool, undo: bool, timeout: float | None
+    client: Asker,
+    variant: str,
+    *,
+    with_bots: bool,
+    undo: bool,
+    timeout: float | None,
+    rated: bool | None = None,
 ) -> str:
     """:meth:`Client.quick_match <spider_client.Client.quick_match>`."""
     lobby = client.lobby
 
     def ask(req: int) -> p.QuickMatch:
-        return p.QuickMatch(req=req, variant=variant, undo=undo, with_bots=with_bots)
+        return p.QuickMatch(req=req, variant=variant, undo=undo, with_bots=with_bots, rated=rated)
 
     try:
         async with asyncio.timeout(timeout):

@@ -25,6 +25,7 @@ nothing. The tree::
     │   ├── TooManyActions           too_many_actions  the game has its maximum of actions
     │   ├── HintsNotAllowed          hints_not_allowed  no hints in this race
     │   ├── HumansOnly               humans_only     a bot in a race for humans only
+    │   ├── AccountRequired          account_required  a guest where only accounts race
     │   ├── RateLimited              rate_limited    too many messages, or solver work over a quota
     │   └── Unavailable              unavailable     Redis is not answering
     ├── Conflict                     a check-and-set lost to another writer (retried inside)
@@ -47,6 +48,7 @@ __all__ = [
     "EmbeddedRedisError",
     "GameOver",
     "HumansOnly",
+    "AccountRequired",
     "IllegalMove",
     "InvalidMessage",
     "MissingScope",
@@ -158,6 +160,10 @@ class HintsNotAllowed(RequestError):
 
 class HumansOnly(RequestError):
     code = "humans_only"
+
+
+class AccountRequired(RequestError):
+    code = "account_required"
 
 
 class RateLimited(RequestError):

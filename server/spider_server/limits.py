@@ -147,6 +147,7 @@ class AddressLimits:
         connections: int,
         new_players: int,
         creations: int,
+        returns: int = 1_000_000,
         player_creations: int,
         wrong_joins: int,
         hints: int = 1_000_000,
@@ -158,6 +159,7 @@ class AddressLimits:
         self.max_connections = connections
         self._per_minute = {
             "new_player": new_players,
+            "return": returns,
             "create": creations,
             "player_create": player_creations,
             "wrong_join": wrong_joins,
@@ -184,6 +186,7 @@ class AddressLimits:
             store,
             connections=settings.address_connections,
             new_players=settings.address_new_players,
+            returns=settings.address_returns,
             creations=settings.address_creations,
             player_creations=settings.player_creations,
             wrong_joins=settings.address_wrong_joins,

@@ -49,8 +49,7 @@ from .session import Context, Session
 from .session.exports import Exports
 from .session.snapshots import Snapshots
 from .settings import Settings
-from .store import Store, redisconn
-from .store.archive import archive_of
+from .store import Store, archive_of, ranked_records, redisconn
 from .store.archive_races import FinishedRaces
 from .transport import (
     CLOSE_RESTART,
@@ -122,7 +121,7 @@ class Node:
             settings,
             clock=self.now,
             health=self._health,
-            archived=None if archive is None else archive.records,
+            archived=None if archive is None else ranked_records(archive),
         )
         """The stores, one a thing kept (:mod:`.store`; a record missing in Redis is read
         from the archive)."""
@@ -327,7 +326,7 @@ class Node:
         await bounded(self.hub.close())
         await bounded(self.store.aclose())
         await bounded(self.archiver.close())
-        self.account_routes.close()
+        await bounded(self.account_routes.aclose())
         for client in (self.redis, self._health):
             await bounded(client.aclose())
 

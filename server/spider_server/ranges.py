@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
+from urllib.parse import urlsplit
 
-__all__ = ["CHOICES", "DAY", "RANGES", "Range"]
+__all__ = ["CHECKS", "CHOICES", "DAY", "RANGES", "Range", "parse_origins"]
 
 DAY = 24 * 3600
 
@@ -60,6 +62,7 @@ RANGES: dict[str, Range] = {
     "snapshot_cache": Range(0, 1 << 40),
     "address_connections": Range(1, 1_000_000),
     "address_new_players": Range(1, 1_000_000),
+    "address_returns": Range(1, 1_000_000),
     "address_creations": Range(1, 1_000_000),
     "player_creations": Range(1, 1_000_000),
     "player_open_races": Range(1, 1000),
@@ -94,6 +97,10 @@ RANGES: dict[str, Range] = {
     "argon2_memory": Range(1024, 4 << 20),
     "argon2_parallelism": Range(1, 64),
     "password_hashing": Range(1, 1024),
+    "mail_link_lifetime": Range(60, 30 * DAY),
+    "email_mails": Range(1, 1_000_000),
+    "address_mails": Range(1, 1_000_000),
+    "passkey_challenge_lifetime": Range(10, 3600),
     "drain": Range(0, 3600),
     "hints_per_race": Range(1, 1_000_000),
     "player_hints": Range(1, 1_000_000),
@@ -136,3 +143,58 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "durability": ("primary", "fsync", "replica"),
 }
 """The settings that are one of a few words (any case)."""
+
+
+def parse_origins(text: str) -> tuple[str, ...]:
+    """The origins of ``public_origin`` (ValueError naming a bad one)."""
+    out = []
+    for item in (part.strip().rstrip("/") for part in text.split(",")):
+        if not item:
+            continue
+        parts = urlsplit(item)
+        if parts.scheme not in ("http", "https") or not parts.hostname or parts.path:
+            raise ValueError(f"{item!r} is not an origin")
+        out.append(item.lower())
+    return tuple(out)
+
+
+def _origins(value: Any) -> str | None:
+    try:
+        parse_origins(value)
+    except (ValueError, AttributeError) as e:
+        return f"origins such as https://spider.example, separated by commas ({e})"
+    return None
+
+
+SMTP_SCHEMES = ("smtp", "smtps", "smtp+starttls")
+
+
+def _smtp_url(value: Any) -> str | None:
+    if value == "":
+        return None
+    try:
+        parts = urlsplit(value)
+        ok = parts.scheme in SMTP_SCHEMES and bool(parts.hostname) and parts.path in ("", "/")
+        parts.port  # noqa: B018 - a bad port raises ValueError
+    except (ValueError, TypeError, AttributeError):
+        ok = False
+    return (
+        None
+        if ok
+        else "empty, or a URL such as smtp://mail.example:587 (smtps://, smtp+starttls://)"
+    )
+
+
+def _smtp_from(value: Any) -> str | None:
+    text = value if isinstance(value, str) else "?"
+    if text and ("@" not in text or any(c in text for c in "\r\n")):
+        return "empty, or an address such as noreply@spider.example (a name may go before it)"
+    return None
+
+
+CHECKS: dict[str, Callable[[Any], str | None]] = {
+    "public_origin": _origins,
+    "smtp_url": _smtp_url,
+    "smtp_from": _smtp_from,
+}
+"""The text settings checked by a function of their own: what the value must be, or None."""

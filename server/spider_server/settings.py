@@ -25,7 +25,7 @@ from spider_client.protocol import MAX_CLIENT_FRAME
 
 from .errors import ConfigError
 from .limits import parse_networks
-from .ranges import CHOICES, RANGES, Range
+from .ranges import CHECKS, CHOICES, RANGES, Range, parse_origins
 from .workers.settings import default_workers
 
 __all__ = ["Settings", "ENV_PREFIX", "RANGES", "CHOICES", "OPTIONS", "Range", "env_name",
@@ -46,19 +46,6 @@ OPTIONS: dict[str, str] = {
 
 REDIS_SCHEMES = ("redis", "rediss", "unix", "redis+cluster")
 DATABASE_SCHEMES = ("postgresql", "postgres")
-
-
-def parse_origins(text: str) -> tuple[str, ...]:
-    """The origins of ``public_origin`` (ValueError naming a bad one)."""
-    out = []
-    for item in (part.strip().rstrip("/") for part in text.split(",")):
-        if not item:
-            continue
-        parts = urlsplit(item)
-        if parts.scheme not in ("http", "https") or not parts.hostname or parts.path:
-            raise ValueError(f"{item!r} is not an origin")
-        out.append(item.lower())
-    return tuple(out)
 
 
 def env_name(setting: str) -> str:
@@ -144,6 +131,10 @@ class Settings:
     """Hellos without a token (each makes a new player) a minute from one address; past
     it the hello gets ``rate_limited`` and the connection is closed with 1013 and the
     seconds to wait (docs/server.md, "Limits")."""
+    address_returns: int = 120
+    """Hellos with a token or a session cookie (each asks the database, on a server that
+    keeps accounts) a minute from one address; past it the hello gets ``rate_limited``
+    and the connection is closed with 1013 and the seconds to wait."""
     address_creations: int = 30
     """Races created a minute from one address (``rate_limited`` past it)."""
     player_creations: int = 10
@@ -338,6 +329,19 @@ class Settings:
     """Seconds an account's session lives after it was last used."""
     address_signups: int = 10
     """Accounts made an hour from one address (an IPv6 address: its /64)."""
+    smtp_url: str = ""
+    """The SMTP server that sends the accounts' mails (``smtp://host:port``, ``smtps://``
+    for TLS, ``smtp+starttls://``; ``user:password@`` to log in); empty: no e-mail."""
+    smtp_from: str = ""
+    """The mails' sender; empty: ``noreply@`` the first public origin's host."""
+    mail_link_lifetime: int = 3600
+    """Seconds an e-mailed link (an address verified, a password reset) works."""
+    email_mails: int = 3
+    """Mails an hour sent to one e-mail address."""
+    address_mails: int = 10
+    """Mails an hour asked for from one address (an IPv6 address: its /64)."""
+    passkey_challenge_lifetime: int = 300
+    """Seconds a passkey's challenge (to sign up, sign in, add one) may be answered in."""
     argon2_time_cost: int = 2
     """Argon2id passes over the memory when a password is hashed or checked."""
     argon2_memory: int = 65536
@@ -416,7 +420,7 @@ def _show(name: str, value: Any) -> str:
     """``value`` for an error message: never a secret, nor a Redis URL's password."""
     if name == "secret":
         return "(not shown)"
-    if name in ("redis_url", "database_url") and isinstance(value, str):
+    if name in ("redis_url", "database_url", "smtp_url") and isinstance(value, str):
         value = redacted_url(value)
     return repr(str(value)) if isinstance(value, str | Path) else repr(value)
 
@@ -477,12 +481,8 @@ def _problem(name: str, kind: str, value: Any) -> str | None:
         ):
             return "a size such as 512mb or 1gb"
         return None
-    if name == "public_origin":
-        try:
-            parse_origins(value)
-        except ValueError as e:
-            return f"origins such as https://spider.example, separated by commas ({e})"
-        return None
+    if name in CHECKS:
+        return CHECKS[name](value)
     if name == "data_dir":
         if not str(value):
             return "a folder"

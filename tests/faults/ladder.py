@@ -119,6 +119,7 @@ async def run_ladder(
     during: Callable[[], Awaitable[None]] | None = None,
     then: Condition | None = None,
     timeout: float = 120.0,
+    tokens: dict[str, str] | None = None,
 ) -> dict[str, list[str]]:
     """Run ``strengths`` (strategy -> bot processes) spread over ``urls``: the n-th bot is
     given every URL, starting from ``urls[n % len(urls)]``. The bots run for ``seconds``,
@@ -126,7 +127,8 @@ async def run_ladder(
     or the run fails); then ``during`` is awaited, and they run as long again (``then``:
     until it holds). Each bot's output lines by its name (the games it finished); a bot
     that exited before it was stopped fails the run, and the message shows the end of
-    what it wrote on standard error."""
+    what it wrote on standard error. ``tokens``: each bot's session token by its name (the
+    bot plays as that account; rated races are for accounts)."""
     procs: list[tuple[str, asyncio.subprocess.Process]] = []
     lines: Lines = {}
     readers: list[asyncio.Task[None]] = []
@@ -166,7 +168,11 @@ async def run_ladder(
                     stdout=subprocess.PIPE,
                     stderr=err,
                     cwd=ROOT,
-                    env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                    env={
+                        **os.environ,
+                        "PYTHONUNBUFFERED": "1",
+                        **({"SPIDER_RACE_TOKEN": tokens[name]} if tokens else {}),
+                    },
                 )
             procs.append((name, proc))
             lines[name] = []

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
 
 from tests.faults.fault_helpers import FAST_ENV
 from tests.faults.ladder import Lines, check_ladder, run_ladder, separated
+from tests.server.account_helpers import account_token
 
 LADDER = {
     "match_wait": 4.0,
@@ -49,6 +51,14 @@ async def made_at(redis_url: str) -> dict[str, float]:
     return {line[0]: float(line[2]) for line in recent}
 
 
+async def _accounts(node: Any, strengths: dict[str, int]) -> dict[str, str]:
+    """A session token for each bot of ``strengths`` by its name (``<strategy>-<n>``), of
+    a bot account of that name: nodes with a database keep accounts, and rated races (every
+    quick match but the casual pool's) are between accounts."""
+    names = [f"{s}-{i}" for s, count in strengths.items() for i in range(count)]
+    return {name: await account_token(node, name, bot=True) for name in names}
+
+
 def _env(settings: dict[str, float | int]) -> dict[str, str]:
     """The settings as a server process's environment."""
     return {**FAST_ENV, **{f"SPIDER_RACE_{k.upper()}": str(v) for k, v in settings.items()}}
@@ -72,9 +82,16 @@ async def test_a_short_ladder_on_two_nodes(redis_server, server_node) -> None:
     assert set(report.ratings) <= set(WEAKEST_FIRST)
 
 
-async def test_a_short_ladder_with_a_node_sigkilled(redis_server, server_process) -> None:
+async def test_a_short_ladder_with_a_node_sigkilled(
+    redis_server, server_process, pg_database
+) -> None:
     settings = {k: v for k, v in LADDER.items() if k.startswith("match_")}
-    nodes = [await server_process(redis_server.url, **_env(settings)) for _ in range(2)]
+    env = _env({**settings, "address_signups": 1000})
+    nodes = [
+        await server_process(redis_server.url, SPIDER_RACE_DATABASE_URL=pg_database.url, **env)
+        for _ in range(2)
+    ]
+    tokens = await _accounts(nodes[1], {s: 2 for s in WEAKEST_FIRST})
 
     killed_at: list[float] = []
     started_on_killed = {f"{s}-0" for s in WEAKEST_FIRST}
@@ -98,6 +115,7 @@ async def test_a_short_ladder_with_a_node_sigkilled(redis_server, server_process
         until=games(4, races=2),
         during=kill,
         then=moved,
+        tokens=tokens,
     )
     report = await check_ladder(redis_server.url, nodes[1].url, killed=True)
     assert len(report.races) >= 3, report.races
@@ -127,18 +145,22 @@ async def test_the_ladder_for_minutes(redis_server, server_node, capsys) -> None
 
 @pytest.mark.slow
 async def test_the_ladder_for_minutes_with_a_node_sigkilled(
-    redis_server, server_process, capsys
+    redis_server, server_process, pg_database, capsys
 ) -> None:
     settings = {k: v for k, v in LADDER.items() if k.startswith("match_")}
     settings["match_time_limit"] = 15
-    nodes = [await server_process(redis_server.url, **_env(settings)) for _ in range(2)]
+    env = _env({**settings, "address_signups": 1000})
+    nodes = [
+        await server_process(redis_server.url, SPIDER_RACE_DATABASE_URL=pg_database.url, **env)
+        for _ in range(2)
+    ]
+    strengths = {s: 20 for s in WEAKEST_FIRST}
+    tokens = await _accounts(nodes[1], strengths)
 
     async def kill() -> None:
         nodes[0].kill()
 
-    await run_ladder(
-        [n.url for n in nodes], {s: 20 for s in WEAKEST_FIRST}, seconds=120, during=kill
-    )
+    await run_ladder([n.url for n in nodes], strengths, seconds=120, during=kill, tokens=tokens)
     report = await check_ladder(redis_server.url, nodes[1].url, killed=True)
     with capsys.disabled():
         print("\nthe ladder, 60 bots, 240 s, node 1 SIGKILLed at 120 s\n" + report.figures())

@@ -61,6 +61,12 @@ FILL = [
         FROM accounts a, generate_series(1, 2) AS k""",
     f"""INSERT INTO deleted_players (player, deleted_at)
         SELECT 'd' || i, 1.7e9 FROM generate_series(1, {PLAYERS}) AS i""",
+    # one account in two with a verified address, each with two passkeys
+    """UPDATE accounts SET email = name || '@example.org', email_key = name_key || '@example.org',
+        email_at = 1.7e9 WHERE id % 2 = 0""",
+    """INSERT INTO passkeys (id, account_id, public_key, sign_count, name, created_at)
+        SELECT sha256((a.id * 10 + k)::text::bytea), a.id, '\\xa5'::bytea, 0, 'key', 1.7e9 + k
+        FROM accounts a, generate_series(1, 2) AS k""",
 ]
 
 

@@ -14,6 +14,7 @@ from spider_engine.solver import solve
 from spider_server.runners.archiver import RETRY
 from spider_server.store import archive_players, keys
 from spider_server.store.ratings import fold
+from tests.server.account_helpers import ACCOUNT_SETTINGS, account_token
 from tests.server.clocks import TestClock
 from tests.server.server_helpers import Client
 
@@ -112,10 +113,16 @@ async def test_a_profile_outlives_its_redis_keys(
 ) -> None:
     clock = TestClock()
     node = await server_node(
-        redis_server.url, database_url=pg_database.url, archived_ttl=0, clock=clock, **FAST
+        redis_server.url,
+        database_url=pg_database.url,
+        archived_ttl=0,
+        clock=clock,
+        **FAST,
+        **ACCOUNT_SETTINGS,
     )
-    a = await Client.connect(node.url, name="Lasting Lou")
-    b = await Client.connect(node.url, name="Brief Bea")
+    # rated races are between accounts
+    a = await Client.connect(node.url, name=None, token=await account_token(node, "Lasting Lou"))
+    b = await Client.connect(node.url, name=None, token=await account_token(node, "Brief Bea"))
     code = (await a.create(variant=VARIANT, countdown=0, rated=True)).race.code
     await b.join(code)
     for c in (a, b):
@@ -150,9 +157,8 @@ async def test_a_profile_outlives_its_redis_keys(
     await redis.hdel(keys.NAMES, fold("Lasting Lou"))
     assert not await redis.exists(keys.record(a.player), keys.history(a.player))
 
-    # a guest's profile is found by its player (by name, only an account's is)
-    assert not (await profile(b, name="lasting lou")).found
-    for shown in (await profile(b, player=a.player),):
+    # found by its player, and by its account's name (any case)
+    for shown in (await profile(b, player=a.player), await profile(b, name="lasting lou")):
         assert shown.found and shown.player == a.player and shown.name == "Lasting Lou"
         assert [(line.code, line.rank, line.of, line.rated) for line in shown.races] == [
             (code, 1, 2, True)
@@ -199,20 +205,25 @@ async def test_a_daily_leaderboard_read_from_the_archive_is_redis_s(
         clock=clock,
         pool_size=0,
         **FAST,
+        **ACCOUNT_SETTINGS,
     )
     redis = node.node.store.redis
     players = []
-    for name, bot, took in [
+    for i, (name, bot, took) in enumerate([
         ("Ann", False, 30.0),
         ("Bot Bo", True, 12.5),
         ("Cy", False, 30.0),  # as fast as Ann, in as many moves: by id, sharing a rank
         ("Di", False, 7.25),
-    ]:
+    ]):  # fmt: skip
+        token = await account_token(node, name, address=f"198.51.100.{i + 1}", bot=bot)
         c = await Client.connect(node.url, hello=False, label=name)
-        await c.send(p.Hello(name=name, together=True, bot=bot))
+        await c.send(p.Hello(token=token, together=True, bot=bot))
         c.welcome = await c.expect("welcome")
         players.append(c)
         await play_daily(c, clock, redis, took=took)
+    # a guest races the day's deal too, fastest of all: on no leaderboard
+    guest = await Client.connect(node.url, name="Gus")
+    await play_daily(guest, clock, redis, took=5.0)
     loser = await Client.connect(node.url, name="Quitter")
     reply = await loser.request(p.DailyRace(req=0, variant=VARIANT))
     if reply.race.preparing:
@@ -237,6 +248,7 @@ async def test_a_daily_leaderboard_read_from_the_archive_is_redis_s(
     assert [row[0] for row in from_redis] == [1, 2, 3, 3]
     assert [row[3] for row in from_redis] == [7.25, 12.5, 30.0, 30.0]
     assert from_redis[1][5] is True and loser.player not in {row[1] for row in from_redis}
+    assert guest.player not in {row[1] for row in from_redis}
 
     await archive_all(node, clock)
     archive = node.node.archiver.archive
@@ -254,5 +266,5 @@ async def test_a_daily_leaderboard_read_from_the_archive_is_redis_s(
     )
     assert await node.node.store.seeds.leaderboard(VARIANT, day) == []
     assert await board() == from_redis
-    for c in [*players, loser]:
+    for c in [*players, loser, guest]:
         await c.close()

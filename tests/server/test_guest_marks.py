@@ -132,12 +132,16 @@ async def test_a_guests_bot_is_a_guest_and_an_accounts_bot_is_not(node: Any) -> 
 
 
 async def test_a_quick_match_marks_its_guest(node: Any) -> None:
+    """An account who asks for the casual pool is matched with a guest there."""
     token = await _account(node, "Quinn")
     account = await Library.connect(node.url, token=token)
     guest = await Library.connect(node.url, name="quick guest")
     try:
         codes = await asyncio.wait_for(
-            asyncio.gather(account.quick_match("spider1"), guest.quick_match("spider1")), 20
+            asyncio.gather(
+                account.quick_match("spider1", rated=False), guest.quick_match("spider1")
+            ),
+            20,
         )
         assert codes[0] == codes[1]
         race = account.race

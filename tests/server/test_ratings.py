@@ -23,6 +23,8 @@ from spider_server.race.ratings import (
 )
 from spider_server.store import keys
 
+from .account_helpers import ACCOUNT_SETTINGS, account_token
+
 # -- the update, against openskill called directly ----------------------------------------
 
 
@@ -328,22 +330,24 @@ async def test_a_pending_race_whose_finish_was_lost_is_finished_then_written(
 
 @pytest.mark.parametrize("delay", [1.95, 2.0, 2.03, 2.08])
 async def test_a_node_sigkilled_around_a_rated_finish_leaves_it_written_once(
-    redis_server, server_node, server_process, delay: float
+    redis_server, server_node, server_process, pg_database, delay: float
 ) -> None:
-    """The node both players are on is killed with SIGKILL at about the moment its tick
-    finishes the race (before the finish, between the finish and the write, or after):
-    whichever it was, once the players are back through another node the race is
-    finished and its results written exactly once."""
+    """The node both players (two accounts: rated races are theirs) are on is killed with
+    SIGKILL at about the moment its tick finishes the race (before the finish, between the
+    finish and the write, or after): whichever it was, once the players are back through
+    another node the race is finished and its results written exactly once."""
     from spider_client import Client
 
-    proc = await server_process(redis_server.url)
-    other = await server_node(redis_server.url)
+    proc = await server_process(redis_server.url, SPIDER_RACE_DATABASE_URL=pg_database.url)
+    other = await server_node(redis_server.url, database_url=pg_database.url, **ACCOUNT_SETTINGS)
     (store,) = await _stores(redis_server, 1)
     urls = [proc.url, other.url]
+    tokens = [await account_token(other, name, address=f"198.51.100.{i}") for i, name in
+              enumerate(["Ada", "Bea"], 1)]  # fmt: skip
     try:
         async with (
-            await Client.connect(urls, name="a", reconnect_timeout=30) as a,
-            await Client.connect(urls, name="b", reconnect_timeout=30) as b,
+            await Client.connect(urls, token=tokens[0], reconnect_timeout=30) as a,
+            await Client.connect(urls, token=tokens[1], reconnect_timeout=30) as b,
         ):
             code = await a.create_race(variant="spider1", rated=True, countdown=0, time_limit=2)
             await b.join(code)

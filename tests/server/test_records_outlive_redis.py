@@ -14,6 +14,7 @@ from typing import Any
 from spider_client import protocol as p
 from spider_server.runners.archiver import RETRY
 from spider_server.store import keys
+from tests.server.account_helpers import ACCOUNT_SETTINGS, account_token
 from tests.server.clocks import TestClock
 from tests.server.server_helpers import Client, Player
 
@@ -70,9 +71,11 @@ def _ladder(reply: Any) -> list[tuple[int, str, str, int]]:
 
 async def test_records_outlive_redis(redis_server, pg_database, server_node) -> None:
     clock = TestClock()
-    one = await server_node(redis_server.url, database_url=pg_database.url, clock=clock)
-    a = await Client.connect(one.url, name="Outlives")
-    b = await Client.connect(one.url, name="Forgotten")
+    db = {"database_url": pg_database.url, "clock": clock, **ACCOUNT_SETTINGS}
+    one = await server_node(redis_server.url, **db)
+    # rated races are between accounts
+    a = await Client.connect(one.url, name=None, token=await account_token(one, "Outlives"))
+    b = await Client.connect(one.url, name=None, token=await account_token(one, "Forgotten"))
     code = (await a.create(**OPTIONS)).race.code
     await b.join(code)
     await a.ready(code)
@@ -100,7 +103,7 @@ async def test_records_outlive_redis(redis_server, pg_database, server_node) -> 
     shutil.rmtree(redis_server.data_dir)
     redis_server.restart()
     assert await _keys(redis_server.url) == 0
-    two = await server_node(redis_server.url, database_url=pg_database.url, clock=clock)
+    two = await server_node(redis_server.url, **db)
     await asyncio.wait_for(two.node.rebuild.ready.wait(), 60)
     assert await two.node.redis.exists(keys.RATINGS_REBUILT)
 

@@ -30,7 +30,7 @@ def _kind(setting: str) -> str:
 def test_every_setting_is_checked() -> None:
     named = set(RANGES) | set(CHOICES) | {"host", "redis_url", "data_dir", "secret", "node"}
     named |= {"database_url"}
-    named |= {"trusted_proxies", "redis_maxmemory", "public_origin"}
+    named |= {"trusted_proxies", "redis_maxmemory", "public_origin", "smtp_url", "smtp_from"}
     assert {f.name for f in fields(Settings)} == named
     Settings().check()  # the defaults pass
 
@@ -167,3 +167,20 @@ def test_public_origins() -> None:
     for bad in ("spider.example", "ftp://spider.example", "https://spider.example/page"):
         with pytest.raises(ConfigError, match="SPIDER_RACE_PUBLIC_ORIGIN"):
             Settings.from_env(_env("public_origin", bad))
+
+
+def test_smtp_settings() -> None:
+    taken = Settings.from_env(_env("smtp_url", "smtp+starttls://u:p%40ss@mail.example:587"))
+    assert taken.smtp_url.startswith("smtp+starttls://")
+    assert Settings.from_env({}).smtp_url == ""  # no e-mail
+    for bad in ("mail.example", "http://mail.example", "smtp://", "smtp://h:99999", "smtp://h/x"):
+        with pytest.raises(ConfigError, match="SPIDER_RACE_SMTP_URL") as info:
+            Settings.from_env(_env("smtp_url", bad))
+        assert "smtp://mail.example:587" in str(info.value)
+    with pytest.raises(ConfigError) as info:
+        Settings.from_env(_env("smtp_url", "smtps://user:hunter22@mail.example/x"))
+    assert "hunter22" not in str(info.value)  # a password is never shown
+    assert Settings.from_env(_env("smtp_from", "Spider <noreply@spider.example>")).smtp_from
+    for bad in ("noreply", "a@b\r\nBcc: x@y"):
+        with pytest.raises(ConfigError, match="SPIDER_RACE_SMTP_FROM"):
+            Settings.from_env(_env("smtp_from", bad))

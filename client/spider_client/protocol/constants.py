@@ -52,6 +52,7 @@ ERROR_CODES: dict[str, str] = {
     "hints_not_allowed": "the race does not allow hints",
     "too_many_actions": "the game has the most actions a game may have; only resign is taken",
     "humans_only": "the race is for humans only and this player said it is a bot",
+    "account_required": "only players signed in to an account may do this (a rated race)",
     "rate_limited": "too many messages; keep flooding and the connection is closed",
     "unavailable": "the service's storage is not answering; try again shortly",
     "internal": "the server failed; nothing was changed",

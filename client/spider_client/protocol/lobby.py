@@ -116,6 +116,10 @@ class QuickMatch:
     standard ones (time limit, countdown)."""
     with_bots: bool = False
     """A human who opts into bots queues with them (bots always queue with bots)."""
+    rated: bool | None = None
+    """The rated pool (accounts only: a guest asking for it is refused with
+    ``account_required``) or the casual one (anyone; the race made is not rated). None:
+    rated for an account, casual for a guest."""
     type: Literal["quick_match"] = "quick_match"
 
 
@@ -128,6 +132,8 @@ class Queued:
     variant: str
     pool: str
     wait: float
+    rated: bool = True
+    """Whether the race this queue makes is rated (the casual pool's is not)."""
     type: Literal["queued"] = "queued"
 
 

@@ -130,6 +130,9 @@ class ProfileReply:
     name: str
     tag: str
     bot: bool = False
+    guest: bool = False
+    """The player has no account (a guest, or a player from before accounts): on no
+    ladder, and its ratings stay as they are (frozen) until it signs up."""
     found: bool = True
     variants: list[VariantStats] = field(default_factory=list)
     races: list[HistoryLine] = field(default_factory=list)

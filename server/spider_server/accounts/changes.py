@@ -110,7 +110,7 @@ class AccountChanges:
 
     def _db(self) -> ArchiveStore:
         """The accounts' database (:class:`~.service.NoAccounts` without one)."""
-        return self.accounts._db()
+        return self.accounts.db()
 
     # -- API tokens ---------------------------------------------------------------------------
 
@@ -187,6 +187,19 @@ class AccountChanges:
         player" (:mod:`..store.account_erasure`). Refused (:class:`~.service.InRace`)
         while a race of the player is not archived yet."""
         account = await self.accounts._check_password(name, password, address=address)
+        return await self._erase(account)
+
+    async def delete_signed(self, signed: Signed) -> rows.AccountRow:
+        """Delete the account of ``signed`` when it has no password (it was made with a
+        passkey: its session is what it signs in with); :class:`~.service.Malformed` when
+        it has one (a deletion gives it), else as :meth:`delete`."""
+        if signed.account.password is not None:
+            raise Malformed(
+                "this account has a password: give it (Authorization: Basic) to delete the account"
+            )
+        return await self._erase(signed.account)
+
+    async def _erase(self, account: rows.AccountRow) -> rows.AccountRow:
         self._db()
         erasure = self.erasure
         assert erasure is not None

@@ -9,11 +9,21 @@ nothing::
     ├── Malformed                  400 bad_request      a header missing, garbled or too long
     ├── NameNotTaken               400 name_refused     the name is refused (the reason)
     ├── WeakPassword               400 weak_password    the password is refused (the reason)
-    ├── BadCredentials             401 bad_credentials  no such name, or a wrong password
+    ├── PasskeyRefused             400 passkey_refused  a passkey's answer does not hold, or
+                                                        its challenge was used or has ended
+    ├── BadLink                    400 bad_link         an e-mailed link used, ended, unknown
+    ├── BadCredentials             401 bad_credentials  no such name, or a wrong password;
+                                                        a passkey no account has
     ├── Unauthorized               401 unauthorized     no session, or it has ended
     ├── CrossOrigin                403 forbidden        a request from a foreign page
+    ├── NoMail                     404 no_email         this server sends no e-mail
     ├── NameTaken                  409 name_taken       an account holds the name
     ├── GuestTaken                 409 guest_taken      an account took that guest over
+    ├── PasskeyTaken               409 passkey_taken    that passkey is registered already,
+                                                        or the account has as many as it may
+    ├── LastSignIn                 409 last_sign_in     the last passkey of an account
+                                                        without a password
+    ├── EmailTaken                 409 email_taken      another account verified the address
     ├── TooSoon                    429 rate_limited     sign-ins backing off, sign-ups used up
     └── NoAccounts                 503 unavailable      no database, or it does not answer,
                                                         or every hashing slot is busy
@@ -29,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ..errors import BadToken, ServerError, Unavailable
+from ..names import Name as CheckedName
 from ..names import NameRefused, check_name
 from ..settings import Settings
 from ..store import accounts as rows
@@ -51,12 +62,18 @@ __all__ = [
     "AccountError",
     "Accounts",
     "BadCredentials",
+    "BadLink",
     "CrossOrigin",
+    "EmailTaken",
     "GuestTaken",
+    "LastSignIn",
     "Malformed",
     "NameNotTaken",
     "NameTaken",
     "NoAccounts",
+    "NoMail",
+    "PasskeyRefused",
+    "PasskeyTaken",
     "Signed",
     "TooSoon",
     "Unauthorized",
@@ -121,6 +138,30 @@ class NameTaken(AccountError):
 
 class GuestTaken(AccountError):
     status, code = 409, "guest_taken"
+
+
+class PasskeyRefused(AccountError):
+    code = "passkey_refused"
+
+
+class BadLink(AccountError):
+    code = "bad_link"
+
+
+class NoMail(AccountError):
+    status, code = 404, "no_email"
+
+
+class PasskeyTaken(AccountError):
+    status, code = 409, "passkey_taken"
+
+
+class LastSignIn(AccountError):
+    status, code = 409, "last_sign_in"
+
+
+class EmailTaken(AccountError):
+    status, code = 409, "email_taken"
 
 
 class TooSoon(AccountError):
@@ -191,12 +232,12 @@ class Accounts:
     def close(self) -> None:
         self.hasher.close()
 
-    def _db(self) -> ArchiveStore:
+    def db(self) -> ArchiveStore:
         if self.archive is None:
             raise NoAccounts("this server keeps no accounts (it has no database)")
         return self.archive
 
-    async def _hash(self, password: str) -> str:
+    async def hash_password(self, password: str) -> str:
         try:
             return await self.hasher.hash(password)
         except Busy as e:
@@ -217,16 +258,38 @@ class Accounts:
         ``guest`` (a guest's token), the account takes that guest's player over: its races,
         history and ratings are the account's, its ratings go back on the ladders, and the
         guest's tokens speak for nobody from then on (:mod:`.guests`)."""
-        db = self._db()
-        taken = None if guest is None else self._guest_player(guest)
-        try:
-            checked = check_name(name)
-        except NameRefused as e:
-            raise NameNotTaken(f"this name is refused: {e.reason}") from None
+        self.db()  # no database: NoAccounts before anything else
+        taken = None if guest is None else self.guest_player(guest)
+        checked = self.checked_name(name)
         try:
             kept = check_password(password, name=checked.display)
         except PasswordRefused as e:
             raise WeakPassword(e.reason) from None
+        await self.check_free(checked, taken, address=address)
+        hashed = await self.hash_password(kept)
+        made = await rows.create_account(
+            self.db(),
+            name=checked.display,
+            key=checked.key,
+            password=hashed,
+            player=new_player_id() if taken is None else taken,
+            now=self.clock(),
+            guest=taken is not None,
+        )
+        return await self.made(made, checked, taken, address=address, agent=agent)
+
+    def checked_name(self, name: str) -> CheckedName:
+        """``name`` as an account's (:class:`NameNotTaken` with the reason)."""
+        try:
+            return check_name(name)
+        except NameRefused as e:
+            raise NameNotTaken(f"this name is refused: {e.reason}") from None
+
+    async def check_free(self, checked: CheckedName, taken: str | None, *, address: str) -> None:
+        """Refuse a sign-up from ``address`` (:class:`TooSoon`) when its sign-ups of the
+        hour are used up, or when an account holds the name (:class:`NameTaken`) or took
+        the guest ``taken`` over (:class:`GuestTaken`)."""
+        db = self.db()
         wait = await self.limits.signup_wait(address)
         if wait is not None:
             raise TooSoon(
@@ -237,20 +300,27 @@ class Accounts:
             raise NameTaken(f"the name {checked.display!r} is taken (or one that looks like it)")
         if taken is not None and await rows.account_by_player(db, taken) is not None:
             raise GuestTaken(_GUEST_TAKEN)
-        hashed = await self._hash(kept)
-        now = self.clock()
-        made = await rows.create_account(
-            db,
-            name=checked.display,
-            key=checked.key,
-            password=hashed,
-            player=new_player_id() if taken is None else taken,
-            now=now,
-            guest=taken is not None,
-        )
+
+    async def made(
+        self,
+        made: int | None,
+        checked: CheckedName,
+        taken: str | None,
+        *,
+        address: str,
+        agent: str,
+        otherwise: AccountError | None = None,
+    ) -> Signed:
+        """The first session of the account just made (``made``, its id), counted for
+        ``address``, the guest ``taken`` handed over; when ``made`` is None (another
+        request took the name or the guest meanwhile) the refusal that says so, else
+        ``otherwise``."""
+        db = self.db()
         if made is None:  # made meanwhile by another request
             if taken is not None and await rows.account_by_player(db, taken) is not None:
                 raise GuestTaken(_GUEST_TAKEN)
+            if otherwise is not None and await rows.account_by_key(db, checked.key) is None:
+                raise otherwise
             raise NameTaken(f"the name {checked.display!r} is taken (or one that looks like it)")
         await self.limits.signed_up(address)
         account = await rows.account_by_key(db, checked.key)
@@ -259,9 +329,9 @@ class Accounts:
             self.guests.taken_over(taken)
             if self.rated is not None:
                 await self.rated(taken)
-        return await self._new_session(account, address=address, agent=agent)
+        return await self.new_session(account, address=address, agent=agent)
 
-    def _guest_player(self, token: str) -> str:
+    def guest_player(self, token: str) -> str:
         """The player of a guest's token (Malformed when it is not a valid one)."""
         if kind(token) != "guest":
             raise Malformed("X-Guest-Token: not a guest's token")
@@ -274,7 +344,7 @@ class Accounts:
         """The account of that name when ``password`` is its password; else
         :class:`BadCredentials`, alike for a missing name and a wrong password, or
         :class:`TooSoon` while the (name, address) pair backs off."""
-        db = self._db()
+        db = self.db()
         try:
             key = check_name(name).key
         except NameRefused:
@@ -299,14 +369,14 @@ class Accounts:
     async def sign_in(self, name: str, password: str, *, address: str, agent: str) -> Signed:
         """A new session of the account ``name`` whose password is ``password``."""
         account = await self._check_password(name, password, address=address)
-        return await self._new_session(account, address=address, agent=agent)
+        return await self.new_session(account, address=address, agent=agent)
 
-    async def _new_session(self, account: rows.AccountRow, *, address: str, agent: str) -> Signed:
+    async def new_session(self, account: rows.AccountRow, *, address: str, agent: str) -> Signed:
         token = new_session_token()
         hashed = rows.token_hash(token)
         now = self.clock()
         await rows.create_session(
-            self._db(),
+            self.db(),
             account.id,
             hashed,
             now=now,
@@ -323,7 +393,7 @@ class Accounts:
         :class:`Unauthorized` when there is no such session or it has ended."""
         if not token.startswith(SESSION_PREFIX) or len(token) > 100:
             raise Unauthorized("not a session token: sign in")
-        db = self._db()
+        db = self.db()
         hashed = rows.token_hash(token)
         now = self.clock()
         found = await rows.session(db, hashed, now - self.lifetime)
@@ -352,7 +422,7 @@ class Accounts:
             if token is not None and token.startswith(SESSION_PREFIX):
                 return Speaker(await self.identity(token), token)
             if token is not None and token.startswith(API_PREFIX):
-                found_token = await api_speaker(self._db(), token, self.clock)
+                found_token = await api_speaker(self.db(), token, self.clock)
                 if found_token is None:
                     raise Unauthorized("this API token was revoked, or never was: make a new one")
                 return found_token
@@ -369,14 +439,14 @@ class Accounts:
             raise Unavailable(str(e)) from None
 
     async def sign_out(self, signed: Signed) -> None:
-        await rows.end_session(self._db(), signed.hash)
+        await rows.end_session(self.db(), signed.hash)
 
     async def sign_out_everywhere(self, signed: Signed) -> int:
         """End every session of the account, this one too; how many."""
-        return await rows.end_other_sessions(self._db(), signed.account.id)
+        return await rows.end_other_sessions(self.db(), signed.account.id)
 
     async def sessions(self, signed: Signed) -> list[rows.SessionRow]:
-        return await rows.sessions_of(self._db(), signed.account.id, self.clock() - self.lifetime)
+        return await rows.sessions_of(self.db(), signed.account.id, self.clock() - self.lifetime)
 
     async def change_password(
         self, name: str, old: str, new: str, *, address: str, keep: bytes = b""
@@ -389,10 +459,27 @@ class Accounts:
             kept = check_password(new, name=account.name)
         except PasswordRefused as e:
             raise WeakPassword(e.reason) from None
-        hashed = await self._hash(kept)
-        db = self._db()
+        hashed = await self.hash_password(kept)
+        db = self.db()
         await rows.set_password(db, account.id, hashed, self.clock())
         return account, await rows.end_other_sessions(db, account.id, keep)
+
+    async def first_password(self, signed: Signed, new: str) -> rows.AccountRow:
+        """Give ``new`` as its password to the account of ``signed`` when it has none (it
+        was made with a passkey); :class:`Malformed` when it has one (a change gives the
+        old one)."""
+        account = signed.account
+        if account.password is not None:
+            raise Malformed(
+                "this account has a password: give it (Authorization: Basic) to change it"
+            )
+        try:
+            kept = check_password(new, name=account.name)
+        except PasswordRefused as e:
+            raise WeakPassword(e.reason) from None
+        hashed = await self.hash_password(kept)
+        await rows.set_password(self.db(), account.id, hashed, self.clock())
+        return account
 
 
 _GUEST_TAKEN = "this guest has an account already: sign in to it"

@@ -215,6 +215,8 @@ class Placing:
     status: str
     time: float | None
     bot: bool = False
+    guest: bool = False
+    """The player has no account: never rated (rated races are between accounts)."""
 
 
 @dataclass(kw_only=True)
@@ -266,7 +268,9 @@ def settle(
 ) -> Settlement:
     """The records, history lines and rating changes of a finished race: every player's
     counts per variant (played, won, best time, streaks) move; with ``rated``, each pool's
-    players are rated by their ranks among themselves (:func:`rate`). ``records`` are the
+    players are rated by their ranks among themselves (:func:`rate`), guests never (none
+    is let into a rated race; one in a race from before is left out of its ranking and
+    keeps its rating as it was, frozen). ``records`` are the
     players' records now (a player without one starts afresh); the records returned carry
     the version they were read at."""
     old: dict[str, Record] = {}
@@ -276,7 +280,9 @@ def settle(
     new_ratings: dict[str, tuple[float, float]] = {}
     if rated:
         for pool in (HUMANS, BOTS):
-            ranking = [(pl.player, pl.rank) for pl in placings if pool_of(pl.bot) == pool]
+            ranking = [
+                (pl.player, pl.rank) for pl in placings if pool_of(pl.bot) == pool and not pl.guest
+            ]
             current = {
                 p: (vr.mu, vr.sigma)
                 for p, _ in ranking

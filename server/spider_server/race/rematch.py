@@ -76,23 +76,25 @@ def rematch_race(
     assert race.rematch is not None
     accepted = [p for p in race.rematch.accepted if p in race.players]
     first = race.players[accepted[0]]
+    guests = {p for p in accepted if race.players[p].guest and p not in accounts}
     change = create_race(
         code=code,
-        options=replace(race.options, seed_chosen=False),  # a fresh secret seed
+        # a fresh secret seed; rated only between accounts (a race of guests before
+        # rated races were for accounts only is played again casual)
+        options=replace(race.options, seed_chosen=False, rated=race.options.rated and not guests),
         creator=first.player,
         name=first.name,
         now=now,
         seed=seed,
         preparing=preparing,
         bot=first.bot,
-        guest=first.guest and first.player not in accounts,
+        guest=first.player in guests,
     )
     events: list[tuple[Audience, object]] = list(change.events)
     new = change.race
     for pid in accepted[1:]:
         entry = race.players[pid]
-        guest = entry.guest and pid not in accounts
-        step = join(new, pid, entry.name, now, bot=entry.bot, guest=guest)
+        step = join(new, pid, entry.name, now, bot=entry.bot, guest=pid in guests)
         assert step is not None
         new, events = step.race, events + step.events
     for pid in accepted:

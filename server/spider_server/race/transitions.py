@@ -17,7 +17,7 @@ from spider_client.protocol import (
 )
 from spider_engine import Board, find_variant
 
-from ..errors import HumansOnly, NotAPlayer, RaceFull, WrongState
+from ..errors import AccountRequired, HumansOnly, NotAPlayer, RaceFull, WrongState
 from .fairness import commitment, new_salt, new_seed, revealed
 from .model import (
     ALL,
@@ -64,7 +64,8 @@ def create_race(
 ) -> RaceChange:
     """A new open race whose creator is its first player (not ready; ``bot`` when their
     hello said so, ``guest`` when they have no account); with ``preparing``, without a deal until :func:`prepare` gives it one.
-    HumansOnly for a bot creating a ``humans_only`` race."""
+    HumansOnly for a bot creating a ``humans_only`` race, AccountRequired for a guest
+    creating a rated one."""
     seed = new_seed() if seed is None else seed
     salt = new_salt() if salt is None else salt
     if preparing:
@@ -91,12 +92,18 @@ def join(
 ) -> RaceChange | None:
     """Add a player to an open race (``bot``: their hello said so; ``guest``: they have no
     account); None when they are in
-    it already (a rejoin). HumansOnly for a bot in a ``humans_only`` race, WrongState
-    unless open, RaceFull at the maximum."""
+    it already (a rejoin). HumansOnly for a bot in a ``humans_only`` race,
+    AccountRequired for a guest in a rated race (rated races are between accounts),
+    WrongState unless open, RaceFull at the maximum."""
     if player in race.players:
         return None
     if bot and race.options.humans_only:
         raise HumansOnly(f"race {race.code} is for humans only; this player said it is a bot")
+    if guest and race.options.rated:
+        raise AccountRequired(
+            f"race {race.code} is rated: rated races are for accounts; sign up or sign in"
+            " to race it (a guest may watch it, and race casual races)"
+        )
     if race.state is not RaceState.OPEN:
         raise WrongState(f"race {race.code} is {race.state.value}: join as a spectator")
     if sum(not e.ghost for e in race.players.values()) >= race.options.max_players:

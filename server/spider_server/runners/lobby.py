@@ -52,7 +52,7 @@ from ..store.lobby import MATCHED, Group, open_race_from
 from ..store.redisconn import raise_if_cancelled
 from .matches import Matches
 
-__all__ = ["DEFAULT_RATING", "Lobby", "Waiter", "pool_name"]
+__all__ = ["DEFAULT_RATING", "Lobby", "Waiter", "pool_name", "pool_rated"]
 
 log = logging.getLogger(__name__)
 
@@ -61,9 +61,16 @@ CODES_PER_TURN = 8
 """Race codes offered to one pool's script a turn (groups taken at most)."""
 
 
-def pool_name(variant: str, *, undo: bool, bots: bool) -> str:
-    """``<variant>:<u|n>:<humans|bots>``: players of one pool may be matched together."""
-    return f"{variant}:{'u' if undo else 'n'}:{'bots' if bots else 'humans'}"
+def pool_name(variant: str, *, undo: bool, bots: bool, rated: bool = True) -> str:
+    """``<variant>:<u|n>:<humans|bots>``, and ``:casual`` for a pool whose races are not
+    rated (guests race there): players of one pool may be matched together."""
+    kind = f"{variant}:{'u' if undo else 'n'}:{'bots' if bots else 'humans'}"
+    return kind if rated else f"{kind}:casual"
+
+
+def pool_rated(pool: str) -> bool:
+    """Whether the races of ``pool`` (:func:`pool_name`) are rated."""
+    return not pool.endswith(":casual")
 
 
 class Member(Protocol):
@@ -169,6 +176,7 @@ class Lobby:
         rating: float | None = None,
         address: str = "",
         guest: bool = False,
+        rated: bool = True,
     ) -> Queued:
         """Queue the connection's player (out of any other queue), from client ``address``,
         with ``rating`` (by default read now, :attr:`rating_of`), waiting from ``since`` (by
@@ -177,13 +185,15 @@ class Lobby:
         match of theirs was made for another connection already, this one waits for it
         instead, and is told of it (``matched``) once that connection's claim lapsed (its
         node died, or it closed). Conflict when the queue was too busy to change."""
-        pool = pool_name(variant, undo=undo, bots=bots)
+        pool = pool_name(variant, undo=undo, bots=bots, rated=rated)
         made = await self._unplayed(session.player)
         if made is not None:  # a race was made for them and they never played it
             waiter = Waiter(session, session.player, name, variant, undo, pool, self.clock())
             self.waiters[session.id] = waiter
             if await self._deliver(waiter, made, soon=True):
-                return Queued(req=0, variant=variant, pool=pool, wait=self.settings.match_wait)
+                return Queued(
+                    req=0, variant=variant, pool=pool, wait=self.settings.match_wait, rated=rated
+                )
             self.waiters.pop(session.id, None)
         if rating is None:
             value = self.rating_of(session.player, variant)
@@ -220,7 +230,9 @@ class Lobby:
             address=address,
             guest=guest,
         )
-        queued = Queued(req=0, variant=variant, pool=pool, wait=self.settings.match_wait)
+        queued = Queued(
+            req=0, variant=variant, pool=pool, wait=self.settings.match_wait, rated=rated
+        )
         if result == "ok":
             return queued
         entry = await self.store.lobby.match_entry(session.player) if result == MATCHED else None
@@ -368,7 +380,7 @@ class Lobby:
             await self._start(pool, code, group)
 
     async def _start(self, pool: str, code: str, group: Group) -> None:
-        variant, undo, _ = pool.split(":")
+        variant, undo, *_ = pool.split(":")
         s = self.settings
         options = RaceOptions(
             variant=variant,
@@ -378,7 +390,7 @@ class Lobby:
             live_boards=False,
             countdown=s.match_countdown,
             quick=True,
-            rated=True,
+            rated=pool_rated(pool),
             idle_limit=s.rated_idle_limit,
         )
         now = self.clock()
@@ -448,10 +460,11 @@ class Lobby:
                 name=waiter.name,
                 variant=waiter.variant,
                 undo=waiter.undo,
-                bots=waiter.pool.endswith(":bots"),
+                bots=waiter.pool.split(":")[2] == "bots",
                 bot=waiter.bot,
                 since=waiter.queued_at,
                 rating=waiter.rating,
                 address=waiter.address,
                 guest=waiter.guest,
+                rated=pool_rated(waiter.pool),
             )

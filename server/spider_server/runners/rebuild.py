@@ -2,7 +2,7 @@
 from before the archive archived once.
 
 Every node with an archive runs :meth:`Rebuild.run`: each turn (every ``sweep_interval``)
-it looks for two markers in Redis, and does what one lacks, under a lease that lets one
+it looks for three markers in Redis, and does what one lacks, under a lease that lets one
 node at a time do it (another node waits for the marker):
 
 - ``{ratings}:rebuilt`` missing (a new deployment, or a Redis emptied): the ratings cache
@@ -12,6 +12,11 @@ node at a time do it (another node waits for the marker):
   ladder, as a race's settlement writes it), their name (the player of that name whose
   record came with the newest archived race). A player whose Redis record is at the
   archived version or newer is left as Redis has it (its races are not archived yet).
+- ``{ratings}:ladders_accounts`` missing (once, when accounts came; again when Redis lost
+  it): every player who is not an account's is taken off the ladders. The players from
+  before accounts are guests: their ratings stay as they were (frozen; a guest is never
+  rated) until one signs up from its token and the account takes them over (back on the
+  ladders). Guests never get on a ladder (a rebuild puts accounts' ratings only).
 - ``{archive}:imported`` missing: what Redis held from before the archive is archived:
   every finished race still in Redis is queued for the archive (the archiver writes it,
   once), every player's record is written to ``player_records`` with its Redis version
@@ -34,6 +39,7 @@ from collections.abc import Awaitable, Callable
 from ..errors import Unavailable
 from ..settings import Settings
 from ..store import Store, keys
+from ..store.accounts import accounts_of_players
 from ..store.archive import ArchiveStore
 from ..store.archive_rebuild import archived_codes, import_records, keep_lines, records_page
 from ..store.ratings_cache import RatingsCache
@@ -81,11 +87,12 @@ class Rebuild:
             return False
         if not await self.cache.marked(keys.RATINGS_REBUILT):
             await self._leased(keys.RATINGS_REBUILD_LEASE, self.rebuild)
+        if not await self.cache.marked(keys.LADDERS_ACCOUNTS):
+            await self._leased(keys.LADDERS_ACCOUNTS_LEASE, self.accounts_only)
         if not await self.cache.marked(keys.ARCHIVE_IMPORTED):
             await self._leased(keys.ARCHIVE_IMPORT_LEASE, self.import_today)
-        done = await self.cache.marked(keys.RATINGS_REBUILT) and await self.cache.marked(
-            keys.ARCHIVE_IMPORTED
-        )
+        marks = (keys.RATINGS_REBUILT, keys.LADDERS_ACCOUNTS, keys.ARCHIVE_IMPORTED)
+        done = all([await self.cache.marked(m) for m in marks])
         if done:
             self.ready.set()
         return done
@@ -112,7 +119,8 @@ class Rebuild:
             page = await records_page(self.archive, after, PAGE)
             if not page:
                 break
-            written += await self.cache.put(page, rebuild=True)
+            ranked = await accounts_of_players(self.archive, [rec.player for rec, _ in page])
+            written += await self.cache.put(page, rebuild=True, ranked=ranked)
             seen += len(page)
             after = page[-1][0].player
             await self._renew(lease)
@@ -125,6 +133,25 @@ class Rebuild:
             seen,
             written,
             self.clock() - started,
+        )
+
+    async def accounts_only(self, lease: str) -> None:
+        """Take every player who is not an account's off the ladders (see the module),
+        then mark it."""
+        assert self.archive is not None
+        seen = dropped = 0
+        async for key, players in self.cache.ladder_members():
+            accounts = await accounts_of_players(self.archive, players)
+            guests = [p for p in players if p not in accounts]
+            await self.cache.drop_from_ladder(key, guests)
+            seen, dropped = seen + len(players), dropped + len(guests)
+            await self._renew(lease)
+        await self.cache.mark(keys.LADDERS_ACCOUNTS, self.clock())
+        log.info(
+            "ladders left to accounts: %d places looked at, %d players without an account"
+            " taken off (their ratings kept, frozen)",
+            seen,
+            dropped,
         )
 
     async def import_today(self, lease: str) -> None:

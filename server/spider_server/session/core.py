@@ -35,6 +35,7 @@ from spider_client.protocol import (
 from spider_engine import Board
 
 from .. import race as rules
+from ..accounts.service import cookie_session
 from ..errors import (
     BadFrame,
     InvalidMessage,
@@ -76,6 +77,7 @@ log = logging.getLogger("spider_server.session")
 
 _LIMIT_NAMES = {
     "new_player": "new_players",
+    "return": "returns",
     "create": "creations",
     "player_create": "creations",
     "wrong_join": "wrong_joins",
@@ -335,6 +337,12 @@ class Session:
             self.close(CLOSE_PROTOCOL, "unsupported protocol version")
             return
         accounts, cookie = ctx.accounts, getattr(self.out, "cookie", None)
+        if accounts is not None and (msg.token is not None or cookie_session(cookie)):
+            try:  # each asks the database: a flood of them stops at the limit first
+                await self.limit(("return", self.address, "too many hellos from your address"))
+            except RateLimited as e:
+                self._refuse_hello(e, "too many hellos")
+                return
         signed = None if accounts is None else await accounts.hello(msg.token, cookie)
         if signed is not None:  # an account's session or token: its player, by its name
             identity = signed.identity
@@ -356,7 +364,7 @@ class Session:
                     ("new_player", self.address, "too many new players from your address")
                 )
             except RateLimited as e:
-                self._refuse_new_player(e)
+                self._refuse_hello(e, "too many new players")
                 return
             if accounts is not None and name is not None:
                 await accounts.guests.check(None, name)
@@ -380,14 +388,14 @@ class Session:
             )
         )
 
-    def _refuse_new_player(self, e: RateLimited) -> None:
-        """Past the address's new players: say so, and close with 1013 and the seconds
-        to wait (until then the address's connections get HTTP 429 before the upgrade)."""
+    def _refuse_hello(self, e: RateLimited, why: str) -> None:
+        """Past the address's new players (or hellos with a token): say so, and close
+        with 1013 and the seconds to wait (after new players, until then the address's
+        connections get HTTP 429 before the upgrade)."""
         wait = max(1, int(getattr(e, "retry_after", None) or 1))
-        self.error(
-            e.code, f"{e}; say hello with your token, or try again in {wait} s", retry_after=wait
-        )
-        self.close(CLOSE_TRY_LATER, f"retry after {wait} s: too many new players")
+        hint = "say hello with your token, or " if why == "too many new players" else ""
+        self.error(e.code, f"{e}; {hint}try again in {wait} s", retry_after=wait)
+        self.close(CLOSE_TRY_LATER, f"retry after {wait} s: {why}")
 
     # -- races followed ---------------------------------------------------------------------
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from spider_client.protocol import CancelMatch, Done, OpenRaceList, OpenRaces, QuickMatch
 from spider_engine import VariantError, find_variant
 
-from ..errors import InvalidMessage
+from ..errors import AccountRequired, InvalidMessage
 from .core import Session
 from .creation import check_creation
 from .matching import check_queue_wait
@@ -39,11 +39,18 @@ async def open_races(session: Session, msg: OpenRaces) -> None:
 async def quick_match(session: Session, msg: QuickMatch) -> None:
     """Queue for a quick match (reply: ``queued``; ``matched`` follows). Bots queue
     with bots, humans with humans unless ``with_bots``; the player's rating in the
-    variant is read once, now, and the race made is rated. A player who (or whose
+    variant is read once, now. The race made is rated in the rated pool (accounts only:
+    a guest asking for it is AccountRequired), not in the casual one (``rated`` false;
+    a guest's by default). A player who (or whose
     address) missed a match or left one before its start lately waits first
     (:func:`~.matching.check_queue_wait`)."""
     assert session.identity is not None
     variant = _variant(msg.variant)
+    rated = (not session.guest) if msg.rated is None else msg.rated
+    if rated and session.guest:
+        raise AccountRequired(
+            "the rated pool is for accounts: sign up or sign in, or queue casual (rated: false)"
+        )
     await check_queue_wait(session)
     await check_creation(session)  # a match is a race made: the same limits as a create
     queued = await session.ctx.lobby.queue(
@@ -55,6 +62,7 @@ async def quick_match(session: Session, msg: QuickMatch) -> None:
         bot=session.identity.bot,
         address=session.address,
         guest=session.guest,
+        rated=rated,
     )
     queued.req = msg.req
     session.send_msg(queued)

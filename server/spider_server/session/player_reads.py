@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from ..errors import InvalidMessage, Unavailable
 from ..race.ratings import Line, Record
 from ..store import archive_players, keys, leaderboard_score
+from ..store.accounts import accounts_of_players
 from ..store.archive import ArchiveStore
 from ..store.archive_players import Cursor
 from .core import Session
@@ -53,6 +54,23 @@ async def player_named(session: Session, name: str) -> str | None:
         return None
     account = await accounts.guests.holder(name)
     return None if account is None else account.player
+
+
+async def is_guest(session: Session, player: str) -> bool:
+    """Whether ``player`` has no account (a guest, or a player from before accounts) on a
+    server that keeps accounts; False while the database does not answer."""
+    if session.ctx.accounts is None or not session.ctx.accounts.guests.kept:
+        return False
+    if player == session.player:
+        return session.guest
+    archive = archive_of(session)
+    if archive is None:
+        return False
+    try:
+        return player not in await accounts_of_players(archive, [player])
+    except Unavailable as e:
+        log.warning("profile without its guest mark: %s", e)
+        return False
 
 
 async def record_of(session: Session, player: str) -> Record | None:
@@ -118,7 +136,8 @@ async def history_page(session: Session, player: str, before: str | None) -> Pag
 
 async def daily_board(session: Session, variant: str, day: str) -> list[BoardRow]:
     """A daily deal's leaderboard (its best 100), Redis's and the archive's winners
-    together, best first: by time in milliseconds, then moves, then id."""
+    together, best first: by time in milliseconds, then moves, then id. With a database,
+    accounts only (guests race the daily deal, and are on no leaderboard)."""
     seeds = session.ctx.store.seeds
     rows = await seeds.leaderboard(variant, day)
     codes = await seeds.daily_races_of(variant, day, [row[0] for row in rows])
@@ -129,9 +148,12 @@ async def daily_board(session: Session, variant: str, day: str) -> list[BoardRow
     if archive is not None:
         try:
             archived = await archive_players.daily_leaderboard(archive, variant, day)
+            accounts = await accounts_of_players(archive, list(merged))
         except Unavailable as e:
             log.warning("leaderboard from Redis alone: %s", e)
-            archived = []
+            archived, accounts = [], set(merged)
+        # the leaderboards are accounts': Redis's winners from before accounts are guests
+        merged = {p: row for p, row in merged.items() if p in accounts}
         for player, name, time, moves, bot, code in archived:
             known = merged.get(player)
             if known is None:

@@ -107,6 +107,7 @@ async def profile(session: Session, msg: Profile) -> None:
             name=record.name,
             tag=short_id(player),
             bot=record.bot,
+            guest=await reads.is_guest(session, player),
             variants=variants,
             races=races,
             more=page.next is not None,

@@ -5,86 +5,24 @@
 // session in an HttpOnly cookie the page never reads: after a sign-in or a sign-out the page
 // connects again, and the cookie on the upgrade says who it is (welcome.account).
 
+import { accountConfig, agentWords, basic, b64, call, PASSWORD_RULES, passwordField, reconnected, signedIn } from "./accountcalls.js";
 import { accountKeys, loadTokens } from "./accountkeys.js";
 import { $, fill, h } from "./dom.js";
-import { store } from "./net.js";
+import { emailSection, forgotButton, signupEmailRow } from "./email.js";
 import { closePanel, openPanel, panelEl } from "./panel.js";
-import { app, session } from "./state.js";
-import { redraw } from "./ui.js";
+import { passkeyButton, passkeySection } from "./passkeys.js";
+import { session } from "./state.js";
+import { say } from "./ui.js";
 
-export const PASSWORD_RULES = "At least 8 characters; the most common passwords are refused.";
-export const ACCOUNT_GIVES = "An account gives you a name nobody else can take, ratings and ladders, and your history kept.";
+export { accountWords, agentWords, PASSWORD_RULES } from "./accountcalls.js";
+export const ACCOUNT_GIVES = "An account gives you a name nobody else can take, rated races, a place on the ladders and the daily leaderboards, and your history kept.";
 
-/** Base64 of text's UTF-8. */
-const b64 = (text) => btoa(Array.from(new TextEncoder().encode(text), (b) => String.fromCharCode(b)).join(""));
-const basic = (name, password) => `Basic ${b64(`${name}:${password}`)}`;
-/** `text` as a sentence: capitalised, ending with a full stop. */
-const sentence = (text) => {
-  const t = String(text).trim();
-  return t ? t[0].toUpperCase() + t.slice(1) + (/[.!?]$/.test(t) ? "" : ".") : t;
-};
-
-/** What a refusal of the account routes says, in plain words. */
-export function accountWords(body, status, retryAfter = null) {
-  const message = String(body?.message || "");
-  switch (body?.error) {
-    case "name_refused":
-      return `The name ${message.replace(/^this name is refused: /, "")}`.replace(/\.?$/, ".");
-    case "weak_password":
-      return sentence(message);
-    case "name_taken":
-      return "That name is taken (or one that looks like it): choose another.";
-    case "bad_credentials":
-      return "The name or the password is wrong.";
-    case "rate_limited": {
-      const said = /try again in \d+/.test(message);
-      return sentence(said || !retryAfter ? message || "too many tries" : `${message || "too many tries"}: try again in ${retryAfter} s`);
-    }
-    case "unauthorized":
-      return "You are not signed in (or the session has ended): sign in again.";
-    case "unavailable":
-      return sentence(`accounts are not available right now: ${message || "try again in a moment"}`);
-    default:
-      return message ? sentence(message) : `The server answered ${status}.`;
-  }
-}
-
-/** One request to an account route: its JSON reply; else throws an Error whose message is
- * the words to show (`.code`: the server's error). */
-async function call(method, path, headers = {}) {
-  let r;
-  try {
-    r = await fetch(path, { method, headers, credentials: "same-origin", cache: "no-store" });
-  } catch {
-    throw new Error("The server did not answer: try again in a moment.");
-  }
-  let body = null;
-  try {
-    body = await r.json();
-  } catch {
-    body = null;
-  }
-  if (r.ok) return body;
-  throw Object.assign(new Error(accountWords(body, r.status, r.headers.get("retry-after"))), { code: body?.error });
-}
-
-/** The page connects again (the cookie now says who it is) and the lobby is drawn anew. */
-async function reconnected() {
-  await session.reconnect();
-  app.lobbyError = null;
-  if (app.screen === "lobby") redraw("lobby");
-}
-
-/** A password field and its "show" box. */
-function passwordField(id, label, autocomplete) {
-  const input = h("input", { id, name: id, type: "password", autocomplete, required: true, maxlength: 1024 });
-  const show = h("input", { type: "checkbox", id: `${id}-show`, onchange: (e) => (input.type = e.target.checked ? "text" : "password") });
-  return h("div", { class: "row" }, h("label", { for: id }, label), input, h("label", { class: "check", for: `${id}-show` }, show, "show"));
-}
-
-/** The sign-up (`mode` "signup") or sign-in ("signin") form, in a panel. */
-export function openSignForm(mode) {
+/** The sign-up (`mode` "signup") or sign-in ("signin") form, in a panel: a name and a
+ * password, or a passkey; an address to verify and "Forgot your password?" where the node
+ * sends mail. */
+export async function openSignForm(mode) {
   const up = mode === "signup";
+  const config = await accountConfig();
   const error = h("p", { class: "error", id: "account-error", role: "alert" });
   const submit = h("button", { id: "account-submit", type: "submit", class: "primary" }, up ? "Sign up" : "Sign in");
   const form = h(
@@ -93,10 +31,14 @@ export function openSignForm(mode) {
     h("div", { class: "row" }, h("label", { for: "account-name" }, "Name"), h("input", { id: "account-name", name: "account-name", maxlength: 24, autocomplete: "username", required: true, value: up ? session.name : "", spellcheck: "false", autocapitalize: "off" })),
     passwordField("account-password", "Password", up ? "new-password" : "current-password"),
     up ? h("p", { class: "muted", id: "password-rules" }, PASSWORD_RULES) : null,
+    up ? signupEmailRow(config.email) : null,
     up ? h("p", { class: "muted" }, "Your races, history and ratings as a guest in this browser go with you to the account.") : null,
     error,
     h("div", { class: "row" }, submit, h("button", { type: "button", id: "account-switch", onclick: () => openSignForm(up ? "signin" : "signup") }, up ? "I have an account: sign in" : "New here? Sign up")),
+    up ? null : forgotButton(config.email),
   );
+  const passkey = config.passkeys ? passkeyButton(up, form, error) : null;
+  if (passkey) submit.after(passkey);
   openPanel("account-sign", up ? "Sign up" : "Sign in", h("div", {}, up ? h("p", {}, ACCOUNT_GIVES) : null, form));
   $("#account-name").focus();
 }
@@ -107,24 +49,24 @@ async function sign(up, form, submit, error) {
   const headers = { Authorization: basic(name, password) };
   const guest = up ? session.token : null;
   if (guest) headers["X-Guest-Token"] = guest; // the account takes this guest over: its races, history, ratings
+  const email = up ? form.elements["account-email"]?.value.trim() : "";
+  if (email) headers["X-Email"] = email;
   submit.disabled = true;
   fill(error);
+  let reply;
   try {
-    await call("POST", up ? "/account/signup" : "/account/signin", headers);
+    reply = await call("POST", up ? "/account/signup" : "/account/signin", headers);
   } catch (e) {
     submit.disabled = false;
     error.textContent = e.message;
     (e.code === "weak_password" || e.code === "bad_credentials" ? form.elements["account-password"] : form.elements["account-name"]).focus();
     return;
   }
-  if (guest) {
-    // the guest is the account's now (its token refused from here on): signed out, the
-    // page is a new guest, under the name it had unless that is the account's
-    store.set("token", null);
-    if (session.name.toLowerCase() === name.toLowerCase()) session.name = "";
-  }
-  closePanel();
-  await reconnected();
+  // the guest is the account's now (its token refused from here on): signed out, the page
+  // is a new guest, under the name it had unless that is the account's
+  await signedIn(guest, name);
+  if (reply?.email) say(`A link to confirm ${reply.email} is on its way.`);
+  else if (reply?.email_error) say(reply.email_error.message, "error");
 }
 
 /** Sign this browser out (`everywhere`: every session of the account). */
@@ -141,19 +83,10 @@ async function signOut(everywhere, error) {
   await reconnected();
 }
 
-/** A session's user agent in a few words ("Chrome on Linux"); else its first characters (a
- * program's, such as the terminal client's). */
-export function agentWords(agent) {
-  const ua = String(agent || "");
-  const browser = [["Firefox", /Firefox\//], ["Edge", /Edg\//], ["Opera", /OPR\//], ["Chrome", /Chrom(e|ium)\//], ["Safari", /Safari\//]].find(([, re]) => re.test(ua))?.[0];
-  const system = [["Android", /Android/], ["iOS", /iPhone|iPad/], ["Windows", /Windows/], ["macOS", /Mac OS X/], ["Linux", /Linux/]].find(([, re]) => re.test(ua))?.[0];
-  if (browser) return system ? `${browser} on ${system}` : browser;
-  return ua ? ua.slice(0, 60) : "an unknown browser or program";
-}
-
 const when = (t) => (t ? new Date(t * 1000).toLocaleString() : "–");
 
-/** The account's panel: its name, its sessions, sign out (here, everywhere), a new password. */
+/** The account's panel: its name, its sessions, sign out (here, everywhere), its passkeys, its
+ * address (where the node sends mail), a new password (when it has one). */
 export function openAccount() {
   const error = h("p", { class: "error", id: "account-panel-error", role: "alert" });
   const done = h("p", { class: "muted", id: "password-done", role: "status" });
@@ -181,24 +114,26 @@ export function openAccount() {
       h("button", { id: "account-signout", type: "button", onclick: () => signOut(false, error) }, "Sign out"),
       h("button", { id: "account-signout-all", type: "button", title: "every browser and program signed in to this account", onclick: () => signOut(true, error) }, "Sign out everywhere"),
     ),
+    h("div", { id: "account-extras" }),
     form,
     h("div", { id: "account-keys" }),
   );
   openPanel("account", "Your account", content);
   loadSessions(error);
-  loadKeys(error);
+  call("GET", "/account/me").then(
+    (me) => {
+      if (!panelEl("account")) return;
+      fill($("#account-extras"), passkeySection(), emailSection(me));
+      if (!me.password) form.replaceWith(firstPasswordForm(error));
+      loadKeys(me);
+    },
+    (e) => (error.textContent = e.message),
+  );
 }
 
 /** The tokens, bot and delete sections (accountkeys.js), once /account/me says the kind. */
-async function loadKeys(error) {
-  let me;
-  try {
-    me = await call("GET", "/account/me");
-  } catch (e) {
-    if (panelEl("account")) error.textContent = e.message;
-    return;
-  }
-  const place = panelEl("account") && $("#account-keys");
+function loadKeys(me) {
+  const place = $("#account-keys");
   if (!place) return;
   const tools = {
     call,
@@ -212,8 +147,7 @@ async function loadKeys(error) {
       if (again) openAccount();
     },
   };
-  const keys = accountKeys(me, tools);
-  fill(place, keys);
+  fill(place, accountKeys(me, tools));
   loadTokens($("#keys-error"), tools);
 }
 
@@ -240,6 +174,37 @@ async function loadSessions(error) {
       ),
     ),
   );
+}
+
+/** For an account made with a passkey: a password set by the session alone (then the form to
+ * change it, when the panel opens again). */
+function firstPasswordForm(error) {
+  const submit = h("button", { id: "password-submit", type: "submit" }, "Set a password");
+  const form = h(
+    "form",
+    {
+      id: "first-password-form",
+      class: "account-form",
+      onsubmit: async (e) => {
+        e.preventDefault();
+        submit.disabled = true;
+        fill(error);
+        try {
+          await call("POST", "/account/password", { "X-New-Password": b64(form.elements["new-password"].value) });
+          form.replaceWith(h("p", { class: "muted", id: "password-done" }, "Password set: the name and the password sign in too, the terminal and bots included."));
+        } catch (err) {
+          submit.disabled = false;
+          error.textContent = err.message;
+        }
+      },
+    },
+    h("h3", {}, "Set a password"),
+    h("p", { class: "muted", id: "no-password" }, "This account has no password: it signs in with its passkeys. A password lets the terminal and bots sign in too."),
+    passwordField("new-password", "New", "new-password"),
+    h("p", { class: "muted" }, PASSWORD_RULES),
+    h("div", { class: "row" }, submit),
+  );
+  return form;
 }
 
 async function changePassword(form, submit, error, done) {

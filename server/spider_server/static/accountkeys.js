@@ -1,6 +1,7 @@
 // The account panel's parts for programs and for good: personal API tokens (made, shown
 // once, listed with their last use, revoked), the upgrade to a bot account (one way, with a
-// clear warning) and deleting the account (its password asked for). account.js opens the
+// clear warning) and deleting the account (its password asked for; an account without a
+// password, made with a passkey, is deleted by its session). account.js opens the
 // panel and hands this module what it calls the server with (`tools`: call, basic,
 // passwordField, when, done), so that the two do not import each other.
 
@@ -14,6 +15,7 @@ export const SCOPES = [
 ];
 export const BOT_WARNING =
   "A bot account races only as a bot, on the bots' ladder, and can never be a person's account again. Only an account with no rated races as a person can become one.";
+export const NO_PASSWORD_DELETE = "This account has no password: signed in here, it is deleted as you tick the box.";
 export const DELETE_WARNING =
   "Your name, password, sessions and API tokens are removed at once. Your finished races stay, shown as “deleted player”.";
 
@@ -151,7 +153,8 @@ function deleteForm(me, error, tools) {
         }
         submit.disabled = true;
         try {
-          await tools.call("POST", "/account/delete", { Authorization: tools.basic(me.name, form.elements["delete-password"].value) });
+          const headers = me.password ? { Authorization: tools.basic(me.name, form.elements["delete-password"].value) } : {};
+          await tools.call("POST", "/account/delete", headers);
           await tools.done(false);
         } catch (err) {
           error.textContent = err.message;
@@ -160,7 +163,7 @@ function deleteForm(me, error, tools) {
       },
     },
     h("p", { class: "warning", id: "delete-warning" }, DELETE_WARNING),
-    tools.passwordField("delete-password", "Password", "current-password"),
+    me.password ? tools.passwordField("delete-password", "Password", "current-password") : h("p", { class: "muted", id: "delete-no-password" }, NO_PASSWORD_DELETE),
     h("div", { class: "row" }, h("label", { class: "check", for: "delete-sure" }, sure, "Delete my account for good")),
     h("div", { class: "row" }, submit),
   );

@@ -13,8 +13,11 @@
 // words.js      counts, places, moves in words     standings.js  places and news in a race
 // panel.js      panels over the page                howto.js      how to play each variant
 // account.js    sign up, sign in, the account's panel, the lobby's line of who plays
+// passkeys.js   passkeys: sign up and in with one, add, remove     email.js  mailed links
+// accountcalls.js  what those share: the /account/... requests, their refusals in words
 
 import { $, fill, h } from "./dom.js";
+import { openMailLink } from "./email.js";
 import "./daily.js";
 import "./end.js";
 import "./game.js";
@@ -58,4 +61,6 @@ setInterval(tick, 250);
   if (code && membership()[code]) fill($("#screen"), h("p", { class: "loading", id: "rejoining" }, `Rejoining race ${code}…`));
   else redraw("lobby");
 }
+openMailLink(); // a link of a mail (an address verified, a password reset), if opened from one
+window.addEventListener("hashchange", openMailLink);
 session.connect();

@@ -98,7 +98,7 @@ function renderLobby() {
       h("label", { class: "check", title: "a solver may suggest a move (if the server offers it)" }, h("input", { type: "checkbox", id: "hints", name: "hints", checked: saved.hints ?? false }), "hints"),
       h("label", { class: "check", title: "deal only a seed that a solver has proved winnable (if the server offers it)" }, h("input", { type: "checkbox", id: "winnable", name: "winnable", checked: saved.winnable ?? false }), "winnable deal"),
       h("label", { class: "check", title: "players who say they are bots may watch, not play (an honour rule)" }, h("input", { type: "checkbox", id: "humans-only", name: "humans_only", checked: saved.humans_only ?? false }), "humans only"),
-      h("label", { class: "check", title: "the finish moves the players' ratings (not with a chosen seed)" }, h("input", { type: "checkbox", id: "rated", name: "rated", checked: saved.rated ?? false }), "rated"),
+      h("label", { class: "check", title: "the finish moves the players' ratings: for accounts only (not with a chosen seed)" }, h("input", { type: "checkbox", id: "rated", name: "rated", checked: saved.rated ?? false }), "rated"),
       h("label", { class: "check", title: "show it in the lobby's open races until it starts" }, h("input", { type: "checkbox", id: "public", name: "public" }), "list it"),
     ),
     h(

@@ -13,6 +13,7 @@ import { ratingText } from "./profile.js";
 const listed = new Map(); // code -> the race's listing
 let watching = false;
 let matching = null; // the variant being queued for, or null
+let matchingKind = ""; // "rated" or "casual": the pool the server queued this player in
 let lastQuick = null; // the last quick_match asked: { variant, with_bots }
 let notice = ""; // why the page queued again by itself
 
@@ -100,7 +101,7 @@ function drawMatch() {
   fill(
     box,
     ...(matching
-      ? [notice ? h("span", { id: "match-notice" }, notice + " ") : "", h("span", { id: "match-waiting" }, `Looking for players (${matching})…`), " ", h("button", { id: "cancel-match", type: "button", onclick: cancel }, "Cancel")]
+      ? [notice ? h("span", { id: "match-notice" }, notice + " ") : "", h("span", { id: "match-waiting" }, `Looking for players (${matching}${matchingKind ? ", " + matchingKind : ""})…`), " ", h("button", { id: "cancel-match", type: "button", onclick: cancel }, "Cancel")]
       : []),
   );
 }
@@ -114,9 +115,15 @@ async function quickMatch() {
 async function queue(asked) {
   lastQuick = asked;
   matching = asked.variant;
+  matchingKind = "";
   drawMatch();
   try {
-    await session.request({ type: "quick_match", ...asked });
+    // a guest is queued casual (rated races are for accounts), an account rated
+    const queued = await session.request({ type: "quick_match", ...asked });
+    if (matching && queued && typeof queued.rated === "boolean") {
+      matchingKind = queued.rated ? "rated" : "casual";
+      drawMatch();
+    }
   } catch (e) {
     // a player who missed a match or left one before its start waits first (retry_after)
     matching = null;
@@ -149,6 +156,7 @@ export function lobbyPanels() {
       h("label", { class: "check" }, h("input", { type: "checkbox", id: "quick-bots" }), "with bots"),
     ),
     h("div", { class: "row" }, h("button", { id: "quick-match", type: "button", class: "primary", onclick: quickMatch }, "Quick match"), h("span", { id: "quick-match-state" })),
+    session.account ? null : h("p", { id: "quick-casual", class: "muted" }, "As a guest you are matched in casual races: no rating moves. Sign up or sign in to race rated."),
   );
   const open = h("div", { class: "card-panel", id: "open-races" }, h("h2", {}, "Open races"), h("ul", { id: "open-race-list" }));
   queueMicrotask(() => {

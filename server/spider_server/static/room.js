@@ -30,7 +30,7 @@ function renderRoom() {
     { class: "room card-panel" },
     race.daily ? h("h1", {}, "Daily deal ", h("span", { class: "code" }, race.daily)) : h("h1", {}, "Race ", h("span", { class: "code" }, race.code)),
     race.daily
-      ? h("p", { class: "daily-note", id: "daily-note" }, "Today's deal, alone against the clock: it starts when you are ready. Your time and moves go on the day's leaderboard if you win.")
+      ? h("p", { class: "daily-note", id: "daily-note" }, session.account ? "Today's deal, alone against the clock: it starts when you are ready. Your time and moves go on the day's leaderboard if you win." : "Today's deal, alone against the clock: it starts when you are ready. The day's leaderboard is for accounts: sign up to be on it.")
       : h(
           "p",
           { class: "share" },

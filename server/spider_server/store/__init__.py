@@ -37,6 +37,8 @@ from redis.exceptions import RedisError
 
 from ..race import event_data
 from ..settings import Settings
+from .accounts import ranked_records
+from .archive import archive_of
 from .commits import CommitLink, Committed
 from .durability import unmet
 from .guard import CAS_TRIES, Attempt, as_unavailable, check_and_set
@@ -52,6 +54,8 @@ from .ratings import Archived, RatingStore
 from .seeds import SeedStore, leaderboard_score
 
 __all__ = [
+    "archive_of",
+    "ranked_records",
     "CAS_TRIES",
     "PRESENCE_CHUNK",
     "SWEEP_CHUNK",

@@ -12,9 +12,11 @@ deleted when its account next signs in.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..race.ratings import Record
 from .archive import ArchiveStore
 
 __all__ = [
@@ -31,6 +33,7 @@ __all__ = [
     "end_other_sessions",
     "end_session",
     "make_bot",
+    "ranked_records",
     "session",
     "sessions_of",
     "set_password",
@@ -113,8 +116,8 @@ class AccountRow:
     id: int
     name: str
     name_key: str
-    password: str
-    """The password's Argon2id hash."""
+    password: str | None
+    """The password's Argon2id hash (None: the account signs in with passkeys only)."""
     player: str
     created_at: float
     bot: bool = False
@@ -136,6 +139,7 @@ def token_hash(token: str) -> bytes:
 
 
 def account_row(row: Any, id_column: str = "id") -> AccountRow:
+    """The account of a row that has its columns (its id in ``id_column``)."""
     return AccountRow(
         id=int(row[id_column]),
         name=row["name"],
@@ -152,7 +156,7 @@ async def create_account(
     *,
     name: str,
     key: str,
-    password: str,
+    password: str | None,
     player: str,
     now: float,
     guest: bool = False,
@@ -190,6 +194,20 @@ async def accounts_of_players(archive: ArchiveStore, players: list[str]) -> set[
         with archive.timed("accounts_of_players"):
             rows = await conn.fetch(QUERIES["accounts_of_players"], players)
     return {r["player"] for r in rows}
+
+
+def ranked_records(
+    archive: ArchiveStore,
+) -> Callable[[list[str]], Awaitable[tuple[dict[str, Record], set[str]]]]:
+    """What reads players' archived records for the ratings cache: their newest records
+    (:meth:`~.archive.ArchiveStore.records`) and which of them are accounts' (their
+    ratings stand on the ladders; a guest's do not)."""
+
+    async def read(players: list[str]) -> tuple[dict[str, Record], set[str]]:
+        found = await archive.records(players)
+        return found, await accounts_of_players(archive, list(found)) if found else set()
+
+    return read
 
 
 async def set_password(archive: ArchiveStore, account: int, password: str, now: float) -> None:

@@ -74,7 +74,7 @@ QUERIES: dict[str, str] = {
     "daily_leaderboard": (
         "SELECT player, name, time, moves, bot, code FROM (SELECT DISTINCT ON (p.player) "
         "p.player, p.name, p.time, p.moves, p.bot, r.code FROM races r JOIN race_players p "
-        "ON p.race_id = r.id WHERE r.variant = $1 AND r.daily = $2 AND r.daily <> '' AND "
+        "ON p.race_id = r.id JOIN accounts a ON a.player = p.player WHERE r.variant = $1 AND r.daily = $2 AND r.daily <> '' AND "
         "p.status = 'won' AND p.time IS NOT NULL ORDER BY p.player, r.id) w ORDER BY "
         'round(time * 1000), least(moves, 999999), player COLLATE "C" LIMIT $3'
     ),

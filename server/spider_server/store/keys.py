@@ -203,6 +203,8 @@ __all__ = [
     "REBUILD_NAMES",
     "RATINGS_REBUILT",
     "RATINGS_REBUILD_LEASE",
+    "LADDERS_ACCOUNTS",
+    "LADDERS_ACCOUNTS_LEASE",
     "ARCHIVE_IMPORTED",
     "ARCHIVE_IMPORT_LEASE",
     "history",
@@ -403,13 +405,14 @@ PENDING = "{ratings}:pending"
 RATED_RACES = "{ratings}:rated_races"
 NAMES = "{ratings}:names"
 REBUILD_NAMES = "{ratings}:rebuild_names"
-"""hash: name (case folded) -> id of the archived race of the record the rebuild under way
-wrote for it (the newest wins the name); deleted when the rebuild ends."""
+"""hash: folded name -> archived race id of the record a rebuild wrote for it (newest wins)."""
 RATINGS_REBUILT = "{ratings}:rebuilt"
-"""string: when the ratings cache was last rebuilt from the archive. Its presence says the
-cache is whole: a Redis that lost it (emptied, or never rebuilt) is rebuilt again."""
+"""string: when the ratings cache was rebuilt from the archive (lost: rebuilt again)."""
 RATINGS_REBUILD_LEASE = "{ratings}:rebuilding"
 """string: the node rebuilding the ratings cache (SET NX, a lease renewed each page)."""
+LADDERS_ACCOUNTS = "{ratings}:ladders_accounts"
+"""string: when every player without an account was taken off the ladders (its lease:)."""
+LADDERS_ACCOUNTS_LEASE = "{ratings}:ladders_accounts_lease"
 ARCHIVE_IMPORTED = "{archive}:imported"
 """string: when the data Redis held from before the archive (finished races, records,
 histories) was archived: it is done once (again only when Redis lost this marker)."""

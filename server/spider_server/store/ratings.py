@@ -35,9 +35,10 @@ from .scripts import APPLY_RESULTS
 
 __all__ = ["Archived", "LadderRow", "RatingStore", "fold", "marker"]
 
-Archived = Callable[[list[str]], Awaitable[dict[str, Record]]]
-"""Players' archived records by id (those without one left out): the archive's
-:meth:`~.archive.ArchiveStore.records`."""
+Archived = Callable[[list[str]], Awaitable[tuple[dict[str, Record], set[str]]]]
+"""Players' archived records by id (those without one left out), and which of them are
+accounts' (only theirs stand on the ladders): the archive's
+:func:`~.accounts.ranked_records`."""
 
 LadderRow = tuple[int, str, str, int, bool]
 """A ladder's line: (place, player, name, rating shown, provisional)."""
@@ -163,12 +164,12 @@ class RatingStore:
         a cache marked whole (rebuilt) is taken at its word; else Unavailable."""
         assert self.archived is not None
         try:
-            found = await self.archived(players)
+            found, ranked = await self.archived(players)
         except Unavailable:
             if await self.cache.marked(keys.RATINGS_REBUILT):
                 return {}
             raise
-        await self.cache.put([(rec, None) for rec in found.values()], rebuild=False)
+        await self.cache.put([(rec, None) for rec in found.values()], rebuild=False, ranked=ranked)
         return found
 
     async def rating_of(self, player: str, variant: str) -> int:
@@ -218,6 +219,7 @@ class RatingStore:
                 status=r.status,
                 time=r.time,
                 bot=bool(getattr(r, "bot", False)),
+                guest=bool(getattr(r, "guest", False)),
             )
             for r in race.final.results
         ]

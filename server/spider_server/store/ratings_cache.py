@@ -10,7 +10,7 @@ record read afresh in Redis is the one every later race is decided on.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Collection, Sequence
 from typing import Any
 
 import msgpack
@@ -83,10 +83,18 @@ class RatingsCache:
         self._cache: Any = None
         self._renew: Any = None
 
-    async def put(self, records: Sequence[tuple[Record, int | None]], *, rebuild: bool) -> int:
+    async def put(
+        self,
+        records: Sequence[tuple[Record, int | None]],
+        *,
+        rebuild: bool,
+        ranked: Collection[str] | None = None,
+    ) -> int:
         """Write archived ``records`` (each with its archived race's id, None when unknown)
         where Redis holds none as new: the record, its places in the ladders of every
-        variant it has a rated race in, its name. How many were written."""
+        variant it has a rated race in (only for the players in ``ranked``, accounts':
+        a guest's ratings stand on no ladder; None: everyone's), its name. How many were
+        written."""
         if not records:
             return 0
         if self._cache is None:
@@ -98,7 +106,7 @@ class RatingsCache:
         for rec, race_id in records:
             places = []
             for variant, vr in sorted(rec.variants.items()):
-                if vr.rated > 0:
+                if vr.rated > 0 and (ranked is None or rec.player in ranked):
                     key = keys.ladder(pool_of(rec.bot), variant)
                     index = ladders.setdefault(key, first + len(ladders))
                     places.append([index, vr.rating])
@@ -155,6 +163,31 @@ class RatingsCache:
     async def forget_rebuild_names(self) -> None:
         with as_unavailable:
             await self.redis.delete(keys.REBUILD_NAMES)
+
+    # -- the ladders: accounts only ------------------------------------------------------------
+
+    async def ladder_members(self) -> AsyncIterator[tuple[str, list[str]]]:
+        """Every ladder's players, (ladder key, a page of players) at a time (each ladder
+        read whole first, so that players taken off meanwhile move no page)."""
+        async for page in self._scan(keys.ladder("*", "*")):
+            for key in page:
+                members: list[str] = []
+                while True:
+                    start = len(members)
+                    with as_unavailable:
+                        found: list[Any] = await self.redis.zrange(
+                            key, start, start + SCAN_PAGE - 1
+                        )
+                    members += [text(p) for p in found]
+                    if len(found) < SCAN_PAGE:
+                        break
+                for at in range(0, len(members), SCAN_PAGE):
+                    yield key, members[at : at + SCAN_PAGE]
+
+    async def drop_from_ladder(self, key: str, players: Collection[str]) -> None:
+        if players:
+            with as_unavailable:
+                await self.redis.zrem(key, *players)
 
     # -- today's data: what Redis held before the archive -----------------------------------
 

@@ -162,7 +162,7 @@ class SeedStore:
 
     async def record_daily(self, race: Race) -> None:
         """Put the winners of a finished daily race on its day's leaderboard (first finish
-        only; a ghost never is)."""
+        only; a ghost never is, nor a guest: the leaderboards are accounts')."""
         o = race.options
         if not o.daily or race.final is None:
             return
@@ -172,7 +172,7 @@ class SeedStore:
         with as_unavailable:
             async with self._redis.pipeline(transaction=False) as pipe:
                 for r in race.final.results:
-                    if r.status == Status.WON and r.time is not None and not r.ghost:
+                    if r.status == Status.WON and r.time is not None and not (r.ghost or r.guest):
                         pipe.zadd(board, {r.player: leaderboard_score(r.time, r.moves)}, nx=True)
                         pipe.hsetnx(names, r.player, r.name)
                         if r.bot:

@@ -11,15 +11,21 @@ websocket server takes none): credentials come in headers.
 ``POST /account/signout-everywhere`` ends every session of the account
 ``GET /account/sessions``           the account's sessions (``current``: this one)
 ``POST /account/password``          Basic with the old password, ``X-New-Password``
-                                    (base64 of the new one): ends every other session
-``GET /account/me``                 the account's name, player and kind (``bot``)
+                                    (base64 of the new one): ends every other session;
+                                    without Basic, by the session, an account's first
+                                    password (one made with a passkey)
+``GET /account/me``                 the account's name, player, kind (``bot``), address,
+                                    whether it has a password
 ``GET /account/tokens``             the account's API tokens (never the tokens themselves)
 ``POST /account/tokens/new``        ``X-Scopes`` (space-separated), optionally
                                     ``X-Token-Name``: a new API token, shown once (201)
 ``POST /account/tokens/revoke``     ``X-Token-Id``: revokes that token
 ``POST /account/upgrade-to-bot``    makes the account a bot account, for good
-``POST /account/delete``            Basic with the password: deletes the account
+``POST /account/delete``            Basic with the password: deletes the account; without
+                                    Basic, by the session, an account without a password
 ==================================  ======================================================
+
+The routes of passkeys and e-mail are :mod:`.account_keys_http`'s (:data:`KEY_ROUTES`).
 
 Sign-up and sign-in answer ``{"name", "player", "token"}`` and set the cookie
 ``spider_session`` (HttpOnly, SameSite=Lax, Path=/, Secure when the first public origin is
@@ -32,10 +38,7 @@ sign-in or password change that says its ``Origin`` too. Errors are JSON ``{"err
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 from collections.abc import Callable, Collection
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..accounts import (
@@ -47,12 +50,20 @@ from ..accounts import (
     Unauthorized,
 )
 from ..accounts.changes import AccountChanges, parse_scopes, token_name
+from ..accounts.emails import Emails
+from ..accounts.mail import Mailer, sender_of
+from ..accounts.passkeys import Passkeys, page_origin
 from ..accounts.service import COOKIE, cookie_session
 from ..errors import Unavailable
 from ..runners.endings import Endings
 from ..settings import Settings, parse_origins
+from ..store import account_links
+from ..store import emails as email_rows
 from ..store.account_erasure import Erasure
+from ..store.account_links import AccountLinks
 from ..store.endings import EndingStore
+from .account_headers import MAX_HEADER, Headers, Reply, b64_text, basic, one
+from .account_keys_http import KEY_ROUTES, KeyRoutes
 
 __all__ = ["ROUTES", "AccountRoutes", "Reply"]
 
@@ -69,10 +80,9 @@ ROUTES = {
     "/account/tokens/revoke": "POST",
     "/account/upgrade-to-bot": "POST",
     "/account/delete": "POST",
+    **KEY_ROUTES,
 }
 """Each route and its one method (HEAD too for a GET)."""
-MAX_HEADER = 6000
-"""The longest ``Authorization``, ``X-New-Password`` or ``Cookie`` looked at."""
 
 
 def _token(row: Any) -> dict[str, Any]:
@@ -83,10 +93,6 @@ def _token(row: Any) -> dict[str, Any]:
         "created_at": row.created_at,
         "last_used_at": row.last_used_at,
     }
-
-
-class Headers(Protocol):
-    def get_all(self, key: str) -> list[str]: ...
 
 
 class Listening(Protocol):
@@ -107,46 +113,6 @@ class Listening(Protocol):
         """The node's connections (a deleted account's, a revoked token's, end)."""
 
 
-@dataclass
-class Reply:
-    """An answer: status, JSON body, and headers by keyword (``set_cookie``, ...)."""
-
-    status: int
-    body: dict[str, Any]
-    headers: dict[str, str] = field(default_factory=dict)
-
-
-def _one(headers: Headers, name: str, *, limit: int = MAX_HEADER) -> str | None:
-    values = headers.get_all(name)
-    if len(values) > 1:
-        raise Malformed(f"more than one {name} header")
-    if not values:
-        return None
-    if len(values[0]) > limit:
-        raise Malformed(f"the {name} header is too long (at most {limit} characters)")
-    return values[0]
-
-
-def _b64_text(text: str, what: str) -> str:
-    try:
-        return base64.b64decode(text.strip(), validate=True).decode("utf-8")
-    except (binascii.Error, ValueError):
-        raise Malformed(f"{what}: not base64 of UTF-8 text") from None
-
-
-def _basic(headers: Headers) -> tuple[str, str]:
-    value = _one(headers, "Authorization")
-    if value is None:
-        raise Malformed("give the name and password as Authorization: Basic base64(name:password)")
-    scheme, _, credentials = value.partition(" ")
-    if scheme.lower() != "basic" or not credentials:
-        raise Malformed("Authorization: Basic base64(name:password) is expected")
-    name, sep, password = _b64_text(credentials, "Authorization").partition(":")
-    if not sep or not name:
-        raise Malformed("Authorization: Basic base64(name:password), with the colon")
-    return name, password
-
-
 class AccountRoutes:
     """The routes of one node: its :class:`~..accounts.Accounts`; ``origins`` gives the
     public origins; ``lifetime`` is the cookie's Max-Age."""
@@ -157,11 +123,14 @@ class AccountRoutes:
         origins: Callable[[], tuple[str, ...]],
         *,
         lifetime: int,
+        keys: KeyRoutes,
         changes: AccountChanges | None = None,
     ) -> None:
         self.accounts = accounts
         self.origins = origins
         self.lifetime = lifetime
+        self.keys = keys
+        """The routes of passkeys and e-mail (:mod:`.account_keys_http`)."""
         self.changes = changes or AccountChanges(accounts)
         self.endings: Endings | None = None
         """This node's side of the ended accounts and tokens (:meth:`_listen`)."""
@@ -198,6 +167,24 @@ class AccountRoutes:
             secret=node.secret,
             rated=node.store.ratings.put_on_ladders,
         )
+        links = AccountLinks(
+            redis,
+            clock,
+            mails_to=settings.email_mails,
+            mails_from=settings.address_mails,
+            challenges=account_links.CHALLENGES_AN_HOUR,
+        )
+
+        def origin() -> str:
+            return page_origin(origins())
+
+        mailer = None
+        if settings.smtp_url:
+            mailer = Mailer(settings.smtp_url, lambda: sender_of(settings.smtp_from, origin()))
+
+        emails = Emails(accounts, links, mailer, origin, lifetime=settings.mail_link_lifetime)
+        passkeys = Passkeys(accounts, links, origins, lifetime=settings.passkey_challenge_lifetime)
+        keys = KeyRoutes(passkeys, emails)
         ratings = node.store.ratings
 
         async def rated_human(player: str) -> bool:
@@ -213,14 +200,20 @@ class AccountRoutes:
         changes = AccountChanges(
             accounts, rated_human=rated_human, erasure=erasure, endings=endings
         )
-        routes = cls(accounts, origins, lifetime=settings.session_lifetime, changes=changes)
+        routes = cls(
+            accounts, origins, lifetime=settings.session_lifetime, keys=keys, changes=changes
+        )
         routes.endings = Endings(endings, node.connections)
         return routes
 
-    def close(self) -> None:
+    async def aclose(self) -> None:
+        """Stop hashing passwords and hearing of ended accounts; wait a moment for the
+        mails under way."""
         self.accounts.close()
         if self._listening is not None:
             self._listening.cancel()
+        if self.keys.emails.mailer is not None:
+            await self.keys.emails.mailer.close()
 
     def _listen(self) -> None:
         """Start hearing of deleted accounts and revoked tokens (:mod:`..runners.endings`:
@@ -255,6 +248,9 @@ class AccountRoutes:
             text = f"{path} takes {allowed} only"
             return Reply(405, {"error": "method", "message": text}, {"allow": allowed})
         try:
+            if path in KEY_ROUTES:
+                agent = one(headers, "User-Agent", limit=MAX_HEADER) or ""
+                return await self.keys.route(self, path, headers, address, agent)
             return await self._route(path, headers, address)
         except AccountError as e:
             return self._error(e)
@@ -265,77 +261,85 @@ class AccountRoutes:
         extra = {} if e.retry_after is None else {"retry_after": str(e.retry_after)}
         return Reply(e.status, {"error": e.code, "message": str(e)}, extra)
 
-    def _check_origin(self, headers: Headers, *, required: bool) -> None:
-        origin = _one(headers, "Origin", limit=300)
+    def check_origin(self, headers: Headers, *, required: bool) -> None:
+        origin = one(headers, "Origin", limit=300)
         if origin is None and not required:
             return
         if origin is None or origin.rstrip("/").lower() not in self.origins():
             raise CrossOrigin("this request must come from the game's own page (Origin)")
 
-    async def _current(self, headers: Headers, *, post: bool) -> Signed:
+    async def current(self, headers: Headers, *, post: bool) -> Signed:
         """The session the request acts for: a Bearer token's, else the cookie's (and then,
         for a POST, only from a public origin)."""
-        value = _one(headers, "Authorization")
+        value = one(headers, "Authorization")
         if value is not None:
             scheme, _, token = value.partition(" ")
             if scheme.lower() != "bearer" or not token:
                 raise Malformed("Authorization: Bearer <session token> is expected")
             return await self.accounts.session(token.strip())
-        found = cookie_session(_one(headers, "Cookie"))
+        found = cookie_session(one(headers, "Cookie"))
         if found is None:
             raise Unauthorized("sign in first (no session cookie nor Bearer token)")
         if post:
-            self._check_origin(headers, required=True)
+            self.check_origin(headers, required=True)
         return await self.accounts.session(found)
 
     def _cookie(self, token: str, max_age: int) -> str:
         secure = "; Secure" if any(o.startswith("https:") for o in self.origins()[:1]) else ""
         return f"{COOKIE}={token}; HttpOnly; SameSite=Lax; Path=/; Max-Age={max_age}{secure}"
 
-    def _signed(self, status: int, signed: Signed) -> Reply:
+    def signed(self, status: int, signed: Signed) -> Reply:
         assert signed.token is not None
         body = {"name": signed.account.name, "player": signed.account.player, "token": signed.token}
         return Reply(status, body, {"set_cookie": self._cookie(signed.token, self.lifetime)})
 
     async def _route(self, path: str, headers: Headers, address: str) -> Reply:
         accounts = self.accounts
-        agent = _one(headers, "User-Agent", limit=MAX_HEADER) or ""
+        agent = one(headers, "User-Agent", limit=MAX_HEADER) or ""
         if path in ("/account/signup", "/account/signin"):
-            self._check_origin(headers, required=False)
-            name, password = _basic(headers)
+            self.check_origin(headers, required=False)
+            name, password = basic(headers)
             if path == "/account/signin":
-                return self._signed(
+                return self.signed(
                     200, await accounts.sign_in(name, password, address=address, agent=agent)
                 )
-            guest = _one(headers, "X-Guest-Token")
+            guest = one(headers, "X-Guest-Token")
+            email = self.keys.signup_email(headers)
             signed = await accounts.sign_up(
                 name, password, address=address, agent=agent, guest=guest
             )
-            return self._signed(201, signed)
+            return await self.keys.mailed(self.signed(201, signed), signed, email, address)
         if path == "/account/password":
-            self._check_origin(headers, required=False)
-            name, old = _basic(headers)
-            raw = _one(headers, "X-New-Password")
+            self.check_origin(headers, required=False)
+            raw = one(headers, "X-New-Password")
             if raw is None:
                 raise Malformed("give the new password as X-New-Password: base64(password)")
-            new = _b64_text(raw, "X-New-Password")
-            keep = cookie_session(_one(headers, "Cookie"))
+            new = b64_text(raw, "X-New-Password")
+            auth = one(headers, "Authorization") or ""
+            if not auth.lower().startswith("basic "):  # a first password, by the session
+                current = await self.current(headers, post=True)
+                account = await accounts.first_password(current, new)
+                return Reply(200, {"name": account.name, "ended": 0})
+            name, old = basic(headers)
+            keep = cookie_session(one(headers, "Cookie"))
             kept = b"" if keep is None else (await self._kept(keep))
             account, ended = await accounts.change_password(
                 name, old, new, address=address, keep=kept
             )
             return Reply(200, {"name": account.name, "ended": ended})
         if path == "/account/delete":
-            self._check_origin(headers, required=False)
-            name, password = _basic(headers)
-            gone = await self.changes.delete(name, password, address=address)
-            cleared = {"set_cookie": self._cookie("", 0)}
-            return Reply(200, {"deleted": True, "player": gone.player}, cleared)
-        current = await self._current(headers, post=ROUTES[path] == "POST")
+            return await self._delete(headers, address)
+        current = await self.current(headers, post=ROUTES[path] == "POST")
         if path == "/account/me":
             a = current.account
+            email, has_password = await email_rows.account_extras(accounts.db(), a.id)
             return Reply(200, {
-                "name": a.name, "player": a.player, "created_at": a.created_at, "bot": a.bot,
+                "name": a.name,
+                "player": a.player,
+                "created_at": a.created_at,
+                "bot": a.bot,
+                "email": email,
+                "password": has_password,
             })  # fmt: skip
         if path.startswith("/account/tokens") or path == "/account/upgrade-to-bot":
             return await self._tokens_and_kind(path, headers, current)
@@ -359,18 +363,31 @@ class AccountRoutes:
         ended = await accounts.sign_out_everywhere(current)
         return Reply(200, {"signed_out": True, "ended": ended}, cleared)
 
+    async def _delete(self, headers: Headers, address: str) -> Reply:
+        """Delete the account of Basic's name and password; without Basic, the account of
+        the session when it has no password (one made with a passkey)."""
+        self.check_origin(headers, required=False)
+        auth = one(headers, "Authorization") or ""
+        if auth.lower().startswith("basic "):
+            name, password = basic(headers)
+            gone = await self.changes.delete(name, password, address=address)
+        else:
+            gone = await self.changes.delete_signed(await self.current(headers, post=True))
+        cleared = {"set_cookie": self._cookie("", 0)}
+        return Reply(200, {"deleted": True, "player": gone.player}, cleared)
+
     async def _tokens_and_kind(self, path: str, headers: Headers, current: Signed) -> Reply:
         changes = self.changes
         if path == "/account/tokens":
             listed = await changes.tokens(current)
             return Reply(200, {"tokens": [_token(t) for t in listed]})
         if path == "/account/tokens/new":
-            scopes = parse_scopes(_one(headers, "X-Scopes", limit=200))
-            name = token_name(_one(headers, "X-Token-Name", limit=200))
+            scopes = parse_scopes(one(headers, "X-Scopes", limit=200))
+            name = token_name(one(headers, "X-Token-Name", limit=200))
             token, row = await changes.create_token(current, name=name, scopes=scopes)
             return Reply(201, {**_token(row), "token": token})
         if path == "/account/tokens/revoke":
-            raw = (_one(headers, "X-Token-Id", limit=20) or "").strip()
+            raw = (one(headers, "X-Token-Id", limit=20) or "").strip()
             if not raw.isdigit() or not raw.isascii() or len(raw) > 18:
                 raise Malformed(
                     "give the token's id as X-Token-Id: a number (see GET /account/tokens)"

@@ -126,7 +126,7 @@ def static_file(path: str) -> Path | None:
 
 _REASONS = {200: "OK", 404: "Not Found", 405: "Method Not Allowed", 429: "Too Many Requests"}
 _REASONS.update({403: "Forbidden", 409: "Conflict", 503: "Service Unavailable"})
-_REASONS.update({201: "Created", 400: "Bad Request", 401: "Unauthorized"})
+_REASONS.update({201: "Created", 202: "Accepted", 400: "Bad Request", 401: "Unauthorized"})
 
 
 def _body(status: int, kind: str, body: bytes, *, head: bool = False, **extra: str) -> Response:
