@@ -14,9 +14,13 @@ from spider_client import protocol as p
 from .account_helpers import ACCOUNT_SETTINGS, basic, bearer, call
 from .clocks import TestClock
 from .server_helpers import Client
+from .softkey import SoftKey
 from .test_api_tokens import hello, listening, new_token, sign_up
 from .test_bot_accounts import archive_all, rated_race, wait_for_ladder
 from .test_export import get
+from .test_passkeys import origin
+from .test_passkeys import sign_in as passkey_sign_in
+from .test_passkeys import sign_up as passkey_sign_up
 
 PASSWORD = "correct horse battery staple"
 NAME = "Quillon"
@@ -198,3 +202,40 @@ async def test_a_deleted_accounts_guest_token_speaks_for_nobody(
             assert "deleted" in answer.message
         finally:
             await client.close()
+
+
+async def test_an_account_without_a_password_is_deleted_by_its_session(node: Any) -> None:
+    key = SoftKey()
+    made = await passkey_sign_up(node, "Pascaline", key)
+    assert made.status == 201, made
+    token, player = made.body["token"], made.body["player"]
+    other = await sign_up(node, "Otto")
+    archive = node.node.archiver.archive
+    needles = [b"pascaline", key.id.lower()]
+    before = await personal_in_database(node, needles)
+    assert {"accounts.name", "passkeys.id"} <= set(before), before  # the test can see them
+
+    # refused, changing nothing: a session alone for an account with a password; Basic for
+    # one without; the cookie without the page's Origin
+    alone = await call(node, "POST", "/account/delete", bearer(other["token"]))
+    assert alone.status == 400 and alone.error == "bad_request", alone
+    assert "password" in alone.body["message"]
+    assert (await call(node, "GET", "/account/me", bearer(other["token"]))).status == 200
+    guessed = await call(node, "POST", "/account/delete", basic("Pascaline", PASSWORD))
+    assert guessed.status == 401 and guessed.error == "bad_credentials", guessed
+    cookie = {"Cookie": f"spider_session={token}"}
+    foreign = await call(node, "POST", "/account/delete", cookie)
+    assert foreign.status == 403 and foreign.error == "forbidden", foreign
+    assert (await call(node, "GET", "/account/me", bearer(token))).status == 200
+
+    gone = await call(node, "POST", "/account/delete", {**cookie, "Origin": origin(node)})
+    assert gone.status == 200 and gone.body == {"deleted": True, "player": player}, gone
+    assert "Max-Age=0" in gone.headers["Set-Cookie"]
+    assert (await call(node, "GET", "/account/me", bearer(token))).status == 401
+    again = await passkey_sign_in(node, key)
+    assert again.status == 401 and again.error == "bad_credentials", again
+    async with archive.connection() as conn:
+        assert await conn.fetchval("SELECT count(*) FROM passkeys") == 0
+        assert await conn.fetchval("SELECT count(*) FROM accounts") == 1  # Otto's
+    assert await personal_in_database(node, needles) == []
+    assert await personal_in_redis(node.node.store.redis, needles[:1]) == []

@@ -24,6 +24,7 @@ from ..scopes import BOT_PLAY, SCOPES
 from ..store import accounts as rows
 from ..store import api_tokens
 from ..store.account_erasure import Erasure
+from ..store.account_links import AccountLinks
 from ..store.archive import ArchiveStore
 from ..store.endings import EndingStore
 from .guests import DELETED
@@ -97,6 +98,7 @@ class AccountChanges:
         rated_human: Callable[[str], Awaitable[bool]] | None = None,
         erasure: Erasure | None = None,
         endings: EndingStore | None = None,
+        links: AccountLinks | None = None,
     ) -> None:
         self.accounts = accounts
         self.endings = endings
@@ -107,6 +109,8 @@ class AccountChanges:
         self.erasure = erasure
         """Erases what a deleted account's player left under its name (None: a node
         without a database, where every call is refused before it is needed)."""
+        self.links = links
+        """The e-mailed links waiting in Redis (a deleted account's are dropped)."""
 
     def _db(self) -> ArchiveStore:
         """The accounts' database (:class:`~.service.NoAccounts` without one)."""
@@ -215,6 +219,8 @@ class AccountChanges:
         if markers is None:
             raise Unauthorized("this account was deleted already")
         await erasure.erase_live(account.player, account.name, kept, markers, now)
+        if self.links is not None:  # its links hold its address
+            await self.links.forget_account(account.id)
         self.accounts.guests.taken_over(account.player, why=DELETED)
         if self.endings is not None:
             await self.endings.account_deleted(account.player)

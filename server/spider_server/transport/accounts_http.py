@@ -198,7 +198,7 @@ class AccountRoutes:
         erasure = None if archive is None else Erasure(redis, archive, node.store.races)
         endings = EndingStore(redis)
         changes = AccountChanges(
-            accounts, rated_human=rated_human, erasure=erasure, endings=endings
+            accounts, rated_human=rated_human, erasure=erasure, endings=endings, links=links
         )
         routes = cls(
             accounts, origins, lifetime=settings.session_lifetime, keys=keys, changes=changes
