@@ -2,7 +2,7 @@
 Chromium against a real node with Valkey and PostgreSQL: a token made and shown once, used
 by a program, listed with its last use, revoked; the upgrade refused until its warning is
 acknowledged, then the account a bot's; the account deleted with its password, the page a
-guest's again."""
+guest's again; an account made with a passkey deleted with no password asked for."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from tests.server.server_helpers import Client
 from tests.web.web_helpers import open_page
 
 from .test_accounts_browser import PASSWORD, _is_guest, _sign, _signed_in_as, _welcomed
+from .test_passkeys_browser import authenticator, page_url
 
 
 @pytest.fixture
@@ -82,4 +83,36 @@ async def test_tokens_bot_upgrade_and_delete_from_the_panel(browser, node) -> No
     await _is_guest(page)
     gone = await call(node, "POST", "/account/signin", basic("Bea", PASSWORD))
     assert gone.status == 401
+    assert player.errors == []
+
+
+async def test_an_account_made_with_a_passkey_is_deleted_without_a_password(browser, node) -> None:
+    player = await open_page(browser, "pia", "player", page_url(node))
+    page = player.page
+    await authenticator(page)
+    await _welcomed(page)
+    await page.click("#signup")
+    await page.wait_for_selector("#passkey-signup")
+    await page.fill("#account-name", "Pia")
+    await page.click("#passkey-signup")
+    await _signed_in_as(page, "Pia")
+
+    # the panel has both: its passkeys and address, and its tokens, bot and deletion
+    await page.click("#account-open")
+    await page.wait_for_selector("#passkeys li[data-id]")
+    await page.wait_for_selector("#token-form")
+    assert await page.is_visible("#first-password-form") and await page.is_visible("#bot-form")
+    assert await page.locator("#delete-password").count() == 0  # it has none to give
+    assert "no password" in await page.inner_text("#delete-no-password")
+    await page.click("#account-delete")
+    await page.wait_for_function("() => document.querySelector('#keys-error').textContent")
+    assert "Tick the box" in await page.inner_text("#keys-error")
+    async with node.node.archiver.archive.connection() as conn:
+        assert await conn.fetchval("SELECT count(*) FROM accounts WHERE name = 'Pia'") == 1
+    await page.check("#delete-sure")
+    await page.click("#account-delete")
+    await _is_guest(page)
+    async with node.node.archiver.archive.connection() as conn:
+        assert await conn.fetchval("SELECT count(*) FROM accounts") == 0
+        assert await conn.fetchval("SELECT count(*) FROM passkeys") == 0
     assert player.errors == []
