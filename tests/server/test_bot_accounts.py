@@ -169,6 +169,14 @@ async def test_a_guest_declares_itself_a_bot(node: Any) -> None:
         code = (await client.create(variant="spider1")).race.code
         race = (await client.request(p.Join(req=0, code=code))).race
         assert [pl.bot for pl in race.players] == [True]
+        await client.request(p.Leave(req=0, code=code))
+        # its quick match: the bots' casual pool (a guest races no rated race)
+        queued = await client.request(p.QuickMatch(req=0, variant="spider1"), ("queued", "error"))
+        assert queued.type == "queued" and queued.pool.endswith(":bots:casual"), queued
+        rated = await client.request(
+            p.QuickMatch(req=0, variant="spider1", rated=True), ("queued", "error")
+        )
+        assert rated.type == "error" and rated.error == "account_required", rated
     finally:
         await client.close()
 
@@ -185,7 +193,7 @@ async def test_bot_play_is_for_bot_accounts_and_allows_everything(node: Any) -> 
         assert welcome.type == "welcome"
         code = (await client.create(variant="spider1", countdown=0)).race.code
         queued = await client.request(p.QuickMatch(req=0, variant="spider1"), ("queued", "error"))
-        assert queued.type == "queued" and queued.pool.endswith(":bots"), queued
+        assert queued.type == "queued" and queued.pool.endswith(":bots"), queued  # rated
         done = await client.request(p.CancelMatch(req=0))
         assert done.type == "done"
         await client.ready(code)
