@@ -59,7 +59,10 @@ def format_profile(reply: p.ProfileReply, *, url: str = "") -> str:
 def format_ladder(reply: p.RatingLeaderboardReply) -> str:
     """A rating leaderboard as text, the asker's own line last when not in the top."""
     if not reply.entries:
-        return f"no rated race of {reply.pool} in {reply.variant} yet"
+        return (
+            f"nobody on the {reply.pool}' ladder in {reply.variant} yet (a rating is on it"
+            " once it is not provisional: about 20 rated races)"
+        )
     lines = [f"{reply.variant} · {reply.pool}", "rank  player                          rating"]
     rows = list(reply.entries)
     if reply.me is not None and all(e.player != reply.me.player for e in rows):

@@ -15,9 +15,9 @@ from tests.client.client_helpers import FAST
 
 
 async def _race_to_the_end(a: Client, b: Client, code: str, *others: Client) -> None:
-    """``b`` (and ``others``) join, everyone is ready; ``b`` and the others resign at once,
-    ``a`` plays until a card is turned up (more progress: ``a`` ranks first), then
-    resigns."""
+    """``b`` (and ``others``) join, everyone is ready; ``b`` and the others make a move (a
+    race nobody played is an abort) and resign, ``a`` plays until it turned up more cards
+    than any of them (more progress: ``a`` ranks first), then resigns."""
     await b.join(code)
     for c in others:
         await c.join(code)
@@ -25,13 +25,15 @@ async def _race_to_the_end(a: Client, b: Client, code: str, *others: Client) -> 
     for c in (a, b, *others):
         await c.wait_until(lambda c: c.view is not None, timeout=20)
     for c in (b, *others):
+        await c.move(c.legal_moves()[0])
         await c.resign()
-    for _ in range(60):
+    most = max(c.me.turned_up if c.me is not None else 0 for c in (b, *others))
+    for _ in range(200):
         moves = a.legal_moves()
         if not moves:
             break
         ack = await a.move(moves[0])
-        if ack.status != "playing" or (a.me is not None and a.me.turned_up > 0):
+        if ack.status != "playing" or (a.me is not None and a.me.turned_up > most):
             break
     if a.status == "playing":
         await a.resign()
@@ -82,9 +84,9 @@ async def test_a_rated_race_moves_ratings_once_and_shows_in_profiles(
         assert not named.found and named.races == []
         assert not (await a.profile("nobody-at-all")).found
 
+        # one race leaves both ratings provisional: on no ladder yet
         ladder = await a.rating_leaderboard("spider1")
-        assert [e.player for e in ladder.entries] == order
-        assert ladder.me is not None and ladder.me.player == a.player
+        assert ladder.entries == [] and ladder.me is None
         assert (await a.rating_leaderboard("spider1", "bots")).entries == []
 
 

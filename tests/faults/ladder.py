@@ -288,17 +288,24 @@ async def check_ladder(
                 if game.get("time") and meta.get("started_at"):
                     over = float(meta["started_at"]) + float(game["time"])
                     assert over <= then + 0.5, (player, first, over, then)
-        # every finished rated race changed ratings exactly once
+        # every finished rated race changed ratings exactly once, but an abort (at most one
+        # player made a move) changed none
         report.finished = len(report.races)  # all finished (settled above), all rated
+        aborts: set[str] = set()
+        for code, members in report.races.items():
+            games = [await _hash(r, f"{{race:{code}}}:game:{p}") for p in members]
+            if sum(int(g.get("moves") or 0) > 0 for g in games) < 2:
+                aborts.add(code)
         applied = int(await r.get("{ratings}:rated_races") or 0)
-        assert applied == report.finished, (applied, report.finished)
+        assert applied == report.finished - len(aborts), (applied, report.finished, aborts)
         assert await r.hlen("{ratings}:applied") == report.finished
         for player, made in by_player.items():
             data = await r.hget(f"{{ratings}}:player:{player}", "d")
             assert data is not None, player
             record = msgpack.unpackb(data, raw=False)
             vr = record["variants"][VARIANT]
-            assert vr["rated"] == vr["played"] == len(made), (player, vr, len(made))
+            rated = len([code for _, code in made if code not in aborts])
+            assert (vr["rated"], vr["played"]) == (rated, len(made)), (player, vr, len(made))
             report.names[player] = str(record["name"])
             group = report.names[player].rsplit("-", 1)[0]
             report.ratings.setdefault(group, []).append(display(vr["mu"], vr["sigma"]))

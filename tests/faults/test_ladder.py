@@ -1,6 +1,7 @@
 """The quick-match ladder: bot processes of three strengths queue against two nodes; no
 player is ever in two races at once, every group taken makes exactly one race, and every
-finished race (all rated) changes ratings exactly once; also with one node SIGKILLed
+finished race (all rated) changes ratings exactly once (an abort, where at most one bot
+moved, none); also with one node SIGKILLed
 midway (the bots move to the other node). The short runs stop once the bots' games show
 enough (not after a fixed time, which a busy machine fills with fewer games). The slow
 runs (``-m slow``) last minutes, with 60 bots, and check that the strengths separate:

@@ -59,12 +59,14 @@ async def _wait_matched(c: Client) -> str:
 
 
 async def _play_out(clients: list[Client]) -> None:
-    """Everyone resigns as soon as the deal comes; the first turns up a card first (it
-    ranks first). Returns when every client saw the finish."""
+    """Everyone makes a move (a race nobody played is an abort) and resigns as soon as the
+    deal comes; the first turns up a card first (it ranks first). Returns when every
+    client saw the finish."""
     for c in clients:
         await c.wait_until(lambda c: c.view is not None, timeout=20)
     first, *others = clients
     for c in others:
+        await c.move(c.legal_moves()[0])
         await c.resign()
     for _ in range(60):
         moves = first.legal_moves()
@@ -132,9 +134,9 @@ async def test_a_quick_match_race_of_bots_is_rated_once(redis_server, server_nod
         assert await _counter(redis_server.url, keys.RATED_RACES) == 1
         again = await store.ratings.load_records([c.player for c in clients if c.player])
         assert all(r.variants["spider1"].rated == 1 for r in again.values())
-        rows, _ = await store.ratings.ladder("bots", "spider1", None)
-        assert {row[1] for row in rows} == {c.player for c in clients}
-        assert (await store.ratings.ladder("humans", "spider1", None))[0] == []
+        # one race leaves a rating provisional: on no ladder yet, the bots' nor the humans'
+        for pool in ("bots", "humans"):
+            assert (await store.ratings.ladder(pool, "spider1", None))[0] == []
     finally:
         for c in clients:
             await c.close()

@@ -16,7 +16,7 @@ from .clocks import TestClock
 from .server_helpers import Client
 from .softkey import SoftKey
 from .test_api_tokens import hello, listening, new_token, sign_up
-from .test_bot_accounts import archive_all, rated_race, wait_for_ladder
+from .test_bot_accounts import archive_all, rated_race, settled, wait_for_ladder
 from .test_export import get
 from .test_passkeys import origin
 from .test_passkeys import sign_in as passkey_sign_in
@@ -108,6 +108,7 @@ async def test_a_deleted_account_leaves_its_results_and_nothing_personal(
     token = (await new_token(node, quill["token"], "race:read race:play")).body["token"]
     a = await Client.connect(node.url, token=quill["token"])
     b = await Client.connect(node.url, token=otto["token"])
+    await settled(node, quill, otto, bot=False)  # on the ladder after the race
     try:
         code = await rated_race(b, a)  # rated: both have ratings, Otto's must hold
         before = await wait_for_ladder(b, "humans", {a.player, b.player})

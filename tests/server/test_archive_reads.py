@@ -16,7 +16,7 @@ from spider_server.store import archive_players, keys
 from spider_server.store.ratings import fold
 from tests.server.account_helpers import ACCOUNT_SETTINGS, account_token
 from tests.server.clocks import TestClock
-from tests.server.server_helpers import Client
+from tests.server.server_helpers import Client, Player
 
 FAST: dict[str, Any] = {
     "rate": 1000.0,
@@ -127,10 +127,12 @@ async def test_a_profile_outlives_its_redis_keys(
     await b.join(code)
     for c in (a, b):
         await c.ready(code)
-    for c in (a, b):
-        await c.expect("ack", lambda m: m.seq == 0 and m.code == code)
-    await b.send(p.Resign(code=code, seq=1))
-    await a.send(p.Resign(code=code, seq=1))
+    players = [Player(c, code, (await c.expect("ack", lambda m: m.seq == 0)).view, seed=i)
+               for i, c in enumerate((a, b))]  # fmt: skip
+    for pl in players:
+        await pl.step()  # both played (a race nobody played is an abort, unrated)
+    await players[1].resign()
+    await players[0].resign()
     for c in (a, b):
         await c.expect("finished", lambda m: m.race == code)
     await archive_all(node, clock)  # once the results are written: then Redis's profile

@@ -8,15 +8,17 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import msgpack
 import pytest
 
 from spider_client import protocol as p
 from spider_server.race.ratings import MODEL, Record, VariantRecord, in_pool
 from spider_server.runners.archiver import RETRY
+from spider_server.store import keys
 
 from .account_helpers import ACCOUNT_SETTINGS, basic, bearer, call
 from .clocks import TestClock
-from .server_helpers import TIMEOUT, Client
+from .server_helpers import TIMEOUT, Client, Player
 from .test_api_tokens import hello, new_token, sign_up
 
 
@@ -52,18 +54,32 @@ async def upgrade(node: Any, session: str) -> Any:
     return await call(node, "POST", "/account/upgrade-to-bot", bearer(session))
 
 
+async def settled(node: Any, *accounts: dict[str, Any], bot: bool) -> None:
+    """Give each account's player (a sign-up's answer) a spider1 rating settled by many
+    races before, in the pool of ``bot``: a provisional rating stands on no ladder."""
+    for account in accounts:
+        player = account["player"]
+        record = Record(player=player, version=1, name=account["name"], bot=bot,
+                        variants={"spider1": VariantRecord(mu=25.0, sigma=2.0, rated=30)})  # fmt: skip
+        await node.node.redis.hset(
+            keys.record(player), mapping={"v": 1, "d": msgpack.packb(record.fields())}
+        )
+
+
 async def rated_race(winner: Client, loser: Client) -> str:
-    """A rated spider1 race of the two, finished: the loser resigns first."""
+    """A rated spider1 race of the two, finished: each makes a move (a race nobody played
+    is an abort, unrated), then the loser resigns first."""
     code = (await winner.create(variant="spider1", rated=True, countdown=0)).race.code
     await loser.join(code)
     await winner.ready(code)
     await loser.ready(code)
-    await winner.expect("ack", lambda m: m.seq == 0)
-    await loser.expect("ack", lambda m: m.seq == 0)
-    await loser.send(p.Resign(code=code, seq=1))
-    await loser.expect("ack", lambda m: m.seq == 1)
-    await winner.send(p.Resign(code=code, seq=1))
-    await winner.expect("finished", lambda m: True)
+    players = [Player(c, code, (await c.expect("ack", lambda m: m.seq == 0)).view, seed=i)
+               for i, c in enumerate((winner, loser))]  # fmt: skip
+    for pl in players:
+        await pl.step()
+    await players[1].resign()
+    await players[0].resign()
+    await winner.expect("finished", lambda m: m.race == code)
     return code
 
 
@@ -117,6 +133,8 @@ async def test_the_ladders_are_kept_apart(node: Any, clock: TestClock) -> None:
     hana = await Client.connect(node.url, token=human_b["token"])
     try:
         assert welcome.type == "welcome" and welcome.player == bot_a["player"]
+        await settled(node, bot_a, bot_b, bot=True)
+        await settled(node, human_a, human_b, bot=False)
         for _ in range(2):  # farming against its own alt
             await rated_race(farmer, alt)
         code = await rated_race(hana, hugo)

@@ -66,9 +66,11 @@ async def test_a_guest_neither_creates_nor_joins_a_rated_race_but_may_watch_one(
 
 
 async def _finish(*clients: Library) -> None:
-    """Every client resigns once its race runs."""
+    """Every client makes a move once its race runs (a race nobody played is an abort),
+    then resigns."""
     for c in clients:
         await c.wait_until(lambda c: c.view is not None, timeout=20)
+        await c.move(c.legal_moves()[0])
     for c in clients:
         await c.resign()
     for c in clients:
@@ -101,9 +103,10 @@ async def test_guests_queue_casual_and_accounts_rated(node: Any) -> None:
         rated = await ada.rating_changes(codes[2], timeout=20)
         assert rated.applied and {c.player for c in rated.changes} == {ada.player, bea.player}
 
-        # on the ladder: the accounts, no guest; a guest's profile says it is one
+        # no guest on the ladder (nor the accounts yet: one race leaves a rating
+        # provisional, and provisional ratings are on no ladder); a guest's profile says so
         ladder = await ada.rating_leaderboard("spider1")
-        assert {e.player for e in ladder.entries} == {ada.player, bea.player}
+        assert ladder.entries == [] and ladder.me is None
         shown = await ada.profile(gus.player)
         assert shown.found and shown.guest and shown.variants[0].rated == 0
         assert (await gus.profile(ada.player)).guest is False
@@ -184,9 +187,9 @@ def test_a_rated_race_from_before_with_a_guest_rematches_casual_and_rates_no_gue
     assert signed_up.race.options.rated is True  # Bob signed up since: accounts only
 
     placings = [
-        Placing(player="pa", name="Ann", rank=1, status="won", time=10.0),
-        Placing(player="pb", name="Bob", rank=2, status="resigned", time=None, guest=True),
-        Placing(player="pc", name="Cy", rank=3, status="resigned", time=None),
+        Placing(player="pa", name="Ann", rank=1, status="won", time=10.0, moves=80),
+        Placing(player="pb", name="Bob", rank=2, status="resigned", time=None, guest=True, moves=9),
+        Placing(player="pc", name="Cy", rank=3, status="resigned", time=None, moves=4),
     ]
     out = settle(code="OLD01", variant="spider1", rated=True, placings=placings, records={},
                  now=5.0)  # fmt: skip

@@ -5,8 +5,10 @@ it and whenever; and one player's two races written at the same moment both coun
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import replace
 
+import msgpack
 import pytest
 from openskill.models import PlackettLuce
 
@@ -14,9 +16,11 @@ from spider_client.protocol import CreateRace
 from spider_server import race as r
 from spider_server.race.ratings import (
     DISPLAY_BASE,
+    MAX_CHANGE,
     Placing,
     Record,
     VariantRecord,
+    capped,
     display,
     rate,
     settle,
@@ -45,10 +49,10 @@ def test_rate_is_plackett_luce_on_the_ranking_with_ties() -> None:
 
 def test_settle_rates_each_pool_apart_and_counts_every_race() -> None:
     placings = [
-        Placing(player="h1", name="ann", rank=1, status="won", time=61.5),
-        Placing(player="b1", name="bot", rank=2, status="won", time=70.0, bot=True),
-        Placing(player="h2", name="ann", rank=3, status="timeout", time=None),
-        Placing(player="b2", name="bot2", rank=4, status="resigned", time=None, bot=True),
+        Placing(player="h1", name="ann", rank=1, status="won", time=61.5, moves=90),
+        Placing(player="b1", name="bot", rank=2, status="won", time=70.0, bot=True, moves=99),
+        Placing(player="h2", name="ann", rank=3, status="timeout", time=None, moves=40),
+        Placing(player="b2", name="bot2", rank=4, status="resigned", time=None, bot=True, moves=1),
     ]
     old = Record(player="h2", version=3, variants={"spider1": VariantRecord(mu=30, sigma=3)})
     out = settle(
@@ -63,7 +67,11 @@ def test_settle_rates_each_pool_apart_and_counts_every_race() -> None:
     humans = model.rate([[model.rating()], [model.rating(mu=30, sigma=3)]], ranks=[1, 3])
     bots = model.rate([[model.rating()], [model.rating()]], ranks=[2, 4])
     got = {rec.player: rec.variants["spider1"] for rec in out.records}
-    assert (got["h1"].mu, got["h1"].sigma) == (humans[0][0].mu, humans[0][0].sigma)
+    new = model.rating()
+    # openskill's update, each cut back to MAX_CHANGE shown (h1 beat a strong player)
+    assert (got["h1"].mu, got["h1"].sigma) == capped((new.mu, new.sigma), humans[0][0].mu,
+                                                     humans[0][0].sigma)  # fmt: skip
+    assert got["h1"].rating == DISPLAY_BASE + MAX_CHANGE
     assert (got["h2"].mu, got["h2"].sigma) == (humans[1][0].mu, humans[1][0].sigma)
     assert (got["b1"].mu, got["b1"].sigma) == (bots[0][0].mu, bots[0][0].sigma)
     assert (got["b2"].mu, got["b2"].sigma) == (bots[1][0].mu, bots[1][0].sigma)
@@ -87,6 +95,51 @@ def test_an_unrated_race_counts_but_moves_no_rating() -> None:
         vr = rec.variants["spider1"]
         assert vr.played == 1 and vr.rated == 0 and vr.rating == DISPLAY_BASE
     assert not out.lines["a"].rated
+
+
+def test_a_race_where_at_most_one_player_moved_is_an_abort() -> None:
+    """Nobody moved, or one player alone: unrated for everyone (each race still counts in
+    the record); two who moved: rated, a player who never moved rated as the forfeit it is."""
+    for moves in ([0, 0, 0], [12, 0, 0]):
+        placings = [
+            Placing(player=p, name=p, rank=i + 1, status="resigned", time=None, moves=m)
+            for i, (p, m) in enumerate(zip("abc", moves, strict=True))
+        ]
+        out = settle(code="X", variant="spider1", rated=True, placings=placings, records={}, now=1)
+        assert out.changes == [] and not any(line.rated for line in out.lines.values())
+        assert all(rec.variants["spider1"].played == 1 for rec in out.records)
+    placings = [
+        Placing(player="a", name="a", rank=1, status="won", time=80.0, moves=60),
+        Placing(player="b", name="b", rank=2, status="resigned", time=None, moves=2),
+        Placing(player="c", name="c", rank=3, status="resigned", time=None, moves=0),
+    ]
+    out = settle(code="Y", variant="spider1", rated=True, placings=placings, records={}, now=1)
+    moved = {c.player: c.after - c.before for c in out.changes}
+    assert set(moved) == {"a", "b", "c"} and moved["c"] < 0 < moved["a"]
+
+
+def test_a_rating_moves_at_most_max_change_in_one_race() -> None:
+    """A settled player beating seven newcomers (or losing to them) moves MAX_CHANGE at
+    most; sigma is the update's."""
+    from spider_server.race.ratings import MAX_CHANGE, capped
+
+    strong = VariantRecord(mu=20.0, sigma=1.0)  # shown 1500 + 40 * 17 = 2180
+    records = {"s": Record(player="s", variants={"spider1": strong})}
+    for rank in (1, 8):
+        others = [p for p in "abcdefgh" if p != "s"][:7]
+        order = ["s", *others] if rank == 1 else [*others, "s"]
+        placings = [
+            Placing(player=p, name=p, rank=i + 1, status="won", time=10.0 + i, moves=5)
+            for i, p in enumerate(order)
+        ]
+        out = settle(code="Z", variant="spider1", rated=True, placings=placings,
+                     records=records, now=1)  # fmt: skip
+        change = next(c for c in out.changes if c.player == "s")
+        assert abs(change.after - change.before) <= MAX_CHANGE
+    assert capped((25.0, 8.0), 40.0, 7.0) == pytest.approx(
+        ((display(25.0, 8.0) + MAX_CHANGE - 1500) / 40 + 21.0, 7.0)
+    )
+    assert capped((25.0, 8.0), 25.5, 7.9) == (25.5, 7.9)  # within the cap: as it was
 
 
 def test_rated_is_refused_with_a_chosen_seed() -> None:
@@ -127,15 +180,27 @@ async def _finished(
         race = replace(change.race, version=(await store.commits.commit(change)).version)
     change = r.start(race, 101.0)
     race = replace(change.race, version=(await store.commits.commit(change)).version)
-    if not finish:
-        return race
+    if not finish:  # each made a move (a race nobody played is an abort, unrated)
+        played = [replace(g, moves=3) for g in change.games]
+        entries = [r.entry_of(race.players[g.player], g) for g in played]
+        moved = replace(race, players={e.player: e for e in entries})
+        step = r.RaceChange(base=race.version, race=moved, meta=False, players=entries,
+                            games=played)  # fmt: skip
+        return replace(moved, version=(await store.commits.commit(step)).version)
     times = times or [10.0 + i for i in range(len(players))]
-    games = {
-        g.player: replace(g, status="won", time=t) for g, t in zip(change.games, times, strict=True)
+    games = {  # each made moves: a race nobody played is an abort, unrated
+        g.player: replace(g, status="won", time=t, moves=3)
+        for g, t in zip(change.games, times, strict=True)
     }
     race = replace(race, players={p: r.entry_of(e, games[p]) for p, e in race.players.items()})
     change = r.finish(race, games, {}, 150.0)
     return replace(change.race, version=(await store.commits.commit(change)).version)
+
+
+async def _one_move(client) -> None:
+    """The client's player makes a move (a deal counts) once its game runs."""
+    await client.wait_until(lambda c: c.view is not None, timeout=10)
+    await client.move(client.legal_moves()[0])
 
 
 async def _stores(redis_server, n: int):
@@ -217,8 +282,14 @@ async def test_history_is_capped(redis_server) -> None:
 async def test_the_ladder_ranks_by_rating_with_the_askers_place(redis_server) -> None:
     (store,) = await _stores(redis_server, 1)
     try:
-        for _ in range(3):
-            await store.ratings.apply_results(await _finished(store, ["top", "mid", "low"]))
+        await store.ratings.apply_results(await _finished(store, ["top", "mid", "low"]))
+        # provisional ratings are on no ladder: nobody is after one race
+        assert (await store.ratings.ladder("humans", "spider1", "low")) == ([], None)
+        for pid, rec in (await store.ratings.load_records(["top", "mid", "low"])).items():
+            settled = replace(rec.variants["spider1"], sigma=2.0)  # as after many races
+            rec = replace(rec, variants={"spider1": settled})
+            await store.redis.hset(keys.record(pid), mapping={"d": msgpack.packb(rec.fields())})
+        await store.ratings.apply_results(await _finished(store, ["top", "mid", "low"]))
         rows, mine = await store.ratings.ladder("humans", "spider1", "low", limit=2)
         assert [row[1] for row in rows] == ["top", "mid"]
         assert rows[0][3] > rows[1][3]
@@ -281,13 +352,15 @@ async def test_two_nodes_finishing_one_rated_race_write_it_once(redis_server, se
             await Client.connect(one.url, name="a") as a,
             await Client.connect(two.url, name="b") as b,
         ):
-            code = await a.create_race(variant="spider1", rated=True, countdown=0, time_limit=2)
+            code = await a.create_race(variant="spider1", rated=True, countdown=0, time_limit=3)
             await b.join(code)
             await asyncio.gather(a.ready(), b.ready())
             await a.wait_until(
                 lambda c: c.race is not None and c.race.state == "running", timeout=10
             )
-            await asyncio.sleep(1.9)
+            running = time.monotonic()
+            await asyncio.gather(_one_move(a), _one_move(b))  # a race nobody played: unrated
+            await asyncio.sleep(max(0.0, 2.9 - (time.monotonic() - running)))
             await asyncio.gather(one.node.advance(code), two.node.advance(code))
             await a.wait_until(lambda c: c.finished, timeout=10)
             reply = await b.rating_changes(code)
@@ -342,6 +415,7 @@ async def test_a_node_sigkilled_around_a_rated_finish_leaves_it_written_once(
     other = await server_node(redis_server.url, database_url=pg_database.url, **ACCOUNT_SETTINGS)
     (store,) = await _stores(redis_server, 1)
     urls = [proc.url, other.url]
+    delay += 1.0  # past a time limit of 3 s (a second to make a move each)
     tokens = [await account_token(other, name, address=f"198.51.100.{i}") for i, name in
               enumerate(["Ada", "Bea"], 1)]  # fmt: skip
     try:
@@ -349,13 +423,15 @@ async def test_a_node_sigkilled_around_a_rated_finish_leaves_it_written_once(
             await Client.connect(urls, token=tokens[0], reconnect_timeout=30) as a,
             await Client.connect(urls, token=tokens[1], reconnect_timeout=30) as b,
         ):
-            code = await a.create_race(variant="spider1", rated=True, countdown=0, time_limit=2)
+            code = await a.create_race(variant="spider1", rated=True, countdown=0, time_limit=3)
             await b.join(code)
             await asyncio.gather(a.ready(), b.ready())
             await a.wait_until(
                 lambda c: c.race is not None and c.race.state == "running", timeout=10
             )
-            await asyncio.sleep(delay)
+            running = time.monotonic()
+            await asyncio.gather(_one_move(a), _one_move(b))  # a race nobody played: unrated
+            await asyncio.sleep(max(0.0, delay - (time.monotonic() - running)))
             proc.kill()
             for c in (a, b):
                 await c.wait_until(lambda c: c.finished, timeout=30)

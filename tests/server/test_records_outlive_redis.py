@@ -11,7 +11,10 @@ import shutil
 import urllib.request
 from typing import Any
 
+import msgpack
+
 from spider_client import protocol as p
+from spider_server.race.ratings import Record, VariantRecord
 from spider_server.runners.archiver import RETRY
 from spider_server.store import keys
 from tests.server.account_helpers import ACCOUNT_SETTINGS, account_token
@@ -76,15 +79,22 @@ async def test_records_outlive_redis(redis_server, pg_database, server_node) -> 
     # rated races are between accounts
     a = await Client.connect(one.url, name=None, token=await account_token(one, "Outlives"))
     b = await Client.connect(one.url, name=None, token=await account_token(one, "Forgotten"))
+    for c in (a, b):  # ratings settled by many races before (provisional ones are on no ladder)
+        settled = Record(player=c.player, version=1, name=c.welcome.name,
+                         variants={"spider1": VariantRecord(mu=25.0, sigma=2.0, rated=30)})  # fmt: skip
+        await one.node.redis.hset(
+            keys.record(c.player), mapping={"v": 1, "d": msgpack.packb(settled.fields())}
+        )
     code = (await a.create(**OPTIONS)).race.code
     await b.join(code)
     await a.ready(code)
     await b.ready(code)
     pa = Player(a, code, (await a.expect("ack", lambda m: m.seq == 0)).view, seed=3)
-    await b.expect("ack", lambda m: m.seq == 0)
+    pb = Player(b, code, (await b.expect("ack", lambda m: m.seq == 0)).view, seed=4)
     for _ in range(4):
         await pa.step()
-    await b.send(p.Resign(code=code, seq=1))  # b out first: a ranks first
+    await pb.step()  # both played (a race nobody played is an abort)
+    await pb.resign()  # b out first: a ranks first
     await pa.resign()
     await a.expect("finished")
     player = a.player
@@ -94,7 +104,7 @@ async def test_records_outlive_redis(redis_server, pg_database, server_node) -> 
     before, ladder_before = await _seen(one.url, player)
     assert [line.code for line in before.races] == [code]
     rating = before.variants[0].rating
-    assert before.variants[0].rated == 1 and rating > ladder_before.entries[-1].rating
+    assert before.variants[0].rated == 31 and rating > ladder_before.entries[-1].rating
     assert [e.player for e in ladder_before.entries][0] == player
     await one.close()
 
@@ -109,7 +119,7 @@ async def test_records_outlive_redis(redis_server, pg_database, server_node) -> 
 
     after, ladder_after = await _seen(two.url, player)
     assert after.player == player and after.name == "Outlives"
-    assert after.variants[0].rating == rating and after.variants[0].rated == 1
+    assert after.variants[0].rating == rating and after.variants[0].rated == 31
     assert _ladder(ladder_after) == _ladder(ladder_before)
     assert [line.code for line in after.races] == [code]  # the history, from the archive
 

@@ -9,12 +9,11 @@ Redis record newer than the archived one."""
 from __future__ import annotations
 
 import asyncio
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 import msgpack
 
-from spider_client import protocol as p
 from spider_server.race.ratings import Line, Record
 from spider_server.runners.archiver import RETRY
 from spider_server.store import keys
@@ -33,9 +32,10 @@ async def _finished_race(url: str) -> tuple[str, list[str], list[str]]:
     await a.ready(code)
     await b.ready(code)
     pa = Player(a, code, (await a.expect("ack", lambda m: m.seq == 0)).view, seed=4)
-    await b.expect("ack", lambda m: m.seq == 0)
+    pb = Player(b, code, (await b.expect("ack", lambda m: m.seq == 0)).view, seed=5)
     await pa.step()
-    await b.send(p.Resign(code=code, seq=1))
+    await pb.step()  # both played: rated (a race nobody played is an abort)
+    await pb.resign()
     await pa.resign()
     await a.expect("finished")
     await a.close()
@@ -64,6 +64,14 @@ async def test_todays_data_is_archived_once(redis_server, pg_database, server_no
         await asyncio.sleep(0.05)
     records = await store.ratings.load_records(players)
     assert {r.version for r in records.values()} == {1}
+    for rec in records.values():  # settled ratings, as after many races (on the ladder)
+        settled = replace(rec, variants={"spider1": replace(rec.variants["spider1"], sigma=2.0)})
+        await store.redis.hset(
+            keys.record(rec.player), mapping={"d": msgpack.packb(settled.fields())}
+        )
+        records[rec.player] = settled
+        rating = settled.variants["spider1"].rating  # on the ladder, as before accounts
+        await store.redis.zadd(keys.ladder("humans", "spider1"), {rec.player: rating})
     # a history line whose race is gone from Redis (a race lives 7 days, a history 50 lines)
     gone = Line(
         code="GONE1", variant="spider1", at=clock() - 86400 * 9, rank=1, of=2, status="won",

@@ -10,8 +10,12 @@ from tests.web.web_helpers import PAGE_WAIT_MS, Player, open_page
 
 
 async def _resign(player: Player) -> None:
+    """Deal once (a move: a race nobody played is an abort, unrated), then resign."""
     page = player.page
     await page.wait_for_selector("#board .card", timeout=30_000)
+    await page.keyboard.press("s")
+    await player.wait_moves(1)
+    await page.wait_for_function("() => !window.spiderRace.session.busy()")  # acked
     await page.click("#resign")
     await page.click("#resign")
 

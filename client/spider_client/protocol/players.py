@@ -179,7 +179,8 @@ class LadderEntry:
 @dataclass
 class RatingLeaderboardReply:
     """Reply to ``rating_leaderboard``: best first (equal ratings share a rank), and the
-    asker's own line (None without a rated race in the variant)."""
+    asker's own line (None when not on it: no rated race in the variant, a provisional
+    rating, a guest)."""
 
     req: int
     variant: str

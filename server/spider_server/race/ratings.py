@@ -40,6 +40,8 @@ __all__ = [
     "HUMANS",
     "BOTS",
     "PROVISIONAL_SIGMA",
+    "MAX_CHANGE",
+    "MIN_MOVERS",
     "Change",
     "Line",
     "Placing",
@@ -60,7 +62,12 @@ MODEL = PlackettLuce()
 DISPLAY_BASE = 1500
 DISPLAY_SCALE = 40
 PROVISIONAL_SIGMA = 5.0
-"""A rating whose sigma is above this is provisional."""
+"""A rating whose sigma is above this is provisional (on no ladder)."""
+MAX_CHANGE = 200
+"""The most a rating shown moves in one race, up or down (the update is cut back to it)."""
+MIN_MOVERS = 2
+"""A rated race moves ratings only when at least this many of its players made a move:
+else it is an abort, unrated for everyone."""
 HUMANS = "humans"
 BOTS = "bots"
 
@@ -84,6 +91,16 @@ def short_id(player: str) -> str:
     """The last 4 characters of a player id: shown beside a name wherever two players
     could be confused (names are not unique)."""
     return player[-4:]
+
+
+def capped(old: tuple[float, float], mu: float, sigma: float) -> tuple[float, float]:
+    """The new (``mu``, ``sigma``) of a rating that was ``old``, its mu cut back so that the
+    rating shown moves :data:`MAX_CHANGE` at most (sigma as the update left it)."""
+    before, after = display(*old), display(mu, sigma)
+    if abs(after - before) <= MAX_CHANGE:
+        return mu, sigma
+    target = before + (MAX_CHANGE if after > before else -MAX_CHANGE)
+    return (target - DISPLAY_BASE) / DISPLAY_SCALE + 3 * sigma, sigma
 
 
 def rate(
@@ -217,6 +234,9 @@ class Placing:
     bot: bool = False
     guest: bool = False
     """The player has no account: never rated (rated races are between accounts)."""
+    moves: int = 0
+    """Moves the player made (a race where fewer than :data:`MIN_MOVERS` players made one
+    is unrated)."""
 
 
 @dataclass(kw_only=True)
@@ -267,7 +287,8 @@ def settle(
     now: float,
 ) -> Settlement:
     """The records, history lines and rating changes of a finished race: every player's
-    counts per variant (played, won, best time, streaks) move; with ``rated``, each pool's
+    counts per variant (played, won, best time, streaks) move; with ``rated`` (and at least
+    :data:`MIN_MOVERS` players who made a move: else an abort, unrated), each pool's
     players are rated by their ranks among themselves (:func:`rate`), guests never (none
     is let into a rated race; one in a race from before is left out of its ranking and
     keeps its rating as it was, frozen). ``records`` are the
@@ -278,6 +299,8 @@ def settle(
         rec = records.get(pl.player) or Record(player=pl.player)
         old[pl.player] = in_pool(rec, pl.bot)
     new_ratings: dict[str, tuple[float, float]] = {}
+    if rated and sum(pl.moves > 0 for pl in placings) < MIN_MOVERS:
+        rated = False  # an abort: nobody (or one player alone) played
     if rated:
         for pool in (HUMANS, BOTS):
             ranking = [
@@ -289,7 +312,8 @@ def settle(
                 if (vr := old[p].variants.get(variant)) is not None
             }
             if len(ranking) >= 2:
-                new_ratings.update(rate(ranking, current))
+                for p, (mu, sigma) in rate(ranking, current).items():
+                    new_ratings[p] = capped(current.get(p, (MODEL.mu, MODEL.sigma)), mu, sigma)
     out: list[Record] = []
     lines: dict[str, Line] = {}
     changes: list[Change] = []

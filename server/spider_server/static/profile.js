@@ -135,7 +135,7 @@ export async function loadLadder(variant, pool) {
 }
 
 function ladderTable(reply) {
-  if (!reply.entries.length) return h("p", { class: "muted", id: "rating-ladder" }, `No rated race of ${reply.pool} in ${reply.variant} yet.`);
+  if (!reply.entries.length) return h("p", { class: "muted", id: "rating-ladder" }, `Nobody on the ${reply.pool}' ladder in ${reply.variant} yet: a rating is on it once it is not provisional (about 20 rated races).`);
   const row = (e) =>
     h("tr", { class: e.player === session.player ? "me" : "", dataset: { player: e.player } }, h("td", {}, String(e.rank)), h("td", {}, profileLink(e.name, e.player, reply.entries)), h("td", {}, ratingText(e.rating, e.provisional)));
   const mine = reply.me && !reply.entries.some((e) => e.player === reply.me.player) ? row(reply.me) : null;

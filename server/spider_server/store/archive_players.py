@@ -81,15 +81,18 @@ QUERIES: dict[str, str] = {
     "ladder_top": (
         "SELECT player, after, provisional FROM (SELECT DISTINCT ON (player) player, "
         "after, provisional FROM rating_changes WHERE variant = $1 AND pool = $2 ORDER BY "
-        'player, race_id DESC) l ORDER BY after DESC, player COLLATE "C" DESC LIMIT $3'
+        'player, race_id DESC) l WHERE NOT l.provisional ORDER BY after DESC, player COLLATE "C" '
+        "DESC LIMIT $3"
     ),
     "ladder_mine": (
-        "SELECT after, provisional FROM rating_changes WHERE player = $3 AND variant = $1 "
-        "AND pool = $2 ORDER BY race_id DESC LIMIT 1"
+        "SELECT after, provisional FROM (SELECT after, provisional FROM rating_changes "
+        "WHERE player = $3 AND variant = $1 AND pool = $2 ORDER BY race_id DESC LIMIT 1) m "
+        "WHERE NOT m.provisional"
     ),
     "ladder_above": (
-        "SELECT count(*) FROM (SELECT DISTINCT ON (player) after FROM rating_changes WHERE "
-        "variant = $1 AND pool = $2 ORDER BY player, race_id DESC) l WHERE l.after > $3"
+        "SELECT count(*) FROM (SELECT DISTINCT ON (player) player, after, provisional FROM "
+        "rating_changes WHERE variant = $1 AND pool = $2 ORDER BY player, race_id DESC) l "
+        "WHERE l.after > $3 AND NOT l.provisional"
     ),
     "player_names": "SELECT player, name FROM player_records WHERE player = ANY($1)",
     "rating_history": (
@@ -282,7 +285,8 @@ async def ladder(
     archive: ArchiveStore, pool: str, variant: str, player: str | None, limit: int = 100
 ) -> tuple[list[LadderRow], LadderRow | None]:
     """A pool's ladder in ``variant`` as the archive has it (each player's rating after
-    their newest rated race there), in the shape of :meth:`.ratings.RatingStore.ladder`:
+    their newest rated race there, unless provisional; rated races are accounts'), in the
+    shape of :meth:`.ratings.RatingStore.ladder`:
     the top ``limit`` (equal ratings share a place) and ``player``'s own line."""
     async with archive.connection() as conn:
         with archive.timed("ladder_top"):

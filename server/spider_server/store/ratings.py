@@ -220,6 +220,7 @@ class RatingStore:
                 time=r.time,
                 bot=bool(getattr(r, "bot", False)),
                 guest=bool(getattr(r, "guest", False)),
+                moves=int(getattr(r, "moves", 0) or 0),
             )
             for r in race.final.results
         ]
@@ -267,7 +268,7 @@ class RatingStore:
         placed = {
             keys.ladder(pool_of(record.bot), variant): vr.rating
             for variant, vr in record.variants.items()
-            if vr.rated
+            if vr.rated and not vr.provisional
         }
         with as_unavailable:
             async with self.redis.pipeline(transaction=False) as pipe:
@@ -280,7 +281,8 @@ class RatingStore:
         self, pool: str, variant: str, player: str | None, limit: int = 100
     ) -> tuple[list[LadderRow], LadderRow | None]:
         """The top ``limit`` of a pool's ladder in ``variant`` (equal ratings share a
-        place), and ``player``'s own line (None when they have no rated race in it)."""
+        place), and ``player``'s own line (None when they are not on it: no rated race in
+        the variant, a provisional rating, a guest)."""
         key = keys.ladder(pool, variant)
         mine: tuple[int, float] | None = None
         with as_unavailable:
@@ -349,7 +351,7 @@ def _settlement(
     for rec in out.records:
         index = 0
         vr = rec.variants[race.options.variant]
-        if rec.player in moved:
+        if rec.player in moved and not vr.provisional:  # a provisional rating: no ladder
             ladders.append(keys.ladder(pool_of(rec.bot), race.options.variant))
             index = 5 + 2 * len(players) + len(ladders)
         args += [

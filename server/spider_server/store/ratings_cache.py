@@ -106,7 +106,7 @@ class RatingsCache:
         for rec, race_id in records:
             places = []
             for variant, vr in sorted(rec.variants.items()):
-                if vr.rated > 0 and (ranked is None or rec.player in ranked):
+                if vr.rated > 0 and not vr.provisional and (ranked is None or rec.player in ranked):
                     key = keys.ladder(pool_of(rec.bot), variant)
                     index = ladders.setdefault(key, first + len(ladders))
                     places.append([index, vr.rating])
