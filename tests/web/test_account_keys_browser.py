@@ -34,6 +34,9 @@ async def test_tokens_bot_upgrade_and_delete_from_the_panel(browser, node) -> No
 
     await page.click("#account-open")
     await page.wait_for_selector("#token-form")
+    await page.wait_for_function(  # the list is read once the panel is drawn
+        "() => !document.querySelector('#account-tokens').textContent.includes('Loading')"
+    )
     assert "No tokens" in await page.inner_text("#account-tokens")
     assert await page.locator("#token-scopes input[value='bot:play']").count() == 0
     await page.check("#token-scopes input[value='race:play']")
@@ -42,7 +45,7 @@ async def test_tokens_bot_upgrade_and_delete_from_the_panel(browser, node) -> No
     await page.wait_for_selector("#token-new")
     token = (await page.inner_text("#token-new")).strip()
     assert token.startswith("a1.") and "not shown again" in await page.inner_text("#token-shown")
-    line = page.locator("#account-tokens li")
+    line = page.locator("#account-tokens li[data-id]")  # the list read again
     await line.first.wait_for()
     assert "page bot" in await line.first.inner_text()
     assert "race:read race:play" in await line.first.inner_text()
