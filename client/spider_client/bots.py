@@ -58,14 +58,22 @@ Bot = Callable[[Board], "str | None"]
 
 
 async def connect_bot(
-    url: str | list[str], *, name: str | None = None, options: ClientOptions | None = None
+    url: str | list[str],
+    *,
+    name: str | None = None,
+    token: str | None = None,
+    options: ClientOptions | None = None,
 ) -> Client:
     """A client whose hello says ``bot`` (the way a bot should connect: the server then
-    shows the player as a bot, and races for humans only refuse it); ``options`` are the
-    client's other options (its name and bot flag are these)."""
+    shows the player as a bot, and races for humans only refuse it); ``token``: a bot
+    account's API token (``a1.``) or session, to play as that account (a human's account
+    is refused: ``BadRequest``); ``options`` are the client's other options (its name,
+    token and bot flag are these)."""
     from .client import Client
 
     chosen = ClientOptions() if options is None else options
+    if token is not None:
+        chosen = dataclasses.replace(chosen, token=token)
     return await Client.open(url, dataclasses.replace(chosen, name=name, bot=True))
 
 

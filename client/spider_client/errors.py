@@ -16,6 +16,7 @@ message itself is kept on the exception. The tree::
         ├── BadRequest           bad_frame, invalid, protocol
         │   └── MalformedMove    malformed_move
         ├── BadToken             bad_token
+        ├── MissingScope         missing_scope: the API token lacks the message's scope
         ├── NotFound             not_found
         ├── WrongState           wrong_state
         │   └── GameOver         finished: the player's game is over
@@ -50,6 +51,7 @@ __all__ = [
     "BadRequest",
     "MalformedMove",
     "BadToken",
+    "MissingScope",
     "NotFound",
     "WrongState",
     "GameOver",
@@ -123,6 +125,11 @@ class MalformedMove(BadRequest):
 
 class BadToken(ServerError):
     """The session token is forged, altered or from another deployment."""
+
+
+class MissingScope(ServerError):
+    """The connection said hello with an API token that lacks the scope this message
+    needs (docs/protocol.md, *API tokens*)."""
 
 
 class NotFound(ServerError):
@@ -214,6 +221,7 @@ ERROR_CLASSES: dict[str, type[ServerError]] = {
     "invalid": BadRequest,
     "protocol": BadRequest,
     "bad_token": BadToken,
+    "missing_scope": MissingScope,
     "not_found": NotFound,
     "wrong_state": WrongState,
     "race_full": RaceFull,

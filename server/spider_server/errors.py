@@ -11,6 +11,7 @@ nothing. The tree::
     │   ├── InvalidMessage           invalid         missing field, wrong type, out of range
     │   ├── ProtocolViolation        protocol        hello first, with a supported version
     │   ├── BadToken                 bad_token       forged, altered or foreign token
+    │   ├── MissingScope             missing_scope   the API token lacks the message's scope
     │   ├── RaceNotFound             not_found       no race with that code
     │   ├── WrongState               wrong_state     the race's state does not allow it
     │   ├── RaceFull                 race_full       the race has its maximum of players
@@ -52,6 +53,7 @@ __all__ = [
     "OtherKind",
     "IllegalMove",
     "InvalidMessage",
+    "MissingScope",
     "MalformedMove",
     "NotAPlayer",
     "OutOfOrder",
@@ -99,6 +101,10 @@ class ProtocolViolation(RequestError):
 
 class BadToken(RequestError):
     code = "bad_token"
+
+
+class MissingScope(RequestError):
+    code = "missing_scope"
 
 
 class RaceNotFound(RequestError):

@@ -1,8 +1,9 @@
 """Session tokens: who a connection speaks for, signed with the deployment's secret.
 
 A guest's token is ``g1.v1.<payload>.<signature>`` (``g1.`` tells it from an account's
-session token, ``s1.`` and 32 random bytes in URL-safe base64, which is kept by the
-accounts, not signed: :func:`new_session_token`, :func:`kind`; tokens issued before the
+session token, ``s1.`` and 32 random bytes in URL-safe base64, and from a personal API
+token, ``a1.`` and the same, both kept by the accounts, not signed:
+:func:`new_session_token`, :func:`kind`; tokens issued before the
 prefix, without it, are still accepted): the payload is URL-safe base64 (no padding) of
 JSON ``{"p": player id, "n": display name, "t": issue time}`` (``t`` in whole seconds of
 the Unix epoch), the signature URL-safe base64 of HMAC-SHA256(secret, ``"v1." +
@@ -54,7 +55,8 @@ _VERSION = "v1"
 GUEST_PREFIX = "g1."
 SESSION_PREFIX = "s1."
 API_PREFIX = "a1."
-"""Reserved for the bots' API tokens."""
+"""How a personal API token begins (kept by the accounts, like a session's:
+:mod:`.store.api_tokens`)."""
 SECRET_FILE = "token-secret"
 CLOCK_SKEW = 300.0
 """Seconds a token's issue time may lie in the future (clocks of nodes differ) before a
@@ -109,7 +111,7 @@ def new_session_token() -> str:
 
 
 def kind(token: str) -> str:
-    """``session`` (an account's session), ``api`` (a bot's API token) or ``guest``
+    """``session`` (an account's session), ``api`` (a personal API token) or ``guest``
     (signed, with or without its ``g1.`` prefix), by the token's prefix."""
     if token.startswith(SESSION_PREFIX):
         return "session"

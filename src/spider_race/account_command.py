@@ -3,7 +3,9 @@
 ``register NAME`` makes the account and signs in, ``login NAME`` signs in, ``logout``
 signs out (``--everywhere``: every session of the account), ``whoami`` says who you are,
 ``sessions`` lists the account's sessions, ``password`` changes the password (and ends
-every other session). The password is asked for without echo (twice for a new one), or read
+every other session), ``upgrade-to-bot`` makes the account a bot account (for good),
+``token create|list|revoke`` handles its personal API tokens, ``delete`` deletes it (its
+races stay, under "deleted player"). The password is asked for without echo (twice for a new one), or read
 from standard input with ``--password-stdin``: one line per password (``password`` reads
 two: the old, then the new).
 
@@ -47,7 +49,10 @@ def add_account_parser(sub: Any, *, url_help: str, credentials_help: str) -> Non
     formatter = argparse.RawDescriptionHelpFormatter
     p = sub.add_parser(
         "account",
-        help="an account: register, login, logout, whoami, sessions, password",
+        help=(
+            "an account: register, login, logout, whoami, sessions, password, upgrade-to-bot,"
+            " token, delete"
+        ),
         description=__doc__.split("\n\n")[1].replace("``", ""),
         epilog=EPILOG,
         formatter_class=formatter,
@@ -83,6 +88,46 @@ def add_account_parser(sub: Any, *, url_help: str, credentials_help: str) -> Non
         "change the password (asked for: the old, then the new twice); every other session ends",
         stdin="read the old and the new password from standard input, one line each",
     )
+    a = action(
+        "upgrade-to-bot",
+        "make the account a bot account, for good: it then races only as a bot, on the bots'"
+        " ladder (refused to an account with rated races as a human)",
+    )
+    a.add_argument("--yes", action="store_true", help="do not ask to confirm")
+    action(
+        "delete",
+        "delete the account (its password asked for): its sessions and tokens end at once;"
+        " its races stay, shown as 'deleted player'",
+        stdin=one,
+    )
+    t = actions.add_parser(
+        "token",
+        help="personal API tokens: create, list, revoke",
+        description="personal API tokens, for programs (SPIDER_RACE_TOKEN): create, list, revoke",
+        epilog=EPILOG,
+        formatter_class=formatter,
+    )
+    kinds = t.add_subparsers(dest="token_action", required=True, metavar="TOKEN_ACTION")
+
+    def token_action(name: str, text: str) -> Any:
+        a = kinds.add_parser(name, help=text, description=text, epilog=EPILOG)
+        a.formatter_class = formatter
+        a.add_argument("--url", default=DEFAULT_URL, help=url_help)
+        a.add_argument("--credentials", default=None, metavar="FILE", help=credentials_help)
+        return a
+
+    a = token_action("create", "a new API token, shown once (keep it where only you read it)")
+    a.add_argument(
+        "--scope",
+        action="append",
+        required=True,
+        metavar="SCOPE",
+        help="race:read, race:play, race:create or bot:play (bot accounts); repeat for more",
+    )
+    a.add_argument("--name", default=None, help="what to call it (up to 40 ASCII characters)")
+    token_action("list", "the account's API tokens: id, name, scopes, made, last used")
+    a = token_action("revoke", "revoke an API token by its id (see token list)")
+    a.add_argument("id", type=int, help="the token's id")
 
 
 def run_account(
@@ -117,11 +162,14 @@ class _Command:
         self.server: AccountServer
 
     def fail(self, message: str, status: int) -> int:
-        print(f"spider-race account {self.args.action}: {message}", file=self.err)
+        what = self.args.action
+        if what == "token":
+            what += " " + self.args.token_action
+        print(f"spider-race account {what}: {message}", file=self.err)
         return status
 
     def run(self) -> int:
-        act = getattr(self, "do_" + self.args.action)
+        act = getattr(self, "do_" + self.args.action.replace("-", "_"))
         return int(act())
 
     # -- passwords ----------------------------------------------------------------------
@@ -165,7 +213,7 @@ class _Command:
         if token is None:
             stored = self.credentials.get(self.args.url)
             token = stored.token if stored is not None else None
-        return token if token is not None and not token.startswith("s1.") else None
+        return token if token is not None and not token.startswith(("s1.", "a1.")) else None
 
     def _keep(self, signed: dict[str, Any], what: str) -> int:
         """Store the new session in place of what the file held, ending a session it
@@ -235,8 +283,9 @@ class _Command:
     def do_whoami(self) -> int:
         me = self.server.me(self._session())
         since = _day(me.get("created_at"))
+        kind = ", a bot account" if me.get("bot") else ""
         print(
-            f"{me['name']} (player {me['player']}, account since {since}) at {self.args.url}",
+            f"{me['name']} (player {me['player']}, account since {since}) at {self.args.url}{kind}",
             file=self.out,
         )
         return 0
@@ -266,6 +315,67 @@ class _Command:
             f"session{'s' if ended != 1 else ''} ended",
             file=self.out,
         )
+        return 0
+
+    def do_upgrade_to_bot(self) -> int:
+        token = self._session()
+        me = self.server.me(token)
+        if me.get("bot"):
+            print(f"{me['name']} is a bot account already", file=self.out)
+            return 0
+        if not self.args.yes:
+            print(
+                f"warning: {me['name']} becomes a bot account for good: it races only as a"
+                " bot, on the bots' ladder, and never becomes a human's account again.",
+                file=self.err,
+            )
+            print(f"type the account's name ({me['name']}) to go on: ", end="", file=self.err)
+            self.err.flush()
+            if self.stdin.readline().strip() != me["name"]:
+                raise ValueError("not confirmed: nothing was changed")
+        done = self.server.upgrade_to_bot(token)
+        print(f"{done['name']} is a bot account now", file=self.out)
+        return 0
+
+    def do_delete(self) -> int:
+        token = self._session()
+        name = self.server.me(token)["name"]
+        password = self._read(f"password of {name} (to delete the account): ")
+        self.server.delete(name, password)
+        stored = self.credentials.get(self.args.url)
+        if stored is not None and stored.token == token:
+            self.credentials.drop(self.args.url)
+        print(
+            f"the account {name} is deleted at {self.args.url}; its races show 'deleted player'",
+            file=self.out,
+        )
+        return 0
+
+    def do_token(self) -> int:
+        token = self._session()
+        act = self.args.token_action
+        if act == "create":
+            made = self.server.create_token(token, self.args.scope, name=self.args.name)
+            print(made["token"], file=self.out)
+            print(
+                f"token {made['id']} ({made['name']}: {' '.join(made['scopes'])}) made; it is"
+                f" shown this once: pass it to programs as {TOKEN_ENV}",
+                file=self.err,
+            )
+            return 0
+        if act == "revoke":
+            self.server.revoke_token(token, self.args.id)
+            print(f"token {self.args.id} revoked", file=self.out)
+            return 0
+        listed = self.server.tokens(token)
+        print("id      name                  scopes                        made              last used",
+              file=self.out)  # fmt: skip
+        for t in listed:
+            print(
+                f"{t['id']:<6}  {str(t['name'])[:20]:<20}  {' '.join(t['scopes'])[:28]:<28}"
+                f"  {_when(t.get('created_at'))}  {_when(t.get('last_used_at'))}",
+                file=self.out,
+            )
         return 0
 
 

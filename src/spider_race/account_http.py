@@ -9,7 +9,8 @@ command's exit status:
 ====  ==================================================================================
 1     the server refused: a name refused (with its reason), a weak password (with its
       reason), a name taken, a wrong name or password, no session (or it has ended), too
-      many attempts (with the wait)
+      many attempts (with the wait), a bot upgrade of an account with rated races as a
+      human, a deletion while a race is not recorded yet, no such API token
 3     the server does not answer, or cannot do it now (no database, busy: with the wait),
       or keeps no accounts
 ====  ==================================================================================
@@ -83,8 +84,33 @@ class AccountServer:
         return self._call("POST", "/account/signin", self._signing(name, password, guest))
 
     def me(self, token: str) -> dict[str, Any]:
-        """The session's account: ``{"name", "player", "created_at"}``."""
+        """The session's account: ``{"name", "player", "created_at", "bot"}``."""
         return self._call("GET", "/account/me", self._bearer(token))
+
+    def tokens(self, token: str) -> list[dict[str, Any]]:
+        """The account's API tokens (``id``, ``name``, ``scopes``, ``created_at``,
+        ``last_used_at``), never the tokens themselves."""
+        return list(self._call("GET", "/account/tokens", self._bearer(token))["tokens"])
+
+    def create_token(self, token: str, scopes: list[str], *, name: str | None) -> dict[str, Any]:
+        """A new API token of the account: its line and ``token`` (shown this once)."""
+        headers = {**self._bearer(token), "X-Scopes": " ".join(scopes)}
+        if name is not None:
+            headers["X-Token-Name"] = name
+        return self._call("POST", "/account/tokens/new", headers)
+
+    def revoke_token(self, token: str, number: int) -> None:
+        """Revoke the account's API token ``number``."""
+        headers = {**self._bearer(token), "X-Token-Id": str(number)}
+        self._call("POST", "/account/tokens/revoke", headers)
+
+    def upgrade_to_bot(self, token: str) -> dict[str, Any]:
+        """Make the account a bot account, for good: ``{"name", "player", "bot"}``."""
+        return self._call("POST", "/account/upgrade-to-bot", self._bearer(token))
+
+    def delete(self, name: str, password: str) -> dict[str, Any]:
+        """Delete the account ``name`` (its password): ``{"deleted", "player"}``."""
+        return self._call("POST", "/account/delete", {"Authorization": _basic(name, password)})
 
     def sessions(self, token: str) -> list[dict[str, Any]]:
         """The account's sessions (``id``, ``created_at``, ``last_used_at``, ``address``,

@@ -66,7 +66,11 @@ def run(args: argparse.Namespace) -> int:
                 pars.append(len(found.line))
                 firsts.append(first)
                 shorter += len(found.line) < first
-            detail = f" par={found.length} first={found.first_length}" if found.length is not None else ""
+            detail = (
+                f" par={found.length} first={found.first_length}"
+                if found.length is not None
+                else ""
+            )
             print(
                 f"  {variant} {seed}: {found.verdict}{detail} positions={found.positions}"
                 f" seconds={elapsed:.1f}",
@@ -87,7 +91,9 @@ def run(args: argparse.Namespace) -> int:
         rows.append((variant, row))
         sys.stdout.flush()
     print()
-    print("| variant | with par | without par | shorter | mean par | mean first line | positions | seconds |")
+    print(
+        "| variant | with par | without par | shorter | mean par | mean first line | positions | seconds |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for variant, row in rows:
         print(f"| {variant} | " + " | ".join(row.values()) + " |")

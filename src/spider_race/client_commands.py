@@ -25,7 +25,7 @@ import tempfile
 from collections.abc import AsyncIterator
 from typing import Any, TextIO
 
-from spider_client import Client, SpiderClientError, make_bot, play_race
+from spider_client import BadRequest, Client, SpiderClientError, make_bot, play_race
 from spider_client import protocol as p
 from spider_client.events import Disconnected, Reconnected
 from spider_client.strategies import RANDOM_MAX_MOVES
@@ -102,6 +102,12 @@ def _run_async(job: Any) -> int:
         return 130
     except SpiderClientError as e:
         print(f"spider-race: {error_text(e)}", file=sys.stderr)
+        if isinstance(e, BadRequest) and "a program plays with a bot account" in str(e):
+            print(
+                "spider-race: a person's account runs no bot: --guest plays as a new guest,"
+                " or give a bot account's API token in SPIDER_RACE_TOKEN",
+                file=sys.stderr,
+            )
         return 1
 
 

@@ -254,6 +254,8 @@ async def test_bot_and_library_speak_for_the_account(
     files = tmp_path / "credentials.json"
     assert (await account(node, files, "register", "Ada", "--password-stdin",
                           stdin=PASSWORD)).status == 0  # fmt: skip
+    # only a bot account plays as a bot
+    assert (await account(node, files, "upgrade-to-bot", "--yes")).status == 0
     entry = stored(files)[node.url]
     async with await Client.connect(node.url, name="someone", token=entry["token"]) as me:
         assert (me.name, me.player, me.token) == ("Ada", entry["player"], entry["token"])

@@ -79,7 +79,7 @@ CASES: dict[str, Case] = {
         {"rematch_wait": 1},
     ),
     "signin.py": Case(
-        {r"hello as Ada, player \w+, the session kept: True": 1}, {"argon2_time_cost": 1}
+        {r"hello as Ada, player \w+, the token kept: True": 1}, {"argon2_time_cost": 1}
     ),
     "mirror.py": Case(
         {

@@ -54,10 +54,10 @@ async def made_at(redis_url: str) -> dict[str, float]:
 
 async def _accounts(node: Any, strengths: dict[str, int]) -> dict[str, str]:
     """A session token for each bot of ``strengths`` by its name (``<strategy>-<n>``), of
-    an account of that name: nodes with a database keep accounts, and rated races (every
+    a bot account of that name: nodes with a database keep accounts, and rated races (every
     quick match but the casual pool's) are between accounts."""
     names = [f"{s}-{i}" for s, count in strengths.items() for i in range(count)]
-    return {name: await account_token(node, name) for name in names}
+    return {name: await account_token(node, name, bot=True) for name in names}
 
 
 def _env(settings: dict[str, float | int]) -> dict[str, str]:

@@ -77,13 +77,24 @@ ACCOUNT_PASSWORD = "correct horse battery staple"
 
 
 async def account_token(
-    node: Any, name: str, *, address: str = "198.51.100.7", password: str = ACCOUNT_PASSWORD
+    node: Any,
+    name: str,
+    *,
+    address: str = "198.51.100.7",
+    password: str = ACCOUNT_PASSWORD,
+    bot: bool = False,
 ) -> str:
     """A session token of a new account named ``name``, signed up on ``node`` (a node that
     keeps accounts): what a client says hello with to race as that account (rated races
-    are for accounts)."""
+    are for accounts). ``bot``: the account is made a bot account first (only a bot
+    account races as a bot with an account)."""
     answer = await call(node, "POST", "/account/signup", basic(name, password), address=address)
     assert answer.status == 201, answer
     token: str = answer.body["token"]
     assert token.startswith("s1.")
+    if bot:
+        upgraded = await call(
+            node, "POST", "/account/upgrade-to-bot", bearer(token), address=address
+        )
+        assert upgraded.status == 200 and upgraded.body["bot"] is True, upgraded
     return token

@@ -2,7 +2,8 @@
 Valkey and PostgreSQL: an address verified by its link (once; not after its time), a
 forgotten password reset by a link that ends every session (once; not after its time),
 the answer to a reset the same whether the address is known or not, the mail limits per
-address mailed and per address asking, and a node without SMTP offering no e-mail."""
+address mailed and per address asking, a node without SMTP offering no e-mail, and a
+deleted account's addresses and waiting links gone."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 from .account_helpers import ACCOUNT_SETTINGS, b64, basic, bearer, call, count_rows
 from .clocks import TestClock
 from .mail_helpers import Inbox, link_token, running_inbox
+from .test_account_deletion import personal_in_database, personal_in_redis
 
 PASSWORD = "correct horse battery staple"
 NEW_PASSWORD = "a new and longer password"
@@ -237,3 +239,26 @@ async def test_a_node_without_smtp_offers_no_email(
     ):
         answer = await call(node, "POST", path, headers)
         assert answer.status == 404 and answer.error == "no_email", (path, answer)
+
+
+async def test_a_deleted_account_leaves_no_address_nor_waiting_link(
+    node: Any, smtp_inbox: Inbox
+) -> None:
+    token = await _verified(node, smtp_inbox, "Ada", "Ada@Example.org", 1)
+    asked = await call(
+        node, "POST", "/account/email", {**bearer(token), "X-Email": "ada@elsewhere.example"}
+    )
+    assert asked.status == 202, asked
+    _, second = await smtp_inbox.mail(2)
+    waiting = link_token(second, "verify")
+    needles = [b"ada@example.org", b"ada@elsewhere.example"]
+    redis = node.node.store.redis
+    assert await personal_in_database(node, needles[:1]) == ["accounts.email", "accounts.email_key"]
+    assert await personal_in_redis(redis, needles[1:])  # the waiting link holds it
+
+    gone = await call(node, "POST", "/account/delete", basic("Ada", PASSWORD))
+    assert gone.status == 200, gone
+    assert await personal_in_database(node, needles) == []
+    assert await personal_in_redis(redis, needles) == []
+    late = await call(node, "POST", "/account/email/verify", {"X-Mail-Token": waiting})
+    assert late.status == 400 and late.error == "bad_link", late

@@ -54,6 +54,13 @@ FILL = [
     """INSERT INTO sessions (hash, account_id, created_at, last_used_at, address, user_agent)
         SELECT sha256((a.id * 10 + k)::text::bytea), a.id, 1.7e9, 1.7e9 + k, '127.0.0.1', 'x'
         FROM accounts a, generate_series(1, 3) AS k""",
+    # API tokens: two of each account
+    """INSERT INTO api_tokens (hash, account_id, name, scopes, created_at, last_used_at)
+        SELECT sha256(('t' || (a.id * 10 + k))::text::bytea), a.id, 'token', '{race:read}',
+               1.7e9 + k, NULL
+        FROM accounts a, generate_series(1, 2) AS k""",
+    f"""INSERT INTO deleted_players (player, deleted_at)
+        SELECT 'd' || i, 1.7e9 FROM generate_series(1, {PLAYERS}) AS i""",
     # one account in two with a verified address, each with two passkeys
     """UPDATE accounts SET email = name || '@example.org', email_key = name_key || '@example.org',
         email_at = 1.7e9 WHERE id % 2 = 0""",

@@ -220,7 +220,7 @@ async def test_a_daily_leaderboard_read_from_the_archive_is_redis_s(
         ("Cy", False, 30.0),  # as fast as Ann, in as many moves: by id, sharing a rank
         ("Di", False, 7.25),
     ]):  # fmt: skip
-        token = await account_token(node, name, address=f"198.51.100.{i + 1}")
+        token = await account_token(node, name, address=f"198.51.100.{i + 1}", bot=bot)
         c = await Client.connect(node.url, hello=False, label=name)
         await c.send(p.Hello(token=token, together=True, bot=bot))
         c.welcome = await c.expect("welcome")

@@ -111,6 +111,10 @@ async def test_the_guest_is_marked_in_every_frame_about_its_race(node: Any) -> N
 
 async def test_a_guests_bot_is_a_guest_and_an_accounts_bot_is_not(node: Any) -> None:
     token = await _account(node, "Robo Owner")
+    upgraded = await call(
+        node, "POST", "/account/upgrade-to-bot", {"Authorization": f"Bearer {token}"}
+    )
+    assert upgraded.status == 200, upgraded  # only a bot account plays as a bot
     owned = await Library.connect(node.url, token=token, bot=True)
     stray = await Library.connect(node.url, name="stray", bot=True)
     try:

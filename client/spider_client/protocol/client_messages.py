@@ -38,9 +38,10 @@ class Hello:
     """The client takes a frame holding several race events (a msgpack array): the
     server then sends a player's held progress together, in one frame."""
     bot: bool = False
-    """The connection plays for a program, not a person. Declared, not detected: the
-    server believes it, marks the player as a bot everywhere, and refuses it from races
-    created ``humans_only`` (an honour rule)."""
+    """The connection plays for a program, not a person. A guest's is its own
+    declaration, believed; an account's is the account's kind (a bot account is a bot
+    whatever it says, a human's account saying ``bot`` is ``invalid``). A bot is marked as
+    one everywhere and refused from races created ``humans_only``."""
     type: Literal["hello"] = "hello"
 
 
@@ -75,7 +76,8 @@ class CreateRace:
     (``SPIDER_RACE_IDLE_LIMIT``). A rated race has the server's fixed one
     (``SPIDER_RACE_RATED_IDLE_LIMIT``): another value is ``invalid``."""
     humans_only: bool = False
-    """Refuse players whose hello said ``bot`` (error ``humans_only``)."""
+    """Refuse bots: bot accounts' players, and guests whose hello said ``bot`` (error
+    ``humans_only``)."""
     rated: bool = False
     """The finish moves the players' ratings in the variant (never with ``seed``)."""
     public: bool = False

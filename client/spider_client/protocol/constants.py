@@ -38,6 +38,7 @@ ERROR_CODES: dict[str, str] = {
     "invalid": "a field is missing, of the wrong type, or out of range",
     "protocol": "the first message must be hello with a supported protocol version",
     "bad_token": "the session token is forged, altered or from another deployment",
+    "missing_scope": "the API token the connection said hello with lacks this message's scope",
     "not_found": "no race with that join code",
     "wrong_state": "the race is not in a state that allows this",
     "race_full": "the race has its maximum number of players",

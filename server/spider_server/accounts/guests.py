@@ -1,11 +1,13 @@
 """What accounts mean to guests, asked at ``hello`` only (never on a move):
 
 - a guest's token whose player an account took over (signed up from that token) speaks
-  for nobody: :class:`~..errors.BadToken`, saying to sign in;
+  for nobody: :class:`~..errors.BadToken`, saying to sign in; nor, once that account is
+  deleted, ever again (``deleted_players``);
 - a guest may not go by a name whose key (:func:`~..names.check_name`) an account holds:
   :class:`~..errors.InvalidMessage` ``name: belongs to an account: sign in``.
 
-Each is one indexed query (``accounts.player``, ``accounts.name_key``); a takeover is for
+Each is one indexed query (``accounts.player`` and ``deleted_players.player``,
+``accounts.name_key``); a takeover is for
 good, so the players known taken over are remembered (at most :data:`REMEMBERED`). While
 the database does not answer, a guest is let in on both counts (the races go on from
 Redis; a takeover this node knows of is still refused), and the node logs it.
@@ -20,9 +22,10 @@ from collections.abc import Collection
 from ..errors import BadToken, InvalidMessage, Unavailable
 from ..names import NameRefused, check_name
 from ..store import accounts as rows
+from ..store.account_erasure import player_deleted
 from ..store.archive import ArchiveStore
 
-__all__ = ["REMEMBERED", "Guests"]
+__all__ = ["DELETED", "REMEMBERED", "Guests"]
 
 log = logging.getLogger(__name__)
 
@@ -36,11 +39,12 @@ class Guests:
 
     def __init__(self, archive: ArchiveStore | None) -> None:
         self.archive = archive
-        self._taken: OrderedDict[str, None] = OrderedDict()
+        self._taken: OrderedDict[str, str] = OrderedDict()
 
-    def taken_over(self, player: str) -> None:
-        """Remember that an account races as ``player`` now, a guest's no more."""
-        self._taken[player] = None
+    def taken_over(self, player: str, *, why: str | None = None) -> None:
+        """Remember that an account races as ``player`` now, a guest's no more (``why``:
+        what its guest's token is told; by default, to sign in to the account)."""
+        self._taken[player] = why or _TAKEN
         self._taken.move_to_end(player)
         while len(self._taken) > REMEMBERED:
             self._taken.popitem(last=False)
@@ -49,13 +53,16 @@ class Guests:
         """Refuse a guest's ``hello``: its token's ``player`` (None: a new guest) taken over
         by an account, or a ``name`` an account holds (see the module)."""
         if player is not None and player in self._taken:
-            raise BadToken(_TAKEN)
+            raise BadToken(self._taken[player])
         if self.archive is None:
             return
         try:
             if player is not None and await rows.account_by_player(self.archive, player):
                 self.taken_over(player)
                 raise BadToken(_TAKEN)
+            if player is not None and await player_deleted(self.archive, player):
+                self.taken_over(player, why=DELETED)
+                raise BadToken(DELETED)
             if name is not None and await self.holder(name) is not None:
                 raise InvalidMessage("name: belongs to an account: sign in, or pick another")
         except Unavailable as e:
@@ -92,3 +99,4 @@ class Guests:
 
 
 _TAKEN = "this guest's player is an account's now: sign in to the account"
+DELETED = "this guest's player was an account's, deleted since: say hello without a token"

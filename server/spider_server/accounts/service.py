@@ -45,9 +45,18 @@ from ..settings import Settings
 from ..store import accounts as rows
 from ..store.account_limits import AccountLimits
 from ..store.archive import ArchiveStore
-from ..tokens import SESSION_PREFIX, Identity, kind, new_player_id, new_session_token, verify
+from ..tokens import (
+    API_PREFIX,
+    SESSION_PREFIX,
+    Identity,
+    kind,
+    new_player_id,
+    new_session_token,
+    verify,
+)
 from .guests import Guests
 from .passwords import Busy, Hasher, PasswordRefused, check_password
+from .speakers import Speaker, account_identity, api_speaker
 
 __all__ = [
     "AccountError",
@@ -399,25 +408,29 @@ class Accounts:
 
     async def identity(self, token: str) -> Identity:
         """Who a session token speaks for in races (:class:`Unauthorized` as
-        :meth:`session`)."""
-        account = (await self.session(token)).account
-        return Identity(account.player, account.name, account=True)
+        :meth:`session`): a bot when the account is one."""
+        return account_identity((await self.session(token)).account)
 
-    async def hello(self, token: str | None, cookie: str | None) -> tuple[Identity, str] | None:
-        """Whom ``hello`` speaks for, when an account: with a session token, its account
-        (BadToken when the session has ended); without one, or with a guest's, the
-        account of the session of the upgrade's ``cookie`` when it still runs (an ended
-        one is left out: the connection is a guest's). With it the ``welcome``'s token:
-        the session token given, or an empty one for the cookie's (the page cannot read
-        the cookie, and need not). None: a guest."""
+    async def hello(self, token: str | None, cookie: str | None) -> Speaker | None:
+        """Whom ``hello`` speaks for, when an account: with a session token or an API token
+        (:mod:`.speakers`), its account (BadToken when the session has ended or the token
+        was revoked); without one, or with a guest's, the account of the session of the
+        upgrade's ``cookie`` when it still runs (an ended one is left out: the connection
+        is a guest's). With it the ``welcome``'s token: the token given, or an empty one
+        for the cookie's (the page cannot read the cookie, and need not). None: a guest."""
         try:
             if token is not None and token.startswith(SESSION_PREFIX):
-                return await self.identity(token), token
+                return Speaker(await self.identity(token), token)
+            if token is not None and token.startswith(API_PREFIX):
+                found_token = await api_speaker(self.db(), token, self.clock)
+                if found_token is None:
+                    raise Unauthorized("this API token was revoked, or never was: make a new one")
+                return found_token
             found = cookie_session(cookie)
             if found is None or self.archive is None:
                 return None
             try:
-                return await self.identity(found), ""
+                return Speaker(await self.identity(found), "")
             except Unauthorized:
                 return None
         except Unauthorized as e:

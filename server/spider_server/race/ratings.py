@@ -7,7 +7,12 @@ A player's rating in a variant is an ``openskill`` Plackett–Luce rating (``mu`
 (:func:`~.rank`: players of equal standing share a rank, and share it here). Humans
 and bots are rated apart: each pool's players are ranked among themselves (a race that
 mixes them rates its humans against its humans and its bots against its bots), so bots
-climb their own ladder.
+climb their own ladder. No rating crosses between the pools: a record belongs to the pool
+of its last race (:attr:`Record.bot`), and a player who races in the other pool (a bot
+account's player that raced as a human before the upgrade, and nothing else: an
+account's kind is fixed, guests are not rated) starts afresh there, every variant's
+rating set back to a newcomer's (:func:`in_pool`); the ladders show a player only in
+their record's pool.
 
 Shown as one number, :func:`display`: ``round(1500 + 40 * ordinal)`` where the ordinal is
 ``mu - 3 * sigma`` (openskill's conservative estimate; a new player's is 0, so everyone
@@ -44,6 +49,7 @@ __all__ = [
     "Settlement",
     "VariantRecord",
     "display",
+    "in_pool",
     "pool_of",
     "provisional",
     "rate",
@@ -203,6 +209,19 @@ class Record:
         )
 
 
+def in_pool(record: Record, bot: bool) -> Record:
+    """``record`` as the player's in the pool of ``bot``: itself when it is that pool's (or
+    has no rated race yet), else with every variant's rating a newcomer's (its counts of
+    races, wins and streaks kept): a rating never crosses between the ladders."""
+    if record.bot == bot or not any(vr.rated for vr in record.variants.values()):
+        return replace(record, bot=bot)
+    fresh = {
+        v: replace(vr, mu=MODEL.mu, sigma=MODEL.sigma, rated=0, best_rating=None, history=[])
+        for v, vr in record.variants.items()
+    }
+    return replace(record, bot=bot, variants=fresh)
+
+
 @dataclass(frozen=True, kw_only=True)
 class Placing:
     """One player's line of a finished race, as rating and history need it."""
@@ -278,7 +297,7 @@ def settle(
     old: dict[str, Record] = {}
     for pl in placings:
         rec = records.get(pl.player) or Record(player=pl.player)
-        old[pl.player] = rec
+        old[pl.player] = in_pool(rec, pl.bot)
     new_ratings: dict[str, tuple[float, float]] = {}
     if rated and sum(pl.moves > 0 for pl in placings) < MIN_MOVERS:
         rated = False  # an abort: nobody (or one player alone) played

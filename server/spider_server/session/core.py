@@ -49,6 +49,7 @@ from ..fanout.watches import Subscription
 from ..limits import OverLimit, TokenBucket, address_key
 from ..names import MAX_NAME, NameRefused, check_name
 from ..race import Game, Race
+from ..scopes import check as check_scope
 from ..store import PlayerRace, keys
 from ..tokens import Identity, issue, new_player_id, verify
 from ..transport import (
@@ -146,7 +147,11 @@ class Session:
         self.state = State.AWAITING_HELLO
         self.identity: Identity | None = None
         self.bot = False
-        """The hello said ``bot``: the player joins races as a bot."""
+        """The player joins races as a bot (a bot account's, or a guest that said so)."""
+        self.scopes: frozenset[str] | None = None
+        """An API token's scopes (:mod:`..scopes`); None: every one (a session, a guest)."""
+        self.token_id: int | None = None
+        """The API token the connection said hello with (its revocation ends it)."""
         self.guest = False
         """The player has no account (its hello had no session) on a server that keeps
         accounts: it joins races as a guest (``guest`` on its entries)."""
@@ -282,6 +287,9 @@ class Session:
             raise BadFrame("unexpected message")
         if self.state is State.AWAITING_HELLO and type(message) is not Hello:
             raise ProtocolViolation("say hello first")
+        if self.scopes is not None:
+            spectating = [c for c, sub in self.subs.items() if sub.role == "spectator"]
+            check_scope(self.scopes, message, spectating=spectating)
         await handler(self, message)
 
     def send_msg(self, message: object) -> None:
@@ -336,8 +344,13 @@ class Session:
                 self._refuse_hello(e, "too many hellos")
                 return
         signed = None if accounts is None else await accounts.hello(msg.token, cookie)
-        if signed is not None:  # an account's session: its player, by its name
-            identity = signed[0]
+        if signed is not None:  # an account's session or token: its player, by its name
+            identity = signed.identity
+            if msg.bot and not identity.bot:
+                raise InvalidMessage(
+                    "bot: this account is a human's; a program plays with a bot account"
+                    " (upgrade an account with no rated races to a bot)"
+                )
         elif msg.token is not None:
             identity = verify(ctx.secret, msg.token)
             if msg.name is not None:
@@ -357,8 +370,10 @@ class Session:
                 await accounts.guests.check(None, name)
             player = new_player_id()
             identity = Identity(player, name or f"player-{player[1:5]}")
-        self.identity = replace(identity, bot=msg.bot)
-        self.bot = msg.bot
+        bot = identity.bot if signed is not None else msg.bot  # an account's kind, or said
+        self.identity = replace(identity, bot=bot)
+        self.bot = bot
+        self.scopes, self.token_id = (signed.scopes, signed.token_id) if signed else (None, None)
         self.guest = accounts is not None and accounts.guests.kept and not identity.account
         self.state = State.READY
         self.out.together = msg.together
@@ -366,7 +381,7 @@ class Session:
             Welcome(
                 player=identity.player,
                 name=identity.name,
-                token=issue(ctx.secret, identity) if signed is None else signed[1],
+                token=issue(ctx.secret, identity) if signed is None else signed.token,
                 node=ctx.settings.node,
                 server_time=ctx.clock(),
                 account=identity.name if identity.account else None,

@@ -6,6 +6,7 @@
 // connects again, and the cookie on the upgrade says who it is (welcome.account).
 
 import { accountConfig, agentWords, basic, b64, call, PASSWORD_RULES, passwordField, reconnected, signedIn } from "./accountcalls.js";
+import { accountKeys, loadTokens } from "./accountkeys.js";
 import { $, fill, h } from "./dom.js";
 import { emailSection, forgotButton, signupEmailRow } from "./email.js";
 import { closePanel, openPanel, panelEl } from "./panel.js";
@@ -115,6 +116,7 @@ export function openAccount() {
     ),
     h("div", { id: "account-extras" }),
     form,
+    h("div", { id: "account-keys" }),
   );
   openPanel("account", "Your account", content);
   loadSessions(error);
@@ -123,9 +125,30 @@ export function openAccount() {
       if (!panelEl("account")) return;
       fill($("#account-extras"), passkeySection(), emailSection(me));
       if (!me.password) form.replaceWith(firstPasswordForm(error));
+      loadKeys(me);
     },
     (e) => (error.textContent = e.message),
   );
+}
+
+/** The tokens, bot and delete sections (accountkeys.js), once /account/me says the kind. */
+function loadKeys(me) {
+  const place = $("#account-keys");
+  if (!place) return;
+  const tools = {
+    call,
+    basic,
+    passwordField,
+    when,
+    // after an upgrade (`again`: the panel anew) or a deletion: the page connects again
+    done: async (again) => {
+      closePanel();
+      await reconnected();
+      if (again) openAccount();
+    },
+  };
+  fill(place, accountKeys(me, tools));
+  loadTokens($("#keys-error"), tools);
 }
 
 async function loadSessions(error) {

@@ -139,6 +139,22 @@ class AccountLinks:
             return None
         return await self._take(f"maillink:{_digest(token)}")
 
+    async def forget_account(self, account: int) -> int:
+        """Drop the e-mailed links still waiting for ``account`` (a deleted one: each holds
+        its address); how many. It scans the links' keys (SCAN, never KEYS): deletions are
+        rare, and the links few and short-lived."""
+        dropped = 0
+        with as_unavailable:
+            async for key in self.redis.scan_iter(match="maillink:*", count=1000):
+                raw = await self.redis.get(key)
+                try:
+                    value = json.loads(raw) if raw is not None else None
+                except ValueError:
+                    continue
+                if isinstance(value, dict) and value.get("account") == account:
+                    dropped += int(await self.redis.delete(key))
+        return dropped
+
     async def mail_wait(self, email_key: str, address: str) -> int | None:
         """Count a mail to ``email_key`` asked for from ``address``; None when it may be
         sent, else the seconds (whole, at least 1) before either's hour is over (and it

@@ -1,5 +1,5 @@
 """Accounts and their sessions in the database (``accounts``, ``sessions``: migration
-``0004_accounts``).
+``0004_accounts``; an account's kind, ``bot``: ``0006_bots_tokens``).
 
 Each function takes the node's :class:`~.archive.ArchiveStore` and runs the queries of
 :data:`QUERIES` on one of its connections (timed by name); every one raises
@@ -32,6 +32,7 @@ __all__ = [
     "create_session",
     "end_other_sessions",
     "end_session",
+    "make_bot",
     "ranked_records",
     "session",
     "sessions_of",
@@ -52,20 +53,25 @@ QUERIES: dict[str, str] = {
         "password_at) VALUES ($1, $2, $3, $4, $6, $5, $5) ON CONFLICT DO NOTHING RETURNING id"
     ),
     "account_by_key": (
-        "SELECT id, name, name_key, password, player, created_at FROM accounts WHERE name_key = $1"
+        "SELECT id, name, name_key, password, player, created_at, bot FROM accounts WHERE name_key = $1"
     ),
     "account_by_player": (
-        "SELECT id, name, name_key, password, player, created_at FROM accounts WHERE player = $1"
+        "SELECT id, name, name_key, password, player, created_at, bot FROM accounts WHERE player = $1"
     ),
     "accounts_of_players": "SELECT player FROM accounts WHERE player = ANY($1::text[])",
     "account_password": "UPDATE accounts SET password = $2, password_at = $3 WHERE id = $1",
+    "account_bot": (
+        "UPDATE accounts SET bot = true, bot_at = $2 WHERE id = $1 AND (bot OR NOT EXISTS "
+        "(SELECT 1 FROM rating_changes c WHERE c.player = accounts.player AND c.pool = "
+        "'humans')) RETURNING id"
+    ),
     "session_insert": (
         "INSERT INTO sessions (hash, account_id, created_at, last_used_at, address, "
         "user_agent) VALUES ($1, $2, $3, $3, $4, $5)"
     ),
     "session": (
         "SELECT s.account_id, s.last_used_at, a.name, a.name_key, a.password, a.player, "
-        "a.created_at FROM sessions s JOIN accounts a ON a.id = s.account_id "
+        "a.created_at, a.bot FROM sessions s JOIN accounts a ON a.id = s.account_id "
         "WHERE s.hash = $1 AND s.last_used_at > $2"
     ),
     "session_touch": (
@@ -92,6 +98,7 @@ EXAMPLES: dict[str, tuple[Any, ...]] = {
     "account_by_player": ("p0123456789ab",),
     "accounts_of_players": (["p0123456789ab", "p0123456789ac"],),
     "account_password": (1, "$argon2id$...", 1.7e9),
+    "account_bot": (1, 1.7e9),
     "session_insert": (_HASH, 1, 1.7e9, "127.0.0.1", "curl/8"),
     "session": (_HASH, 1.7e9),
     "session_touch": (_HASH, 1.7e9),
@@ -113,6 +120,8 @@ class AccountRow:
     """The password's Argon2id hash (None: the account signs in with passkeys only)."""
     player: str
     created_at: float
+    bot: bool = False
+    """A bot account: it plays as a bot, on the bots' ladder only (for good)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +147,7 @@ def account_row(row: Any, id_column: str = "id") -> AccountRow:
         password=row["password"],
         player=row["player"],
         created_at=float(row["created_at"]),
+        bot=bool(row.get("bot", False)),  # a query that reads no kind: a person's
     )
 
 
@@ -205,6 +215,15 @@ async def set_password(archive: ArchiveStore, account: int, password: str, now: 
     async with archive.connection() as conn:
         with archive.timed("account_password"):
             await conn.execute(QUERIES["account_password"], account, password, now)
+
+
+async def make_bot(archive: ArchiveStore, account: int, now: float) -> bool:
+    """Make ``account`` a bot account (for good) unless the archive holds a rated race of
+    its player as a human; whether it is one now."""
+    async with archive.connection() as conn:
+        with archive.timed("account_bot"):
+            found = await conn.fetchval(QUERIES["account_bot"], account, now)
+    return found is not None
 
 
 async def create_session(

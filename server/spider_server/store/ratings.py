@@ -300,11 +300,18 @@ class RatingStore:
         for i, (pid, (_, score)) in enumerate(zip(ids, rows, strict=True)):
             if score != last:  # equal ratings share a place
                 place, last = i + 1, score
+            if _other_pool(records.get(pid), pool):
+                continue  # raced in the other pool since: never shown on this one
             out.append(_row(place, pid, int(score), records.get(pid), variant))
         own: LadderRow | None = None
-        if mine is not None and player is not None:
+        if mine is not None and player is not None and not _other_pool(records.get(player), pool):
             own = _row(mine[0], player, int(mine[1]), records.get(player), variant)
         return out, own
+
+
+def _other_pool(record: Record | None, pool: str) -> bool:
+    """Whether a ladder's player is of the other pool now (:func:`~..race.ratings.in_pool`)."""
+    return record is not None and pool_of(record.bot) != pool
 
 
 def _row(place: int, player: str, rating: int, record: Record | None, variant: str) -> LadderRow:

@@ -14,8 +14,15 @@ websocket server takes none): credentials come in headers.
                                     (base64 of the new one): ends every other session;
                                     without Basic, by the session, an account's first
                                     password (one made with a passkey)
-``GET /account/me``                 the account's name, player, address, whether it has
-                                    a password
+``GET /account/me``                 the account's name, player, kind (``bot``), address,
+                                    whether it has a password
+``GET /account/tokens``             the account's API tokens (never the tokens themselves)
+``POST /account/tokens/new``        ``X-Scopes`` (space-separated), optionally
+                                    ``X-Token-Name``: a new API token, shown once (201)
+``POST /account/tokens/revoke``     ``X-Token-Id``: revokes that token
+``POST /account/upgrade-to-bot``    makes the account a bot account, for good
+``POST /account/delete``            Basic with the password: deletes the account; without
+                                    Basic, by the session, an account without a password
 ==================================  ======================================================
 
 The routes of passkeys and e-mail are :mod:`.account_keys_http`'s (:data:`KEY_ROUTES`).
@@ -30,7 +37,8 @@ sign-in or password change that says its ``Origin`` too. Errors are JSON ``{"err
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import Callable, Collection
 from typing import Any, Protocol
 
 from ..accounts import (
@@ -41,15 +49,19 @@ from ..accounts import (
     Signed,
     Unauthorized,
 )
+from ..accounts.changes import AccountChanges, parse_scopes, token_name
 from ..accounts.emails import Emails
 from ..accounts.mail import Mailer, sender_of
 from ..accounts.passkeys import Passkeys, page_origin
 from ..accounts.service import COOKIE, cookie_session
 from ..errors import Unavailable
+from ..runners.endings import Endings
 from ..settings import Settings, parse_origins
 from ..store import account_links
 from ..store import emails as email_rows
+from ..store.account_erasure import Erasure
 from ..store.account_links import AccountLinks
+from ..store.endings import EndingStore
 from .account_headers import MAX_HEADER, Headers, Reply, b64_text, basic, one
 from .account_keys_http import KEY_ROUTES, KeyRoutes
 
@@ -63,9 +75,24 @@ ROUTES = {
     "/account/sessions": "GET",
     "/account/password": "POST",
     "/account/me": "GET",
+    "/account/tokens": "GET",
+    "/account/tokens/new": "POST",
+    "/account/tokens/revoke": "POST",
+    "/account/upgrade-to-bot": "POST",
+    "/account/delete": "POST",
     **KEY_ROUTES,
 }
 """Each route and its one method (HEAD too for a GET)."""
+
+
+def _token(row: Any) -> dict[str, Any]:
+    return {
+        "id": row.id,
+        "name": row.name,
+        "scopes": list(row.scopes),
+        "created_at": row.created_at,
+        "last_used_at": row.last_used_at,
+    }
 
 
 class Listening(Protocol):
@@ -81,6 +108,10 @@ class Listening(Protocol):
     def store(self) -> Any:
         """The node's stores (its ratings put a guest taken over back on the ladders)."""
 
+    @property
+    def connections(self) -> Collection[Any]:
+        """The node's connections (a deleted account's, a revoked token's, end)."""
+
 
 class AccountRoutes:
     """The routes of one node: its :class:`~..accounts.Accounts`; ``origins`` gives the
@@ -93,12 +124,17 @@ class AccountRoutes:
         *,
         lifetime: int,
         keys: KeyRoutes,
+        changes: AccountChanges | None = None,
     ) -> None:
         self.accounts = accounts
         self.origins = origins
         self.lifetime = lifetime
         self.keys = keys
         """The routes of passkeys and e-mail (:mod:`.account_keys_http`)."""
+        self.changes = changes or AccountChanges(accounts)
+        self.endings: Endings | None = None
+        """This node's side of the ended accounts and tokens (:meth:`_listen`)."""
+        self._listening: asyncio.Task[None] | None = None
 
     @classmethod
     def of(
@@ -149,19 +185,49 @@ class AccountRoutes:
         emails = Emails(accounts, links, mailer, origin, lifetime=settings.mail_link_lifetime)
         passkeys = Passkeys(accounts, links, origins, lifetime=settings.passkey_challenge_lifetime)
         keys = KeyRoutes(passkeys, emails)
-        return cls(accounts, origins, lifetime=settings.session_lifetime, keys=keys)
+        ratings = node.store.ratings
+
+        async def rated_human(player: str) -> bool:
+            record = (await ratings.load_records([player])).get(player)
+            return (
+                record is not None
+                and not record.bot
+                and any(vr.rated for vr in record.variants.values())
+            )
+
+        erasure = None if archive is None else Erasure(redis, archive, node.store.races)
+        endings = EndingStore(redis)
+        changes = AccountChanges(
+            accounts, rated_human=rated_human, erasure=erasure, endings=endings, links=links
+        )
+        routes = cls(
+            accounts, origins, lifetime=settings.session_lifetime, keys=keys, changes=changes
+        )
+        routes.endings = Endings(endings, node.connections)
+        return routes
 
     async def aclose(self) -> None:
-        """Stop hashing passwords; wait a moment for the mails under way."""
+        """Stop hashing passwords and hearing of ended accounts; wait a moment for the
+        mails under way."""
         self.accounts.close()
+        if self._listening is not None:
+            self._listening.cancel()
         if self.keys.emails.mailer is not None:
             await self.keys.emails.mailer.close()
+
+    def _listen(self) -> None:
+        """Start hearing of deleted accounts and revoked tokens (:mod:`..runners.endings`:
+        this node's connections of them end), once, as the node's first connection is
+        upgraded: before it, no connection here speaks for an account."""
+        if self._listening is None and self.endings is not None:
+            self._listening = asyncio.get_running_loop().create_task(self.endings.run())
 
     # -- the websocket upgrade --------------------------------------------------------------
 
     def upgrade(self, headers: Headers) -> Reply | None:
         """403 for an upgrade that brings the session cookie from a foreign page (or
         none); None: go on."""
+        self._listen()
         cookies = headers.get_all("Cookie")
         if not any(cookie_session(c) for c in cookies):
             return None
@@ -261,6 +327,8 @@ class AccountRoutes:
                 name, old, new, address=address, keep=kept
             )
             return Reply(200, {"name": account.name, "ended": ended})
+        if path == "/account/delete":
+            return await self._delete(headers, address)
         current = await self.current(headers, post=ROUTES[path] == "POST")
         if path == "/account/me":
             a = current.account
@@ -269,9 +337,12 @@ class AccountRoutes:
                 "name": a.name,
                 "player": a.player,
                 "created_at": a.created_at,
+                "bot": a.bot,
                 "email": email,
                 "password": has_password,
             })  # fmt: skip
+        if path.startswith("/account/tokens") or path == "/account/upgrade-to-bot":
+            return await self._tokens_and_kind(path, headers, current)
         if path == "/account/sessions":
             listed = await accounts.sessions(current)
             return Reply(200, {"sessions": [
@@ -291,6 +362,40 @@ class AccountRoutes:
             return Reply(200, {"signed_out": True}, cleared)
         ended = await accounts.sign_out_everywhere(current)
         return Reply(200, {"signed_out": True, "ended": ended}, cleared)
+
+    async def _delete(self, headers: Headers, address: str) -> Reply:
+        """Delete the account of Basic's name and password; without Basic, the account of
+        the session when it has no password (one made with a passkey)."""
+        self.check_origin(headers, required=False)
+        auth = one(headers, "Authorization") or ""
+        if auth.lower().startswith("basic "):
+            name, password = basic(headers)
+            gone = await self.changes.delete(name, password, address=address)
+        else:
+            gone = await self.changes.delete_signed(await self.current(headers, post=True))
+        cleared = {"set_cookie": self._cookie("", 0)}
+        return Reply(200, {"deleted": True, "player": gone.player}, cleared)
+
+    async def _tokens_and_kind(self, path: str, headers: Headers, current: Signed) -> Reply:
+        changes = self.changes
+        if path == "/account/tokens":
+            listed = await changes.tokens(current)
+            return Reply(200, {"tokens": [_token(t) for t in listed]})
+        if path == "/account/tokens/new":
+            scopes = parse_scopes(one(headers, "X-Scopes", limit=200))
+            name = token_name(one(headers, "X-Token-Name", limit=200))
+            token, row = await changes.create_token(current, name=name, scopes=scopes)
+            return Reply(201, {**_token(row), "token": token})
+        if path == "/account/tokens/revoke":
+            raw = (one(headers, "X-Token-Id", limit=20) or "").strip()
+            if not raw.isdigit() or not raw.isascii() or len(raw) > 18:
+                raise Malformed(
+                    "give the token's id as X-Token-Id: a number (see GET /account/tokens)"
+                )
+            await changes.revoke_token(current, int(raw))
+            return Reply(200, {"revoked": int(raw)})
+        account = await changes.upgrade_to_bot(current)
+        return Reply(200, {"name": account.name, "player": account.player, "bot": account.bot})
 
     async def _kept(self, token: str) -> bytes:
         """The hash of the cookie's session when it is one still running (kept through a
