@@ -165,12 +165,13 @@ async def _act(args: argparse.Namespace, archive: Any) -> str:
             or "no action taken yet"
         )
     since = now - args.days * 24 * 3600
-    changes, addresses, accounts = await admin.report_rows(archive, since)
+    seats, changes, addresses, accounts = await admin.report_rows(archive, since)
     rated = [
         Rated(c["player"], c["race_id"], c["finished_at"], c["before"], c["after"]) for c in changes
     ]
     where = {(a["race_id"], a["player"]): a["address"] for a in addresses}
-    found = findings(rated, where, accounts, threshold=args.threshold)
+    played = [(s["race_id"], s["player"]) for s in seats]
+    found = findings(played, rated, where, accounts, threshold=args.threshold)
     if args.json:
         return json.dumps(
             {

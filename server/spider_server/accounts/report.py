@@ -1,7 +1,6 @@
 """The operators' report, without I/O: rated results in, the accounts to look at out.
 
-Over the rated races of the window (their rating changes, voided ones left out), an
-account is listed
+Over the rated races of the window (voided ones left out), an account is listed
 
 - ``same_opponents``: when it has at least :data:`MIN_RACES` rated races and more than
   half of them were against nobody but its :data:`FEW` most frequent opponents;
@@ -10,7 +9,9 @@ account is listed
 - ``rating_moved``: when its rating shown moved more than ``threshold`` within a day
   (from before one rated race to after one no later than 24 hours after it).
 
-An opponent is another player rated in the same race (the same pool).
+An opponent is another player of the same rated race. The first two rules count the
+rated races played, whether or not they moved the rating (a rule of rated play may have
+left a race of the same pair unrated: it still counts here).
 """
 
 from __future__ import annotations
@@ -58,28 +59,33 @@ class Finding:
 
 
 def findings(
+    seats: Iterable[tuple[int, str]],
     changes: Iterable[Rated],
     addresses: Mapping[tuple[int, str], str],
     accounts: Mapping[str, tuple[str, bool]],
     *,
     threshold: int,
 ) -> list[Finding]:
-    """The accounts to look at (see the module), by name then rule. ``addresses``: (race
-    id, player) -> address; ``accounts``: player -> (name, closed); players who are no
+    """The accounts to look at (see the module), by name then rule. ``seats``: (race id,
+    player) of each player of each rated race; ``changes``: the rating changes;
+    ``addresses``: (race id, player) -> address; ``accounts``: player -> (name, closed); players who are no
     account's are left out."""
     by_race: dict[int, list[str]] = defaultdict(list)
+    played: dict[str, list[int]] = defaultdict(list)
+    for race_id, player in seats:
+        by_race[race_id].append(player)
+        played[player].append(race_id)
     by_player: dict[str, list[Rated]] = defaultdict(list)
     for c in changes:
-        by_race[c.race_id].append(c.player)
         by_player[c.player].append(c)
     out: list[Finding] = []
-    for player, mine in by_player.items():
+    for player in sorted(set(played) | set(by_player)):
         if player not in accounts:
             continue
         name, closed = accounts[player]
-        mine.sort(key=lambda c: (c.at, c.race_id))
-        races = len(mine)
-        opponents = {c.race_id: [p for p in by_race[c.race_id] if p != player] for c in mine}
+        mine = sorted(by_player.get(player, []), key=lambda c: (c.at, c.race_id))
+        races = len(played.get(player, []))
+        opponents = {r: [p for p in by_race[r] if p != player] for r in played.get(player, [])}
         found: list[tuple[str, str]] = []
         if races >= MIN_RACES:
             counts = Counter(p for others in opponents.values() for p in set(others))

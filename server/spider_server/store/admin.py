@@ -66,6 +66,11 @@ QUERIES: dict[str, str] = {
         "JOIN races r ON r.id = c.race_id WHERE c.race_id = ANY(ARRAY(SELECT id FROM races "
         "WHERE rated AND finished_at >= $1)) AND NOT c.voided"
     ),
+    "report_players": (
+        "SELECT p.race_id, p.player FROM race_players p WHERE p.race_id = ANY(ARRAY(SELECT "
+        "id FROM races WHERE rated AND finished_at >= $1)) AND NOT EXISTS (SELECT 1 FROM "
+        "admin_actions v WHERE v.action = 'void' AND v.race_id = p.race_id)"
+    ),
     "report_addresses": "SELECT race_id, player, address FROM rated_addresses WHERE at >= $1",
     "report_accounts": (
         "SELECT player, name, closed_at FROM accounts WHERE player = ANY($1::text[])"
@@ -86,6 +91,7 @@ EXAMPLES: dict[str, tuple[Any, ...]] = {
     "admin_log": (50,),
     "account_closed": (1,),
     "report_changes": (1.7e9 + 7900 * 60,),
+    "report_players": (1.7e9 + 7900 * 60,),
     "report_addresses": (1.7e9 + 7900 * 60,),
     "report_accounts": (["p1", "p2"],),
 }
@@ -231,18 +237,20 @@ async def account_closed(archive: ArchiveStore, account: int) -> bool:
 
 async def report_rows(
     archive: ArchiveStore, since: float
-) -> tuple[list[Any], list[Any], dict[str, tuple[str, bool]]]:
-    """What the report reads of rated races finished since ``since``: the rating changes
-    (player, race_id, finished_at, before, after; voided ones left out), the addresses
-    (race_id, player, address), and the accounts among their players (player -> (name,
-    closed))."""
+) -> tuple[list[Any], list[Any], list[Any], dict[str, tuple[str, bool]]]:
+    """What the report reads of rated races finished since ``since``: their players
+    (race_id, player; voided races left out), their rating changes (player, race_id,
+    finished_at, before, after; voided ones left out), the addresses (race_id, player,
+    address), and the accounts among their players (player -> (name, closed))."""
     async with archive.connection() as conn:
+        with archive.timed("report_players"):
+            players = await conn.fetch(QUERIES["report_players"], since)
         with archive.timed("report_changes"):
             changes = await conn.fetch(QUERIES["report_changes"], since)
         with archive.timed("report_addresses"):
             addresses = await conn.fetch(QUERIES["report_addresses"], since)
-        players = sorted({c["player"] for c in changes})
+        ids = sorted({r["player"] for r in players} | {c["player"] for c in changes})
         with archive.timed("report_accounts"):
-            rows = await conn.fetch(QUERIES["report_accounts"], players)
+            rows = await conn.fetch(QUERIES["report_accounts"], ids)
     accounts = {r["player"]: (r["name"], r["closed_at"] is not None) for r in rows}
-    return list(changes), list(addresses), accounts
+    return list(players), list(changes), list(addresses), accounts

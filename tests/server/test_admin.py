@@ -1,0 +1,298 @@
+"""The operators' report and hand, against a real node with accounts (Valkey, PostgreSQL,
+websockets on loopback, the node's clock the test's): a scripted farming run (two accounts
+from one address racing each other in rated races again and again) is listed by
+``spider-race admin report``, an honest run of the same length (five accounts from five
+addresses, four to a race) is not; ``admin void`` undoes a race's rating changes in the
+live records and the archive, once; ``admin close`` ends an account's sessions, refuses
+its sign-in and takes it off the ladder; every action is in the log."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import msgpack
+import pytest
+from websockets.asyncio.client import connect
+
+from spider_client import protocol as p
+from spider_race.cli import main
+from spider_server.race.ratings import display
+from spider_server.store import keys
+
+from .account_helpers import ACCOUNT_SETTINGS, account_token, basic, call, count_rows
+from .clocks import TestClock
+from .server_helpers import Client, Player
+
+RACES = 7
+"""Rated races of each run."""
+FARM_ADDRESS = "198.51.100.66"
+
+
+@pytest.fixture
+async def clock() -> TestClock:
+    return TestClock()
+
+
+@pytest.fixture
+async def node(pg_database: Any, server_node: Any, redis_server: Any, clock: TestClock) -> Any:
+    return await server_node(
+        redis_server.url, clock=clock, database_url=pg_database.url, **ACCOUNT_SETTINGS
+    )
+
+
+async def _connect(node: Any, token: str, address: str) -> Client:
+    """A connection of the account of ``token`` from ``address`` (by X-Forwarded-For: the
+    node trusts the loopback proxy)."""
+    ws = await connect(node.url, max_size=None, additional_headers={"X-Forwarded-For": address})
+    client = Client(ws)
+    await client.send(p.Hello(name=None, token=token, together=True))
+    client.welcome = await client.expect("welcome")
+    return client
+
+
+async def _rated_race(clients: list[Client]) -> str:
+    """A rated race of ``clients`` (the first creates it): each makes the same first move
+    at the same moment of the node's clock (the same deal: the same progress), then
+    resigns; every player ties, so that who wins is not up to the deal. Its code."""
+    joined = await clients[0].create(variant="spider1", rated=True, countdown=0)
+    code = joined.race.code
+    for c in clients[1:]:
+        await c.join(code)
+    for c in clients:
+        await c.ready(code)
+    views = [await c.expect("ack", lambda m: m.seq == 0) for c in clients]
+    players = [Player(c, code, v.view) for c, v in zip(clients, views, strict=True)]
+    first = sorted(m for m in _moves(players[0].view) if m != "+")[0]
+    for player in players:
+        await player.step(first)
+    for player in players:
+        await player.resign()
+    for c in clients:
+        await c.expect("finished", lambda m: m.race == code)
+    return code
+
+
+def _moves(view: str) -> list[str]:
+    from spider_engine import Board
+
+    return list(Board.from_text(view).legal_moves.texts())
+
+
+async def _until(check: Callable[[], Awaitable[bool]], what: str) -> None:
+    """Wait (a bounded number of looks) until ``check`` holds."""
+    for _ in range(400):
+        if await check():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"never: {what}")
+
+
+async def _archived(node: Any, races: int) -> None:
+    archive = node.node.archiver.archive
+
+    async def done() -> bool:
+        async with archive.connection() as conn:
+            n = await conn.fetchval("SELECT count(*) FROM races WHERE rated")
+        return int(n) >= races
+
+    await _until(done, f"{races} rated races archived")
+
+
+async def _admin(*args: str) -> tuple[int, str, str]:
+    """``spider-race admin ARGS`` (in a thread: it runs its own event loop); (status,
+    standard output, standard error)."""
+    out, err = io.StringIO(), io.StringIO()
+
+    def run() -> int:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            return main(["admin", *args])
+
+    status = await asyncio.to_thread(run)
+    return status, out.getvalue(), err.getvalue()
+
+
+async def _record(node: Any, player: str) -> tuple[int, dict[str, Any]]:
+    redis = node.node.store.redis
+    version, data = await redis.hmget(keys.record(player), "v", "d")
+    return int(version), msgpack.unpackb(data, raw=False)
+
+
+async def _farm_and_honest(node: Any) -> tuple[list[Client], list[Client]]:
+    farmers = [
+        await _connect(node, await account_token(node, name, address=FARM_ADDRESS), FARM_ADDRESS)
+        for name in ("Farmer", "Alt")
+    ]
+    honest = []
+    for i in range(5):
+        address = f"203.0.113.{10 + i}"
+        token = await account_token(node, f"Honest{i}", address=address)
+        honest.append(await _connect(node, token, address))
+    for _ in range(RACES):
+        await _rated_race(farmers)
+    for k in range(RACES):  # four to a race, one sits out in turn: 5 or 6 races each
+        await _rated_race([c for i, c in enumerate(honest) if i != k % 5])
+    await _archived(node, 2 * RACES)
+    return farmers, honest
+
+
+async def test_the_report_lists_the_farmers_and_none_of_an_honest_run(
+    node: Any, pg_database: Any
+) -> None:
+    farmers, honest = await _farm_and_honest(node)
+    try:
+        status, out, err = await _admin("report", "--database", pg_database.url, "--json")
+        assert status == 0, err
+        report = json.loads(out)
+        listed = {(f["name"], f["rule"]) for f in report["findings"]}
+        assert listed == {
+            ("Farmer", "same_opponents"),
+            ("Farmer", "shared_address"),
+            ("Alt", "same_opponents"),
+            ("Alt", "shared_address"),
+        }, report
+        farmer = next(f for f in report["findings"] if f["name"] == "Farmer")
+        assert farmer["races"] == RACES and farmer["player"] == farmers[0].player
+        # a low threshold lists the ratings that moved (everyone's moved a little)
+        status, out, _ = await _admin(
+            "report", "--database", pg_database.url, "--json", "--threshold", "1"
+        )
+        moved = {f["name"] for f in json.loads(out)["findings"] if f["rule"] == "rating_moved"}
+        assert moved == {"Farmer", "Alt", *(f"Honest{i}" for i in range(5))}
+        # the table says the same
+        status, out, _ = await _admin("report", "--database", pg_database.url)
+        assert status == 0 and "Farmer" in out and "same_opponents" in out
+        assert "Honest" not in out
+    finally:
+        for c in farmers + honest:
+            await c.close()
+
+
+async def test_void_undoes_a_race_once_and_is_logged(node: Any, pg_database: Any) -> None:
+    a = await _connect(node, await account_token(node, "Ada"), "203.0.113.1")
+    b = await _connect(node, await account_token(node, "Bea", address="203.0.113.2"), "203.0.113.2")
+    try:
+        codes = [await _rated_race([a, b]) for _ in range(3)]
+        await _archived(node, 3)
+        archive = node.node.archiver.archive
+        async with archive.connection() as conn:
+            rows = await conn.fetch(
+                "SELECT c.player, c.mu_before, c.mu_after, c.sigma_before, c.sigma_after "
+                "FROM rating_changes c JOIN races r ON r.id = c.race_id WHERE r.code = $1",
+                codes[1],
+            )
+        assert {r["player"] for r in rows} == {a.player, b.player}
+        version, before = await _record(node, a.player)
+        status, out, err = await _admin(
+            "void", codes[1], "--reason", "farmed", "--by", "ops", "--database", pg_database.url
+        )
+        assert status == 0, err
+        assert f"race {codes[1]} voided" in out
+
+        async def undone() -> bool:
+            return (await _record(node, a.player))[0] > version
+
+        await _until(undone, "the void carried into Redis")
+        _, after = await _record(node, a.player)
+        change = next(r for r in rows if r["player"] == a.player)
+        was, now = before["variants"]["spider1"], after["variants"]["spider1"]
+        assert now["mu"] == pytest.approx(was["mu"] - (change["mu_after"] - change["mu_before"]))
+        assert now["sigma"] == pytest.approx(
+            was["sigma"] - (change["sigma_after"] - change["sigma_before"])
+        )
+        assert now["rated"] == was["rated"] - 1
+        ladder = keys.ladder("humans", "spider1")
+        score = await node.node.store.redis.zscore(ladder, a.player)
+        assert score == display(now["mu"], now["sigma"])
+        async with archive.connection() as conn:
+            voided = await conn.fetch(
+                "SELECT c.voided, r.code FROM rating_changes c JOIN races r ON r.id = c.race_id"
+            )
+            log = await conn.fetchrow("SELECT * FROM admin_actions")
+            kept = await conn.fetchval(
+                "SELECT version FROM player_records WHERE player = $1", a.player
+            )
+        assert {(v["code"], v["voided"]) for v in voided} == {
+            (codes[0], False), (codes[1], True), (codes[2], False)
+        }  # fmt: skip
+        assert (log["by"], log["action"], log["target"], log["reason"]) == (
+            "ops", "void", codes[1], "farmed"
+        )  # fmt: skip
+        assert log["done_at"] is not None and log["at"] > 0
+        assert kept == version + 1  # the archive's record follows
+        # a second void is refused, and changes nothing
+        status, _, err = await _admin(
+            "void", codes[1], "--reason", "again", "--database", pg_database.url
+        )
+        assert status == 1 and "voided before" in err
+        assert (await _record(node, a.player))[0] == version + 1
+        status, out, _ = await _admin("log", "--database", pg_database.url)
+        assert status == 0 and f"void {codes[1]}" in out and "farmed" in out and "done" in out
+        # bad input: a clear error, nothing done
+        status, _, err = await _admin("void", "K7QX2", "--reason", " ", "--database", "x")
+        assert status == 2 and "--reason" in err
+        status, _, err = await _admin("void", "QQQQQ", "--reason", "x", "--database",
+                                      pg_database.url)  # fmt: skip
+        assert status == 1 and "no finished race QQQQQ" in err
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def test_close_ends_sessions_refuses_sign_in_and_leaves_the_ladder(
+    node: Any, pg_database: Any
+) -> None:
+    a = await _connect(node, await account_token(node, "Ada"), "203.0.113.1")
+    token = await account_token(node, "Bea", address="203.0.113.2")
+    b = await _connect(node, token, "203.0.113.2")
+    try:
+        await _rated_race([a, b])
+        await _archived(node, 1)
+        redis = node.node.store.redis
+        ladder = keys.ladder("humans", "spider1")
+        assert await redis.zscore(ladder, b.player) is not None
+        assert (await count_rows(node))[1] == 2
+        status, out, err = await _admin(
+            "close", "bea", "--reason", "farming", "--by", "ops", "--database", pg_database.url
+        )
+        assert status == 0, err
+        assert "1 session(s) ended" in out
+        assert (await count_rows(node))[1] == 1  # Ada's only
+
+        async def off() -> bool:
+            return await redis.zscore(ladder, b.player) is None
+
+        await _until(off, "Bea off the ladder")
+        assert await redis.zscore(ladder, a.player) is not None
+        refused = await call(
+            node, "POST", "/account/signin", basic("Bea", "correct horse battery staple")
+        )
+        assert refused.status == 403 and refused.error == "account_closed", refused
+        wrong = await call(node, "POST", "/account/signin", basic("Bea", "not the password"))
+        assert wrong.status == 401  # nothing said without the password
+        me = await call(node, "GET", "/account/me", {"Authorization": f"Bearer {token}"})
+        assert me.status == 401
+        archive = node.node.archiver.archive
+        async with archive.connection() as conn:
+            log = await conn.fetchrow("SELECT * FROM admin_actions")
+            results = await conn.fetchval(
+                "SELECT count(*) FROM race_players WHERE player = $1", b.player
+            )
+        assert (log["action"], log["target"], log["by"], log["reason"]) == (
+            "close", "Bea", "ops", "farming"
+        )  # fmt: skip
+        assert log["done_at"] is not None
+        assert results == 1  # kept
+        status, _, err = await _admin("close", "Bea", "--reason", "x", "--database",
+                                      pg_database.url)  # fmt: skip
+        assert status == 1 and "closed already" in err
+        status, _, err = await _admin("close", "Nobody", "--reason", "x", "--database",
+                                      pg_database.url)  # fmt: skip
+        assert status == 1 and "no account named Nobody" in err
+    finally:
+        await a.close()
+        await b.close()
