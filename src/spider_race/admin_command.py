@@ -11,7 +11,9 @@
 - ``admin log [--limit N]``: the actions taken, newest first.
 
 Every action is kept in the database with who (``--by``, else the system's user name),
-when and why. The database is ``--database URL``, else ``SPIDER_RACE_DATABASE_URL``.
+when and why. The database is ``--database URL``, else ``SPIDER_RACE_DATABASE_URL``, else
+the embedded database of a ``spider-race serve`` running with the data folder
+``--data-dir`` (``SPIDER_RACE_DATA_DIR``, else ``./data``).
 
 Exit status: 0 done; 1 refused (no such race or account, voided or closed before: the
 reason on standard error, nothing changed); 2 bad arguments; 3 the database does not
@@ -27,6 +29,7 @@ import json
 import os
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 __all__ = ["add_parser", "run_admin"]
@@ -59,7 +62,15 @@ def add_parser(sub: Any) -> None:
             "--database",
             metavar="URL",
             default=None,
-            help="the PostgreSQL URL (default: SPIDER_RACE_DATABASE_URL)",
+            help="the PostgreSQL URL (default: SPIDER_RACE_DATABASE_URL, else the embedded "
+            "database of a running 'spider-race serve' in --data-dir)",
+        )
+        q.add_argument(
+            "--data-dir",
+            metavar="DIR",
+            default=None,
+            help="the data folder of 'spider-race serve' (default: SPIDER_RACE_DATA_DIR, else "
+            "./data)",
         )
 
 
@@ -73,9 +84,12 @@ def _check(args: argparse.Namespace) -> str:
     """The database URL; bad arguments refused (status 2)."""
     url = args.database or os.environ.get("SPIDER_RACE_DATABASE_URL", "")
     if not url:
+        folder = Path(args.data_dir or os.environ.get("SPIDER_RACE_DATA_DIR") or "data")
+        url = _embedded_url(folder)
+    if not url:
         raise _Refused(
-            "no database: give --database URL or set SPIDER_RACE_DATABASE_URL (the admin "
-            "commands work on the database of a deployment)",
+            "no database: give --database URL or set SPIDER_RACE_DATABASE_URL, or run it "
+            f"while 'spider-race serve' runs with its embedded database in {folder}",
             2,
         )
     if args.admin == "report":
@@ -97,6 +111,22 @@ def _check(args: argparse.Namespace) -> str:
         if not args.by:
             raise _Refused("--by: who acts", 2)
     return str(url)
+
+
+def _embedded_url(folder: Path) -> str:
+    """The URL of the embedded database of a ``spider-race serve`` running with data
+    folder ``folder`` ('' when none runs there or its files cannot be read): its port is in
+    the cluster's ``postmaster.pid``, its password in the folder."""
+    from spider_server.pgembedded import CLUSTER, DATABASE, PASSWORD_FILE, USER
+
+    base = folder / "postgres"
+    try:
+        lines = (base / CLUSTER / "postmaster.pid").read_text().splitlines()
+        password = (base / PASSWORD_FILE).read_text().strip()
+        port = int(lines[3])
+    except (OSError, IndexError, ValueError):
+        return ""
+    return f"postgresql://{USER}:{password}@127.0.0.1:{port}/{DATABASE}"
 
 
 def _user() -> str:

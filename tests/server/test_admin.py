@@ -22,7 +22,7 @@ from websockets.asyncio.client import connect
 from spider_client import protocol as p
 from spider_race.cli import main
 from spider_server.race.ratings import display
-from spider_server.store import keys
+from spider_server.store import keys, ranked_records
 
 from .account_helpers import ACCOUNT_SETTINGS, account_token, basic, call, count_rows
 from .clocks import TestClock
@@ -287,6 +287,9 @@ async def test_close_ends_sessions_refuses_sign_in_and_leaves_the_ladder(
         )  # fmt: skip
         assert log["done_at"] is not None
         assert results == 1  # kept
+        # the ratings cache, read again from the archive, leaves her off the ladders
+        _, ranked = await ranked_records(archive)([a.player, b.player])
+        assert ranked == {a.player}
         status, _, err = await _admin("close", "Bea", "--reason", "x", "--database",
                                       pg_database.url)  # fmt: skip
         assert status == 1 and "closed already" in err
@@ -296,3 +299,98 @@ async def test_close_ends_sessions_refuses_sign_in_and_leaves_the_ladder(
     finally:
         await a.close()
         await b.close()
+
+
+async def test_addresses_of_rated_play_are_kept_for_the_days_the_setting_says(
+    node: Any, clock: TestClock
+) -> None:
+    a = await _connect(node, await account_token(node, "Ada"), "203.0.113.1")
+    b = await _connect(node, await account_token(node, "Bea", address="2001:db8:1:2::9"),
+                       "2001:db8:1:2::9")  # fmt: skip
+    try:
+        await _rated_race([a, b])
+        casual = await a.create(variant="spider1", countdown=0)  # casual: nothing noted
+        await b.join(casual.race.code)
+        await _archived(node, 1)
+        archive = node.node.archiver.archive
+        async with archive.connection() as conn:
+            rows = await conn.fetch("SELECT player, address, at FROM rated_addresses")
+        assert {(r["player"], r["address"]) for r in rows} == {
+            (a.player, "203.0.113.1"),
+            (b.player, "2001:db8:1:2::/64"),
+        }
+        redis = node.node.store.redis
+        assert await redis.keys("{race:*}:addr") == []  # the race's hash dropped once kept
+        clock.move(29 * 24 * 3600 + 2 * 3600)  # within the 30 days: kept
+        node.node.rebuild.admin.pruned_at = None  # the next step deletes what is due
+        await _until(lambda: _pruned(node), "a step deleted what was due")
+        async with archive.connection() as conn:
+            assert await conn.fetchval("SELECT count(*) FROM rated_addresses") == 2
+        clock.move(2 * 24 * 3600)  # past them: deleted
+        await _until(lambda: _count_is(node, 0), "the addresses past 30 days deleted")
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def _pruned(node: Any) -> bool:
+    return node.node.rebuild.admin.pruned_at is not None
+
+
+async def _count_is(node: Any, n: int) -> bool:
+    async with node.node.archiver.archive.connection() as conn:
+        return int(await conn.fetchval("SELECT count(*) FROM rated_addresses")) == n
+
+
+def test_the_embedded_database_of_a_running_server_is_found_in_its_data_folder(
+    tmp_path: Any,
+) -> None:
+    from spider_race.admin_command import _embedded_url
+
+    folder = tmp_path / "data"
+    assert _embedded_url(folder) == ""  # no server runs there
+    (folder / "postgres" / "pgdata").mkdir(parents=True)
+    (folder / "postgres" / "database-password").write_text("s3cret\n")
+    (folder / "postgres" / "pgdata" / "postmaster.pid").write_text(
+        "4242\n/x/pgdata\n1700000000\n54321\n/x\n127.0.0.1\n"
+    )
+    assert _embedded_url(folder) == "postgresql://spider:s3cret@127.0.0.1:54321/spider"
+
+
+def test_the_reports_rules_at_their_bounds() -> None:
+    from spider_server.accounts.report import Rated, findings
+
+    accounts = {p: (p.upper(), False) for p in ("a", "b", "c", "d", "e")}
+    # a against b in 3 of 5 races (more than half), against c, d in the others: listed;
+    # b (3 races) is under the 5 races the rule needs
+    seats = [(1, "a"), (1, "b"), (2, "a"), (2, "b"), (3, "a"), (3, "b"), (4, "a"), (4, "c"),
+             (5, "a"), (5, "d")]  # fmt: skip
+    found = findings(seats, [], {}, accounts, threshold=300)
+    assert [(f.name, f.rule, f.races) for f in found] == [("A", "same_opponents", 5)]
+    # exactly half is not more than half: b twice, then c, d, e, f once each (3 of 6)
+    seats = [(i, "a") for i in range(1, 7)] + [(1, "b"), (2, "b"), (3, "c"), (4, "d"),
+                                               (5, "e"), (6, "f")]  # fmt: skip
+    assert findings(seats, [], {}, accounts, threshold=300) == []
+    # a race with three opponents is never one against the few
+    seats = [(i, p) for i in range(1, 7) for p in ("a", "b", "c", "d")]
+    assert findings(seats, [], {}, accounts, threshold=300) == []
+    # the same address as an opponent in 3 of 5 races; d not an account: left out
+    seats = [(i, p) for i in range(1, 6) for p in ("a", "b", "c", "x")]
+    where = {(i, "a"): "198.51.100.1" for i in range(1, 6)}
+    where.update({(i, "x"): "198.51.100.1" for i in range(1, 4)})
+    found = findings(seats, [], where, accounts, threshold=300)
+    assert [(f.name, f.rule) for f in found] == [("A", "shared_address")]
+    # ratings: +301 within a day is listed, +300 is not, and nor is +400 over two days
+    day = 24 * 3600.0
+    moved = [Rated("a", 1, 0.0, 1500, 1650), Rated("a", 2, day, 1650, 1801)]
+    found = findings([], moved, {}, accounts, threshold=300)
+    assert [(f.name, f.rule, f.detail) for f in found] == [
+        ("A", "rating_moved", "+301 within a day")
+    ]
+    assert findings([], moved, {}, accounts, threshold=301) == []
+    apart = [Rated("a", 1, 0.0, 1500, 1700), Rated("a", 2, day + 1, 1700, 1900)]
+    assert findings([], apart, {}, accounts, threshold=300) == []
+    down = [Rated("b", 1, 0.0, 1500, 1100)]
+    assert [f.detail for f in findings([], down, {}, accounts, threshold=300)] == [
+        "-400 within a day"
+    ]

@@ -39,7 +39,7 @@ from collections.abc import Awaitable, Callable
 from ..errors import Unavailable
 from ..settings import Settings
 from ..store import Store, keys
-from ..store.accounts import accounts_of_players
+from ..store.accounts import accounts_of_players, ranked_players
 from ..store.archive import ArchiveStore
 from ..store.archive_rebuild import archived_codes, import_records, keep_lines, records_page
 from ..store.ratings_cache import RatingsCache
@@ -122,7 +122,7 @@ class Rebuild:
             page = await records_page(self.archive, after, PAGE)
             if not page:
                 break
-            ranked = await accounts_of_players(self.archive, [rec.player for rec, _ in page])
+            ranked = await ranked_players(self.archive, [rec.player for rec, _ in page])
             written += await self.cache.put(page, rebuild=True, ranked=ranked)
             seen += len(page)
             after = page[-1][0].player
