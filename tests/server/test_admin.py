@@ -405,3 +405,44 @@ def test_the_reports_rules_at_their_bounds() -> None:
     assert [f.detail for f in findings([], down, {}, accounts, threshold=300)] == [
         "-400 within a day"
     ]
+
+
+async def test_a_quick_matchs_players_addresses_are_kept(
+    pg_database: Any, server_node: Any, redis_server: Any
+) -> None:
+    from spider_client import Client as Library
+
+    quick = await server_node(
+        redis_server.url,
+        database_url=pg_database.url,
+        **ACCOUNT_SETTINGS,
+        match_wait=3.0,
+        match_gather=0.5,
+        match_turn=0.05,
+        match_countdown=1,
+    )
+    tokens = [await account_token(quick, n, address=f"198.51.100.{i}") for i, n in
+              enumerate(["Ada", "Bea"], 1)]  # fmt: skip
+    async with (
+        await Library.connect(quick.url, token=tokens[0]) as ada,
+        await Library.connect(quick.url, token=tokens[1]) as bea,
+    ):
+        codes = await asyncio.wait_for(
+            asyncio.gather(ada.quick_match("spider1"), bea.quick_match("spider1")), 30
+        )
+        assert codes[0] == codes[1] and ada.race is not None and ada.race.rated
+        for c in (ada, bea):
+            await c.wait_until(lambda c: c.view is not None, timeout=20)
+        for c in (ada, bea):
+            await c.resign()
+        archive = quick.node.archiver.archive
+
+        async def kept() -> bool:
+            async with archive.connection() as conn:
+                rows = await conn.fetch("SELECT player, address FROM rated_addresses")
+            return {(r["player"], r["address"]) for r in rows} == {
+                (ada.player, "127.0.0.1"),  # the connections' own address (no proxy named)
+                (bea.player, "127.0.0.1"),
+            }
+
+        await _until(kept, "the quick match's addresses kept")
