@@ -8,6 +8,7 @@
   carries it into the live records within a moment);
 - ``admin close NAME --reason TEXT``: close an account (its sessions end, it can no
   longer sign in, it leaves the ladders; its results are kept);
+- ``admin reopen NAME --reason TEXT``: reopen a closed account (back on the ladders);
 - ``admin log [--limit N]``: the actions taken, newest first.
 
 Every action is kept in the database with who (``--by``, else the system's user name),
@@ -52,12 +53,14 @@ def add_parser(sub: Any) -> None:
     void.add_argument("race", metavar="RACE", help="the race's code")
     close = actions.add_parser("close", help="close an account")
     close.add_argument("name", metavar="NAME", help="the account's name")
-    for q in (void, close):
+    reopen = actions.add_parser("reopen", help="reopen a closed account")
+    reopen.add_argument("name", metavar="NAME", help="the account's name")
+    for q in (void, close, reopen):
         q.add_argument("--reason", required=True, help="why (kept in the log)")
         q.add_argument("--by", default=None, help="who acts (default: the system's user name)")
     log = actions.add_parser("log", help="the actions taken, newest first")
     log.add_argument("--limit", type=int, default=50, help="how many (default 50)")
-    for q in (report, void, close, log):
+    for q in (report, void, close, reopen, log):
         q.add_argument(
             "--database",
             metavar="URL",
@@ -99,7 +102,7 @@ def _check(args: argparse.Namespace) -> str:
             raise _Refused("--threshold: 1 or more", 2)
     if args.admin == "log" and not 1 <= args.limit <= 10_000:
         raise _Refused("--limit: 1 to 10000", 2)
-    if args.admin in ("void", "close"):
+    if args.admin in ("void", "close", "reopen"):
         reason = " ".join(str(args.reason).split())
         if not reason:
             raise _Refused("--reason: say why (it is kept in the log)", 2)
@@ -170,11 +173,20 @@ async def _act(args: argparse.Namespace, archive: Any) -> str:
                 f"race {code} voided (action {action}): its rating changes are undone on "
                 "the live records by the nodes within a moment"
             )
-        if args.admin == "close":
+        if args.admin in ("close", "reopen"):
             try:
                 key = check_name(args.name).key
             except NameRefused:
                 raise _Refused(f"no account named {args.name}", 1) from None
+        if args.admin == "reopen":
+            action = await admin.reopen_account(
+                archive, key, args.name, by=args.by, reason=args.reason, now=now
+            )
+            return (
+                f"account {args.name} reopened (action {action}): it may sign in again, and "
+                "is back on the ladders within a moment"
+            )
+        if args.admin == "close":
             action, ended = await admin.close_account(
                 archive, key, args.name, by=args.by, reason=args.reason, now=now
             )

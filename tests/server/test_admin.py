@@ -24,7 +24,14 @@ from spider_race.cli import main
 from spider_server.race.ratings import display
 from spider_server.store import keys, ranked_records
 
-from .account_helpers import ACCOUNT_SETTINGS, account_token, basic, call, count_rows
+from .account_helpers import (
+    ACCOUNT_PASSWORD,
+    ACCOUNT_SETTINGS,
+    account_token,
+    basic,
+    call,
+    count_rows,
+)
 from .clocks import TestClock
 from .server_helpers import Client, Player
 
@@ -279,9 +286,7 @@ async def test_close_ends_sessions_refuses_sign_in_and_leaves_the_ladder(
 
         await _until(off, "Bea off the ladder")
         assert await redis.zscore(ladder, a.player) is not None
-        refused = await call(
-            node, "POST", "/account/signin", basic("Bea", "correct horse battery staple")
-        )
+        refused = await call(node, "POST", "/account/signin", basic("Bea", ACCOUNT_PASSWORD))
         assert refused.status == 403 and refused.error == "account_closed", refused
         wrong = await call(node, "POST", "/account/signin", basic("Bea", "not the password"))
         assert wrong.status == 401  # nothing said without the password
@@ -307,6 +312,27 @@ async def test_close_ends_sessions_refuses_sign_in_and_leaves_the_ladder(
         status, _, err = await _admin("close", "Nobody", "--reason", "x", "--database",
                                       pg_database.url)  # fmt: skip
         assert status == 1 and "no account named Nobody" in err
+        # reopened: she signs in again and is back on the ladder; the log has it all
+        status, out, err = await _admin(
+            "reopen", "Bea", "--reason", "appeal upheld", "--by", "ops", "--database",
+            pg_database.url,
+        )  # fmt: skip
+        assert status == 0 and "account Bea reopened" in out, err
+
+        async def back() -> bool:
+            return await redis.zscore(ladder, b.player) is not None
+
+        await _until(back, "Bea back on the ladder")
+        again = await call(node, "POST", "/account/signin", basic("Bea", ACCOUNT_PASSWORD))
+        assert again.status == 200, again
+        status, _, err = await _admin("reopen", "Bea", "--reason", "x", "--database",
+                                      pg_database.url)  # fmt: skip
+        assert status == 1 and "is not closed" in err
+        async with archive.connection() as conn:
+            actions = await conn.fetch("SELECT action, reason FROM admin_actions ORDER BY id")
+        assert [(r["action"], r["reason"]) for r in actions] == [
+            ("close", "farming"), ("reopen", "appeal upheld")
+        ]  # fmt: skip
     finally:
         await a.close()
         await b.close()

@@ -10,7 +10,8 @@ pending (``admin_actions.done_at`` is NULL), oldest first, and does it:
   the record written to ``player_records`` too (its new version), and their place on the
   ladder follows;
 - a close: the account's player is taken off every ladder (their records and results
-  are kept; a rebuild of the ladders leaves closed accounts out).
+  are kept; a rebuild of the ladders leaves closed accounts out);
+- a reopening: the account's player is put back on the ladders of its rated variants.
 
 Then it sets ``done_at``. Once an hour it deletes the addresses of rated races older than
 ``address_keep_days`` (:mod:`..store.rated_addresses`).
@@ -63,6 +64,8 @@ class AdminStep:
                 await self._void(archive, action, race_id)
             elif kind == "close":
                 await drop_from_ladders(self.store.redis, self.store.ratings, player)
+            elif kind == "reopen":
+                await self.store.ratings.put_on_ladders(player)
             await admin.done(archive, action, self.clock())
             log.info("operator's action %d (%s) done in the live records", action, kind)
         return len(actions)

@@ -27,6 +27,7 @@ __all__ = [
     "done",
     "log_of",
     "pending",
+    "reopen_account",
     "report_rows",
     "void_changes",
     "void_race",
@@ -201,6 +202,30 @@ async def close_account(
                 reason, None,
             )  # fmt: skip
     return int(action), int(status.split()[-1])
+
+
+async def reopen_account(
+    archive: ArchiveStore, key: str, name: str, *, by: str, reason: str, now: float
+) -> int:
+    """Reopen the closed account of name key ``key``: ``closed_at`` cleared, the reopening
+    logged, pending for the ladders (its player back on them); the action's id.
+    AdminRefused when there is no such account or it is not closed."""
+    async with archive.connection() as conn, conn.transaction():
+        with archive.timed("admin_account"):
+            account = await conn.fetchrow(QUERIES["admin_account"], key)
+        if account is None:
+            raise AdminRefused(f"no account named {name}")
+        if account["closed_at"] is None:
+            raise AdminRefused(f"the account {account['name']} is not closed")
+        with archive.timed("admin_close_account"):
+            await conn.execute(QUERIES["admin_close_account"], account["id"], None)
+        with archive.timed("admin_action_insert"):
+            action = await conn.fetchval(
+                QUERIES["admin_action_insert"],
+                now, by, "reopen", account["name"], None, account["id"], account["player"],
+                reason, None,
+            )  # fmt: skip
+    return int(action)
 
 
 async def pending(archive: ArchiveStore, limit: int = 32) -> list[tuple[int, str, int, str]]:
