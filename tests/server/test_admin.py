@@ -138,6 +138,17 @@ async def _record(node: Any, player: str) -> tuple[int, dict[str, Any]]:
     return int(version), msgpack.unpackb(data, raw=False)
 
 
+async def _ranked(node: Any, player: str) -> None:
+    """Make ``player``'s record in spider1 one of a player with many rated races (sigma 3:
+    not provisional), standing on the ladder, as the node writes it."""
+    redis = node.node.store.redis
+    version, data = await _record(node, player)
+    vr = data["variants"]["spider1"]
+    vr["sigma"], vr["rated"] = 3.0, 30
+    await redis.hset(keys.record(player), mapping={"v": str(version + 1), "d": msgpack.packb(data)})
+    await redis.zadd(keys.ladder("humans", "spider1"), {player: display(vr["mu"], 3.0)})
+
+
 async def _farm_and_honest(node: Any, clock: TestClock) -> tuple[list[Client], list[Client]]:
     farmers = [
         await _connect(node, await account_token(node, name, address=FARM_ADDRESS), FARM_ADDRESS)
@@ -204,6 +215,7 @@ async def test_void_undoes_a_race_once_and_is_logged(
                 codes[1],
             )
         assert {r["player"] for r in rows} == {a.player, b.player}
+        await _ranked(node, a.player)  # as a player with many races behind them
         version, before = await _record(node, a.player)
         status, out, err = await _admin(
             "void", codes[1], "--reason", "farmed", "--by", "ops", "--database", pg_database.url
@@ -212,7 +224,9 @@ async def test_void_undoes_a_race_once_and_is_logged(
         assert f"race {codes[1]} voided" in out
 
         async def undone() -> bool:
-            return (await _record(node, a.player))[0] > version
+            async with archive.connection() as conn:
+                done = await conn.fetchval("SELECT done_at FROM admin_actions")
+            return done is not None
 
         await _until(undone, "the void carried into Redis")
         _, after = await _record(node, a.player)
@@ -223,9 +237,12 @@ async def test_void_undoes_a_race_once_and_is_logged(
             was["sigma"] - (change["sigma_after"] - change["sigma_before"])
         )
         assert now["rated"] == was["rated"] - 1
+        assert now["sigma"] < 5  # still ranked: the ladder follows
         ladder = keys.ladder("humans", "spider1")
         score = await node.node.store.redis.zscore(ladder, a.player)
-        assert score == display(now["mu"], now["sigma"])
+        assert score == display(now["mu"], now["sigma"]) != display(was["mu"], was["sigma"])
+        # Bea's rating is provisional after it: on no ladder
+        assert await node.node.store.redis.zscore(ladder, b.player) is None
         async with archive.connection() as conn:
             voided = await conn.fetch(
                 "SELECT c.voided, r.code FROM rating_changes c JOIN races r ON r.id = c.race_id"
@@ -272,7 +289,8 @@ async def test_close_ends_sessions_refuses_sign_in_and_leaves_the_ladder(
         await _archived(node, clock, 1)
         redis = node.node.store.redis
         ladder = keys.ladder("humans", "spider1")
-        assert await redis.zscore(ladder, b.player) is not None
+        for player in (a.player, b.player):  # as players with many races behind them
+            await _ranked(node, player)
         assert (await count_rows(node))[1] == 2
         status, out, err = await _admin(
             "close", "bea", "--reason", "farming", "--by", "ops", "--database", pg_database.url

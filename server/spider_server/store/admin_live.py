@@ -5,7 +5,8 @@ A void moves each player's ``mu`` and ``sigma`` in the race's variant back by th
 change (and counts one rated race less), with a check-and-set on the record's version
 (:data:`UNDO_CHANGE`, one more version, as a race's settlement writes it), and puts the
 rating shown on the player's ladder where they stand on it (ZADD XX: a player off the
-ladders stays off). Each (action, player) is done once: ``{ratings}:voided`` (a hash,
+ladders stays off), or takes them off it when no rated race is left or the rating is
+provisional again. Each (action, player) is done once: ``{ratings}:voided`` (a hash,
 ``<action id>:<player>`` -> 1) holds those done, and the script checks it in the same
 step, so every node may try at once.
 """
@@ -43,8 +44,8 @@ end
 return 1
 """
 """KEYS: the record, :data:`VOIDED`, the ladder; ARGV: the done field, the version read,
-the record's new fields (msgpack), the rating shown ('' when no rated race is left: off
-the ladder), the player. 0: done before; -1: the record moved on; 1: written."""
+the record's new fields (msgpack), the rating shown ('' when no rated race is left or the
+rating is provisional: off the ladder), the player. 0: done before; -1: the record moved on; 1: written."""
 
 MIN_SIGMA = 0.001
 
@@ -82,7 +83,7 @@ async def undo_change(
     async def commit(record: Record) -> Record | None:
         vr = record.variants[change.variant]
         ladder = keys.ladder(pool_of(record.bot), change.variant)
-        rating = str(vr.rating) if vr.rated else ""
+        rating = str(vr.rating) if vr.rated and not vr.provisional else ""
         with as_unavailable:
             reply = await script(
                 keys=[keys.record(change.player), VOIDED, ladder],
