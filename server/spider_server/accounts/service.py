@@ -51,6 +51,7 @@ from .guests import Guests
 from .passwords import Busy, Hasher, PasswordRefused, check_password
 
 __all__ = [
+    "AccountClosed",
     "AccountError",
     "Accounts",
     "BadCredentials",
@@ -68,7 +69,6 @@ __all__ = [
     "PasskeyTaken",
     "Signed",
     "TooSoon",
-    "AccountClosed",
     "Unauthorized",
     "WeakPassword",
 ]
