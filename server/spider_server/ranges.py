@@ -75,6 +75,7 @@ RANGES: dict[str, Range] = {
     "race_ttl": Range(60, 365 * DAY),
     "results_ttl": Range(60, 10 * 365 * DAY),
     "archived_ttl": Range(0, 10 * 365 * DAY),
+    "address_keep_days": Range(1, 3650),
     "archive_backlog_max": Range(1, 100_000_000),
     "database_pool": Range(1, 1000),
     "database_statement_timeout": Range(0.1, 3600),

@@ -179,6 +179,9 @@ class Settings:
     archive_backlog_max: int = 10000
     """Finished races waiting for the database at most: past it, creating races and quick
     match answer ``unavailable`` (Redis memory stays bounded while the database is down)."""
+    address_keep_days: int = 30
+    """Days the address each player joined a rated race from is kept (the operators'
+    report, ``spider-race admin report``); older ones are deleted."""
     database_pool: int = 10
     """Connections a node keeps to the database at most."""
     database_statement_timeout: float = 10.0

@@ -14,6 +14,7 @@ from importlib import metadata
 from typing import Any
 
 from .account_command import add_account_parser
+from .admin_command import add_parser as add_admin_parser
 from .credentials import DEFAULT_URL, TOKEN_ENV
 
 __all__ = ["main", "build_parser", "play_app", "version"]
@@ -218,6 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--seed", default=None, help="deal this seed (default: a random one)")
 
+    add_admin_parser(sub)
     p = sub.add_parser("bench", help="benchmarks that print figures")
     p.add_argument(
         "what",
@@ -460,6 +462,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .export_command import run_export
 
         return run_export(args)
+    if command == "admin":
+        from .admin_command import run_admin
+
+        return run_admin(args)
     if command == "play":
         return _play(args)
     if command == "account":

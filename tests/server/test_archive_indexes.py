@@ -67,6 +67,14 @@ FILL = [
     """INSERT INTO passkeys (id, account_id, public_key, sign_count, name, created_at)
         SELECT sha256((a.id * 10 + k)::text::bytea), a.id, '\\xa5'::bytea, 0, 'key', 1.7e9 + k
         FROM accounts a, generate_series(1, 2) AS k""",
+    # the addresses of the rated races' players; the operators' actions, a few pending
+    """INSERT INTO rated_addresses (race_id, player, address, at)
+        SELECT p.race_id, p.player, '198.51.100.' || (p.race_id % 200), r.finished_at
+        FROM race_players p JOIN races r ON r.id = p.race_id WHERE r.rated""",
+    """INSERT INTO admin_actions (at, by, action, target, race_id, reason, done_at)
+        SELECT 1.7e9 + i, 'ops', 'void', 'C' || (i * 2), i * 2, 'farming',
+               CASE WHEN i % 500 = 0 THEN NULL ELSE 1.7e9 + i + 1 END
+        FROM generate_series(1, 3000) AS i""",
 ]
 
 

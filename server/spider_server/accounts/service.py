@@ -44,6 +44,7 @@ from ..names import NameRefused, check_name
 from ..settings import Settings
 from ..store import accounts as rows
 from ..store.account_limits import AccountLimits
+from ..store.admin import account_closed
 from ..store.archive import ArchiveStore
 from ..tokens import (
     API_PREFIX,
@@ -59,6 +60,7 @@ from .passwords import Busy, Hasher, PasswordRefused, check_password
 from .speakers import Speaker, account_identity, api_speaker
 
 __all__ = [
+    "AccountClosed",
     "AccountError",
     "Accounts",
     "BadCredentials",
@@ -126,6 +128,10 @@ class BadCredentials(AccountError):
 
 class Unauthorized(AccountError):
     status, code = 401, "unauthorized"
+
+
+class AccountClosed(AccountError):
+    status, code = 403, "account_closed"
 
 
 class CrossOrigin(AccountError):
@@ -372,6 +378,8 @@ class Accounts:
         return await self.new_session(account, address=address, agent=agent)
 
     async def new_session(self, account: rows.AccountRow, *, address: str, agent: str) -> Signed:
+        if await account_closed(self.db(), account.id):
+            raise AccountClosed(f"the account {account.name} was closed by the service's operators")
         token = new_session_token()
         hashed = rows.token_hash(token)
         now = self.clock()

@@ -249,6 +249,12 @@ class Change:
     after: int
     provisional: bool
     pool: str
+    mu_before: float | None = None
+    sigma_before: float | None = None
+    mu_after: float | None = None
+    sigma_after: float | None = None
+    """The rating's mu and sigma before and after the race (an operator's void of the race
+    moves them back by the difference)."""
 
 
 @dataclass(kw_only=True)
@@ -321,6 +327,7 @@ def settle(
         rec = old[pl.player]
         vr = rec.variants.get(variant) or VariantRecord()
         before = vr.rating
+        mu_before, sigma_before = vr.mu, vr.sigma
         won = pl.status == "won"
         vr = replace(
             vr,
@@ -347,6 +354,10 @@ def settle(
                     after=vr.rating,
                     provisional=vr.provisional,
                     pool=pool_of(pl.bot),
+                    mu_before=mu_before,
+                    sigma_before=sigma_before,
+                    mu_after=vr.mu,
+                    sigma_after=vr.sigma,
                 )
             )
         variants = {**rec.variants, variant: vr}

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from ..errors import Unavailable
 from ..race import Race
 from ..settings import Settings
-from ..store import Store
+from ..store import Store, rated_addresses
 from ..store.archive import ArchiveStore
 from ..store.archive_queue import ArchiveQueue, parse_marker
 from ..store.archive_races import ArchivedRaces
@@ -177,6 +177,8 @@ class Archiver:
         players = [r.player for r in race.final.results if not r.ghost]
         records = await self.store.ratings.load_records(players)
         wrote = await self.archive.write(race, changes, records)
+        if race.options.rated:  # the addresses its players joined from, for the report
+            await rated_addresses.keep(self.store.redis, self.archive, race)
         if self.archived_races is not None:  # changed meanwhile (its par landed): the row too
             version = await self.store.races.race_version(code)
             if version is not None and version != race.version:

@@ -39,10 +39,11 @@ from collections.abc import Awaitable, Callable
 from ..errors import Unavailable
 from ..settings import Settings
 from ..store import Store, keys
-from ..store.accounts import accounts_of_players
+from ..store.accounts import accounts_of_players, ranked_players
 from ..store.archive import ArchiveStore
 from ..store.archive_rebuild import archived_codes, import_records, keep_lines, records_page
 from ..store.ratings_cache import RatingsCache
+from .admin import AdminStep
 from .archiver import Archiver
 
 __all__ = ["LEASE", "PAGE", "Rebuild"]
@@ -74,6 +75,8 @@ class Rebuild:
         self.node = settings.node
         self.ready = asyncio.Event()
         """Set once the ratings cache is whole and today's data archived (by any node)."""
+        self.admin = AdminStep(store, settings, clock)
+        """The operators' actions carried into Redis (each turn, once the cache is whole)."""
 
     @property
     def archive(self) -> ArchiveStore | None:
@@ -119,7 +122,7 @@ class Rebuild:
             page = await records_page(self.archive, after, PAGE)
             if not page:
                 break
-            ranked = await accounts_of_players(self.archive, [rec.player for rec, _ in page])
+            ranked = await ranked_players(self.archive, [rec.player for rec, _ in page])
             written += await self.cache.put(page, rebuild=True, ranked=ranked)
             seen += len(page)
             after = page[-1][0].player
@@ -203,7 +206,8 @@ class Rebuild:
             return
         while True:
             try:
-                await self.step()
+                if await self.step() and self.archive is not None:
+                    await self.admin.step(self.archive)
             except Unavailable as e:
                 log.warning("ratings cache rebuild: %s", e)
             except Exception:

@@ -30,6 +30,7 @@ from ..errors import (
 from ..fanout.watches import Subscription
 from ..race import Race, RaceState
 from ..runners.seeds import Seeds
+from ..store import rated_addresses
 from ..transport import stamp
 from ..workers import ProofCapReached
 from .actions import deal_out
@@ -37,7 +38,15 @@ from .core import Session, log, race_code
 from .matching import check_seat, confirm_seat, match_cancelled
 from .snapshots import FINISHED_CATCH_UP, Snapshot, snapshot_of
 
-__all__ = ["join", "send_joined", "wait_for_deal"]
+__all__ = ["join", "note_address", "send_joined", "wait_for_deal"]
+
+
+async def note_address(session: Session, code: str) -> None:
+    """Note the address the player joined rated race ``code`` from (kept with the race
+    when it is archived: :mod:`..store.rated_addresses`)."""
+    ctx = session.ctx
+    ttl = 2 * ctx.settings.race_ttl
+    await rated_addresses.note(ctx.store.redis, code, session.player, session.address, ttl)
 
 
 async def join(session: Session, msg: Join) -> None:
@@ -122,6 +131,8 @@ async def _join_as_player(session: Session, msg: Join, code: str, race: Race) ->
         await ctx.store.players.add_player_race(session.player, code)
     elif msg.role == "player" and race.options.quick:  # a matched player: seat confirmed
         race = await confirm_seat(session, race)
+    if msg.role == "player" and race.options.rated:  # for the operators' report
+        await note_address(session, code)
     if msg.role == "player" and race.preparing:
         _wait_again(session, await session.load(code))
 

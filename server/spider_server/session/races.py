@@ -40,7 +40,7 @@ from ..workers.child import SUGGESTIONS
 from .actions import apply
 from .core import Session, log, race_code
 from .creation import check_creation
-from .joining import join, send_joined, wait_for_deal
+from .joining import join, note_address, send_joined, wait_for_deal
 from .matching import dodge
 
 __all__ = ["HintBudgetSpent", "create_race", "daily_race", "hint", "join", "leave", "ready"]
@@ -80,6 +80,8 @@ async def create_race(session: Session, msg: CreateRace) -> None:
     finally:
         if claim is not None:
             await open_list.settle(claim, session.player, session.address, code)
+    if options.rated:  # for the operators' report
+        await note_address(session, code)
     if options.winnable and seed is None:
         wait_for_deal(session, Seeds.race_key(code), options.variant)
     await send_joined(session, msg.req, code, "player", None)

@@ -28,6 +28,7 @@ __all__ = [
     "account_by_player",
     "account_row",
     "accounts_of_players",
+    "ranked_players",
     "create_account",
     "create_session",
     "end_other_sessions",
@@ -59,6 +60,9 @@ QUERIES: dict[str, str] = {
         "SELECT id, name, name_key, password, player, created_at, bot FROM accounts WHERE player = $1"
     ),
     "accounts_of_players": "SELECT player FROM accounts WHERE player = ANY($1::text[])",
+    "ranked_players": (
+        "SELECT player FROM accounts WHERE player = ANY($1::text[]) AND closed_at IS NULL"
+    ),
     "account_password": "UPDATE accounts SET password = $2, password_at = $3 WHERE id = $1",
     "account_bot": (
         "UPDATE accounts SET bot = true, bot_at = $2 WHERE id = $1 AND (bot OR NOT EXISTS "
@@ -97,6 +101,7 @@ EXAMPLES: dict[str, tuple[Any, ...]] = {
     "account_by_key": ("ada",),
     "account_by_player": ("p0123456789ab",),
     "accounts_of_players": (["p0123456789ab", "p0123456789ac"],),
+    "ranked_players": (["p0123456789ab", "p0123456789ac"],),
     "account_password": (1, "$argon2id$...", 1.7e9),
     "account_bot": (1, 1.7e9),
     "session_insert": (_HASH, 1, 1.7e9, "127.0.0.1", "curl/8"),
@@ -196,16 +201,24 @@ async def accounts_of_players(archive: ArchiveStore, players: list[str]) -> set[
     return {r["player"] for r in rows}
 
 
+async def ranked_players(archive: ArchiveStore, players: list[str]) -> set[str]:
+    """Those of ``players`` whose ratings stand on the ladders: accounts' not closed."""
+    async with archive.connection() as conn:
+        with archive.timed("ranked_players"):
+            rows = await conn.fetch(QUERIES["ranked_players"], players)
+    return {r["player"] for r in rows}
+
+
 def ranked_records(
     archive: ArchiveStore,
 ) -> Callable[[list[str]], Awaitable[tuple[dict[str, Record], set[str]]]]:
     """What reads players' archived records for the ratings cache: their newest records
-    (:meth:`~.archive.ArchiveStore.records`) and which of them are accounts' (their
-    ratings stand on the ladders; a guest's do not)."""
+    (:meth:`~.archive.ArchiveStore.records`) and which of them are accounts' not closed
+    (their ratings stand on the ladders; a guest's or a closed account's do not)."""
 
     async def read(players: list[str]) -> tuple[dict[str, Record], set[str]]:
         found = await archive.records(players)
-        return found, await accounts_of_players(archive, list(found)) if found else set()
+        return found, await ranked_players(archive, list(found)) if found else set()
 
     return read
 

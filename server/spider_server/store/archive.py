@@ -79,7 +79,8 @@ QUERIES: dict[str, str] = {
     ),
     "write_changes": (
         "INSERT INTO rating_changes (player, race_id, variant, pool, before, after, "
-        "provisional) VALUES ($1, $2, $3, $4, $5, $6, $7)"
+        "provisional, mu_before, sigma_before, mu_after, sigma_after) VALUES ($1, $2, $3, "
+        "$4, $5, $6, $7, $8, $9, $10, $11)"
     ),
     "write_records": (
         "INSERT INTO player_records (player, version, name, data, race_id) VALUES ($1, "
@@ -99,7 +100,7 @@ queries in such a ``QUERIES``."""
 EXAMPLES: dict[str, tuple[Any, ...]] = {
     "write_race": ("K7QX2", 1.7e9, 1.7e9 + 300, "spider1", True, "", 2, 400, b"\x80", b"\x80"),
     "write_players": ("p1", 1, "Ada", 1, "won", 201.7, 377, 500, False),
-    "write_changes": ("p1", 1, "spider1", "humans", 1500, 1533, True),
+    "write_changes": ("p1", 1, "spider1", "humans", 1500, 1533, True, 25.0, 8.3, 26.0, 8.0),
     "write_records": ("p1", 3, "Ada", b"\x80", 1),
     "race": ("K7QX2",),
     "records": (["p1", "p2"],),
@@ -322,7 +323,19 @@ class ArchiveStore:
                     await conn.executemany(
                         QUERIES["write_changes"],
                         [
-                            (c.player, race_id, variant, c.pool, c.before, c.after, c.provisional)
+                            (
+                                c.player,
+                                race_id,
+                                variant,
+                                c.pool,
+                                c.before,
+                                c.after,
+                                c.provisional,
+                                c.mu_before,
+                                c.sigma_before,
+                                c.mu_after,
+                                c.sigma_after,
+                            )
                             for c in changes
                         ],
                     )
