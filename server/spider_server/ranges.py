@@ -63,6 +63,8 @@ RANGES: dict[str, Range] = {
     "address_connections": Range(1, 1_000_000),
     "address_new_players": Range(1, 1_000_000),
     "address_returns": Range(1, 1_000_000),
+    "rated_pair_per_day": Range(1, 1000),
+    "rated_pair_window": Range(60, 30 * 86400),
     "address_creations": Range(1, 1_000_000),
     "player_creations": Range(1, 1_000_000),
     "player_open_races": Range(1, 1000),

@@ -207,6 +207,10 @@ class Settings:
     rated_idle_limit: int = 120
     """The ``idle_limit`` of every rated race, quick matches included (fixed: a rated
     ``create_race`` may not ask for another)."""
+    rated_pair_per_day: int = 3
+    """Rated races a pair may race in ``rated_pair_window`` and still rate each other."""
+    rated_pair_window: float = 86400.0
+    """The window of ``rated_pair_per_day``, seconds."""
     rated_time_limits: str = ""
     """The time limits a rated race may have, seconds, comma-separated, for every variant
     (empty: each variant's own set, docs/server.md)."""

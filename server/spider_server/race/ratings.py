@@ -40,6 +40,8 @@ __all__ = [
     "HUMANS",
     "BOTS",
     "PROVISIONAL_SIGMA",
+    "OPPONENTS_KEPT",
+    "PairLimit",
     "MAX_CHANGE",
     "MIN_MOVERS",
     "Change",
@@ -137,6 +139,13 @@ class VariantRecord:
     """The best rating shown after a rated race (not provisional)."""
     history: list[tuple[float, int]] = field(default_factory=list)
     """(time, rating shown) after each of the last rated races, oldest first (capped)."""
+    opponents: list[tuple[float, str]] = field(default_factory=list)
+    """(time, opponent) of each opponent of the pool in each rated race of the pair
+    window (:class:`PairLimit`), oldest first: how often a pair raced rated lately."""
+
+    def raced(self, opponent: str, since: float) -> int:
+        """Rated races against ``opponent`` since ``since``."""
+        return sum(1 for at, who in self.opponents if who == opponent and at >= since)
 
     @property
     def rating(self) -> int:
@@ -158,6 +167,7 @@ class VariantRecord:
             "best_streak": self.best_streak,
             "best_rating": self.best_rating,
             "history": [list(h) for h in self.history],
+            "opponents": [list(o) for o in self.opponents],
         }
 
     @classmethod
@@ -173,11 +183,25 @@ class VariantRecord:
             best_streak=int(f.get("best_streak", 0)),
             best_rating=f.get("best_rating"),
             history=[(float(t), int(r)) for t, r in f.get("history", [])],
+            opponents=[(float(t), str(o)) for t, o in f.get("opponents", [])],
         )
 
 
 RATING_HISTORY = 50
 """Points of rating history kept per player and variant."""
+OPPONENTS_KEPT = 1000
+"""The most (time, opponent) entries a variant record keeps (the oldest go first)."""
+
+
+@dataclass(frozen=True)
+class PairLimit:
+    """A player is rated on the ranking restricted to themselves and the opponents they
+    have raced fewer than ``races`` rated races with in the last ``window`` seconds (a
+    player with no such opponent is unrated in that race): the same opponents over and
+    over move nobody's rating."""
+
+    races: int = 3
+    window: float = 86400.0
 
 
 @dataclass(kw_only=True)
@@ -283,6 +307,41 @@ class Settlement:
     changes: list[Change]
 
 
+def _rated(
+    ranking: list[tuple[str, int]],
+    current: Mapping[str, tuple[float, float]],
+    records: Mapping[str, Record],
+    variant: str,
+    now: float,
+    pairs: PairLimit | None,
+) -> dict[str, tuple[float, float]]:
+    """New (mu, sigma) of the players of one pool's ``ranking``: each on the ranking
+    restricted to the opponents :class:`PairLimit` leaves them (the whole one when it
+    leaves every opponent), cut back by :func:`capped`; a player left no opponent is
+    left out (unrated)."""
+    limit = pairs or PairLimit()
+    since = now - limit.window
+    whole: dict[str, tuple[float, float]] | None = None
+    out: dict[str, tuple[float, float]] = {}
+    mine = {p: records[p].variants.get(variant) or VariantRecord() for p, _ in ranking}
+    for player, _ in ranking:
+        kept = [  # a pair's count as either record has it (the larger)
+            (q, r)
+            for q, r in ranking
+            if q == player
+            or max(mine[player].raced(q, since), mine[q].raced(player, since)) < limit.races
+        ]
+        if len(kept) < 2:
+            continue  # every opponent raced with them too often lately: unrated
+        if len(kept) == len(ranking):
+            whole = whole or rate(ranking, current)
+            mu, sigma = whole[player]
+        else:
+            mu, sigma = rate(kept, current)[player]
+        out[player] = capped(current.get(player, (MODEL.mu, MODEL.sigma)), mu, sigma)
+    return out
+
+
 def settle(
     *,
     code: str,
@@ -291,13 +350,15 @@ def settle(
     placings: Sequence[Placing],
     records: Mapping[str, Record],
     now: float,
+    pairs: PairLimit | None = None,
 ) -> Settlement:
     """The records, history lines and rating changes of a finished race: every player's
     counts per variant (played, won, best time, streaks) move; with ``rated`` (and at least
     :data:`MIN_MOVERS` players who made a move: else an abort, unrated), each pool's
     players are rated by their ranks among themselves (:func:`rate`), guests never (none
     is let into a rated race; one in a race from before is left out of its ranking and
-    keeps its rating as it was, frozen). ``records`` are the
+    keeps its rating as it was, frozen), each on the ranking restricted to the opponents of
+    ``pairs`` (default :class:`PairLimit`). ``records`` are the
     players' records now (a player without one starts afresh); the records returned carry
     the version they were read at."""
     old: dict[str, Record] = {}
@@ -305,6 +366,8 @@ def settle(
         rec = records.get(pl.player) or Record(player=pl.player)
         old[pl.player] = in_pool(rec, pl.bot)
     new_ratings: dict[str, tuple[float, float]] = {}
+    mates: dict[str, list[str]] = {}
+    """Each rated player's opponents of their pool (counted for :class:`PairLimit`)."""
     if rated and sum(pl.moves > 0 for pl in placings) < MIN_MOVERS:
         rated = False  # an abort: nobody (or one player alone) played
     if rated:
@@ -318,8 +381,8 @@ def settle(
                 if (vr := old[p].variants.get(variant)) is not None
             }
             if len(ranking) >= 2:
-                for p, (mu, sigma) in rate(ranking, current).items():
-                    new_ratings[p] = capped(current.get(p, (MODEL.mu, MODEL.sigma)), mu, sigma)
+                new_ratings.update(_rated(ranking, current, old, variant, now, pairs))
+                mates.update({p: [q for q, _ in ranking if q != p] for p, _ in ranking})
     out: list[Record] = []
     lines: dict[str, Line] = {}
     changes: list[Change] = []
@@ -339,6 +402,10 @@ def settle(
         vr.best_streak = max(vr.best_streak, vr.streak)
         if won and pl.time is not None and (vr.best_time is None or pl.time < vr.best_time):
             vr.best_time = pl.time
+        if pl.player in mates:  # the pairs of this rated race, within the window
+            since = now - (pairs or PairLimit()).window
+            lately = [o for o in vr.opponents if o[0] >= since]
+            vr.opponents = (lately + [(now, q) for q in mates[pl.player]])[-OPPONENTS_KEPT:]
         moved = pl.player in new_ratings
         if moved:
             vr.mu, vr.sigma = new_ratings[pl.player]

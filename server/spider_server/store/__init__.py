@@ -36,6 +36,7 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from ..race import event_data
+from ..race.ratings import PairLimit
 from ..settings import Settings
 from .accounts import ranked_records
 from .archive import archive_of
@@ -119,7 +120,8 @@ class Store:
         reads players' archived records (a record missing in Redis is read there)."""
         commits = CommitLink(redis, settings, batch=batch, clock=clock)
         races = RaceStore(redis, settings, commits)
-        ratings = RatingStore(redis, races, clock, archived)
+        pairs = PairLimit(settings.rated_pair_per_day, settings.rated_pair_window)
+        ratings = RatingStore(redis, races, clock, archived, pairs)
         return cls(
             redis=redis,
             health=health if health is not None else redis,

@@ -25,7 +25,16 @@ from redis.asyncio import Redis
 
 from ..errors import Conflict, Unavailable
 from ..race import Race
-from ..race.ratings import Change, Line, Placing, Record, pool_of, provisional, settle
+from ..race.ratings import (
+    Change,
+    Line,
+    PairLimit,
+    Placing,
+    Record,
+    pool_of,
+    provisional,
+    settle,
+)
 from . import keys
 from .codec import text
 from .guard import as_unavailable, check_and_set
@@ -82,8 +91,11 @@ class RatingStore:
         races: RaceStore,
         clock: Callable[[], float],
         archived: Archived | None = None,
+        pairs: PairLimit | None = None,
     ) -> None:
         self.redis = redis
+        self.pairs = pairs or PairLimit()
+        """How often a pair of players may race rated in a window and still be rated."""
         self.races = races
         """The races (a pending race is read to write its results)."""
         self.clock = clock
@@ -237,7 +249,7 @@ class RatingStore:
             done, records, now = loaded
             if done is not None:
                 return None
-            return _settlement(race, mark, placings, records, now)
+            return _settlement(race, mark, placings, records, now, self.pairs)
 
         async def commit(settled: _Settled) -> None:
             with as_unavailable:
@@ -321,7 +333,12 @@ def _row(place: int, player: str, rating: int, record: Record | None, variant: s
 
 
 def _settlement(
-    race: Race, mark: str, placings: list[Placing], records: dict[str, Record], now: float
+    race: Race,
+    mark: str,
+    placings: list[Placing],
+    records: dict[str, Record],
+    now: float,
+    pairs: PairLimit,
 ) -> _Settled:
     """Decide a finished race's settlement on the records read: the changes, and the
     script's keys and arguments that write them (checked against each record's version)."""
@@ -334,6 +351,7 @@ def _settlement(
         placings=placings,
         records=records,
         now=now,
+        pairs=pairs,
     )
     ladders: list[str] = []
     args: list[Any] = [
