@@ -75,6 +75,58 @@ async def test_the_same_pair_is_rated_three_times_a_day_then_not(
         assert {c.player for c in changes} == {a.player, b.player}
 
 
+async def test_the_attacks_against_a_real_node_are_refused_or_unrated(
+    redis_server: Any, server_node: Any, pg_database: Any
+) -> None:
+    """The farming loop through private races is refused (a private race is casual);
+    rated with live boards, hints, a chosen grace or a 1-second limit is invalid, with
+    the reason; a quick match nobody played, or one where one player moved against
+    none, moves no rating (an abort)."""
+    from spider_client import BadRequest
+
+    clock = TestClock()
+    node = await server_node(
+        redis_server.url, database_url=pg_database.url, clock=clock, **ACCOUNT_SETTINGS, **MATCH
+    )
+    tokens = [await account_token(node, n, address=f"198.51.100.{i}") for i, n in
+              enumerate(["Farmer", "Alt"], 1)]  # fmt: skip
+    async with (
+        await Client.connect(node.url, token=tokens[0]) as a,
+        await Client.connect(node.url, token=tokens[1]) as b,
+    ):
+        terms = {"variant": "spider1", "rated": True, "public": True, "time_limit": 600,
+                 "countdown": 3}  # fmt: skip
+        for asked, said in [
+            ({"public": False, "countdown": 0, "time_limit": 1}, "a private race is casual"),
+            ({"live_boards": True}, "live boards"),
+            ({"hints": True}, "no hints"),
+            ({"away_grace": 3600}, "away_grace"),
+            ({"time_limit": 1}, "one of 5, 10, 15 minutes"),
+        ]:
+            with pytest.raises(BadRequest, match=said):
+                await a.create_race(**{**terms, **asked})
+        assert await a.my_races() == []  # nothing made
+
+        for moves in ([], [a]):  # nobody moved; one move against none
+            codes = await asyncio.wait_for(
+                asyncio.gather(a.quick_match("spider1"), b.quick_match("spider1")), 30
+            )
+            clock.move(MATCH["match_countdown"] + 1)
+            for c in (a, b):
+                await c.wait_until(lambda c: c.view is not None, timeout=20)
+            for c in moves:
+                await c.move("+")
+            for c in (a, b):
+                await c.resign()
+            for c in (a, b):
+                await c.wait_until(lambda c: c.finished, timeout=20)
+            reply = await a.rating_changes(codes[0], timeout=20)
+            assert reply.applied and reply.rated and reply.changes == [], moves
+        records = await node.node.store.ratings.load_records([a.player, b.player])
+        assert {(r.variants["spider1"].rated, r.variants["spider1"].played)
+                for r in records.values()} == {(0, 2)}  # fmt: skip
+
+
 def _placings(*players: str) -> list[Placing]:
     return [
         Placing(player=p, name=p, rank=i + 1, status="won", time=10.0 + i, moves=20)
