@@ -110,7 +110,7 @@ async def test_a_deleted_account_leaves_its_results_and_nothing_personal(
     b = await Client.connect(node.url, token=otto["token"])
     await settled(node, quill, otto, bot=False)  # on the ladder after the race
     try:
-        code = await rated_race(b, a)  # rated: both have ratings, Otto's must hold
+        code = await rated_race(b, a, clock)  # rated: both have ratings, Otto's must hold
         before = await wait_for_ladder(b, "humans", {a.player, b.player})
     finally:
         await a.close()

@@ -62,16 +62,19 @@ async def _connect(node: Any, token: str, address: str) -> Client:
     return client
 
 
-async def _rated_race(clients: list[Client]) -> str:
+async def _rated_race(clients: list[Client], clock: TestClock) -> str:
     """A rated race of ``clients`` (the first creates it): each makes the same first move
     at the same moment of the node's clock (the same deal: the same progress), then
     resigns; every player ties, so that who wins is not up to the deal. Its code."""
-    joined = await clients[0].create(variant="spider1", rated=True, countdown=0)
+    joined = await clients[0].create(
+        variant="spider1", rated=True, public=True, time_limit=600, countdown=3
+    )
     code = joined.race.code
     for c in clients[1:]:
         await c.join(code)
     for c in clients:
         await c.ready(code)
+    clock.move(3)  # the countdown of a rated race
     views = [await c.expect("ack", lambda m: m.seq == 0) for c in clients]
     players = [Player(c, code, v.view) for c, v in zip(clients, views, strict=True)]
     moves = _moves(players[0].view)
@@ -160,9 +163,9 @@ async def _farm_and_honest(node: Any, clock: TestClock) -> tuple[list[Client], l
         token = await account_token(node, f"Honest{i}", address=address)
         honest.append(await _connect(node, token, address))
     for _ in range(RACES):
-        await _rated_race(farmers)
+        await _rated_race(farmers, clock)
     for k in range(RACES):  # four to a race, one sits out in turn: 5 or 6 races each
-        await _rated_race([c for i, c in enumerate(honest) if i != k % 5])
+        await _rated_race([c for i, c in enumerate(honest) if i != k % 5], clock)
     await _archived(node, clock, 2 * RACES)
     return farmers, honest
 
@@ -205,7 +208,7 @@ async def test_void_undoes_a_race_once_and_is_logged(
     a = await _connect(node, await account_token(node, "Ada"), "203.0.113.1")
     b = await _connect(node, await account_token(node, "Bea", address="203.0.113.2"), "203.0.113.2")
     try:
-        codes = [await _rated_race([a, b]) for _ in range(3)]
+        codes = [await _rated_race([a, b], clock) for _ in range(3)]
         await _archived(node, clock, 3)
         archive = node.node.archiver.archive
         async with archive.connection() as conn:
@@ -285,7 +288,7 @@ async def test_close_ends_sessions_refuses_sign_in_and_leaves_the_ladder(
     token = await account_token(node, "Bea", address="203.0.113.2")
     b = await _connect(node, token, "203.0.113.2")
     try:
-        await _rated_race([a, b])
+        await _rated_race([a, b], clock)
         await _archived(node, clock, 1)
         redis = node.node.store.redis
         ladder = keys.ladder("humans", "spider1")
@@ -363,7 +366,7 @@ async def test_addresses_of_rated_play_are_kept_for_the_days_the_setting_says(
     b = await _connect(node, await account_token(node, "Bea", address="2001:db8:1:2::9"),
                        "2001:db8:1:2::9")  # fmt: skip
     try:
-        await _rated_race([a, b])
+        await _rated_race([a, b], clock)
         casual = await a.create(variant="spider1", countdown=0)  # casual: nothing noted
         await b.join(casual.race.code)
         await _archived(node, clock, 1)

@@ -66,13 +66,18 @@ async def settled(node: Any, *accounts: dict[str, Any], bot: bool) -> None:
         )
 
 
-async def rated_race(winner: Client, loser: Client) -> str:
+RATED = {"variant": "spider1", "rated": True, "public": True, "time_limit": 600, "countdown": 3}
+"""A rated race's terms (docs/spec/rules.md, *Rated races*)."""
+
+
+async def rated_race(winner: Client, loser: Client, clock: TestClock) -> str:
     """A rated spider1 race of the two, finished: each makes a move (a race nobody played
     is an abort, unrated), then the loser resigns first."""
-    code = (await winner.create(variant="spider1", rated=True, countdown=0)).race.code
+    code = (await winner.create(**RATED)).race.code
     await loser.join(code)
     await winner.ready(code)
     await loser.ready(code)
+    clock.move(RATED["countdown"])
     players = [Player(c, code, (await c.expect("ack", lambda m: m.seq == 0)).view, seed=i)
                for i, c in enumerate((winner, loser))]  # fmt: skip
     for pl in players:
@@ -136,10 +141,15 @@ async def test_the_ladders_are_kept_apart(node: Any, clock: TestClock) -> None:
         await settled(node, bot_a, bot_b, bot=True)
         await settled(node, human_a, human_b, bot=False)
         for _ in range(2):  # farming against its own alt
-            await rated_race(farmer, alt)
-        code = await rated_race(hana, hugo)
-        # the farmer races the human who won: it is a bot there too
-        mixed = (await hana.create(variant="spider1", rated=True, countdown=0)).race.code
+            await rated_race(farmer, alt, clock)
+        code = await rated_race(hana, hugo, clock)
+        # the farmer may not race the human who won rated (one kind to a rated race)...
+        rated = (await hana.create(**RATED)).race.code
+        refused = await farmer.request(p.Join(req=0, code=rated))
+        assert refused.type == "error" and refused.error == "other_kind", refused
+        await hana.request(p.Leave(req=0, code=rated))
+        # ...and in a casual race it is a bot there too, whatever it said
+        mixed = (await hana.create(variant="spider1", countdown=0)).race.code
         joined = await farmer.request(p.Join(req=0, code=mixed))
         assert joined.type == "joined", joined
         me = next(pl for pl in joined.race.players if pl.player == bot_a["player"])
