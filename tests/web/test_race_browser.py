@@ -15,7 +15,6 @@ won.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 
 import msgpack
 import pytest
@@ -122,8 +121,14 @@ async def alice_moves(alice: Player, boards: list[Board], upto: int = len(LINE))
                 await check_board(alice, board, actions)
             if i == reload_click:
                 # a reload right after a click, before its ack can arrive
-                with contextlib.suppress(PlaywrightError):
-                    await page.evaluate(CLICK_THEN_RELOAD, [m.src, m.count])
+                for _ in range(20):  # until a click is taken, then the reload
+                    try:
+                        if not await page.evaluate(CLICK_THEN_RELOAD, [m.src, m.count]):
+                            await asyncio.sleep(0.1)
+                            continue
+                    except PlaywrightError:
+                        pass  # the reload ended the evaluation
+                    break
                 await page.wait_for_load_state("load")
             elif i == drop_click:
                 # a dropped connection: the click is kept and sent after the reconnect
@@ -160,11 +165,15 @@ CLICK_THEN_RELOAD = """([src, count]) => {
                 pointerType: 'mouse', clientX: r.left + 8, clientY: r.top + 5 };
     el.dispatchEvent(new PointerEvent('pointerdown', o));
     el.dispatchEvent(new PointerEvent('pointerup', o));
+    if (!window.spiderRace.session.busy()) return false;  // the click was not taken
     location.reload();
+    return true;
 }"""
 """A click on a card and a reload in one task: the page cannot take the ack in between.
 The card is looked up in that same task: a handle taken before may name an element that a
-render (another player's progress) has replaced since, and a click on it reaches nothing."""
+render (another player's progress) has replaced since, and a click on it reaches nothing.
+It reloads only once the page took the click (its action waits for an ack): else it says
+so (false), and the test clicks again."""
 
 
 SHORT = 22
