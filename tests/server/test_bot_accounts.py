@@ -13,13 +13,13 @@ import pytest
 
 from spider_client import protocol as p
 from spider_server.race.ratings import MODEL, Record, VariantRecord, in_pool
-from spider_server.runners.archiver import RETRY
 from spider_server.store import keys
 
 from .account_helpers import ACCOUNT_SETTINGS, basic, bearer, call
 from .clocks import TestClock
 from .server_helpers import TIMEOUT, Client, Player
 from .test_api_tokens import hello, new_token, sign_up
+from .test_archive_reads import archive_all
 
 
 @pytest.fixture
@@ -36,18 +36,6 @@ async def node(pg_database: Any, server_node: Any, redis_server: Any, clock: Tes
         sweep_interval=3600,  # the test's archive steps alone
         **ACCOUNT_SETTINGS,
     )
-
-
-async def archive_all(node: Any, clock: TestClock) -> None:
-    """Archive steps until nothing waits (the clock moved past each retry)."""
-    archiver = node.node.archiver
-    for _ in range(100):
-        await archiver.step()
-        if archiver.backlog == 0:
-            return
-        clock.move(RETRY + 1)
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"{archiver.backlog} races still wait for the archive")
 
 
 async def upgrade(node: Any, session: str) -> Any:
