@@ -99,8 +99,7 @@ class Settings:
     max_watched: int = 20
     """Races one connection may join (as player or spectator) at once."""
     max_actions: int = 10_000
-    """Actions (moves, deals, undos) a player's game may have; past it a move or undo is
-    refused with ``too_many_actions`` (a resign is always taken)."""
+    """Actions a game may have; past it a move or undo is ``too_many_actions``."""
     max_time_limit: int = 4 * 3600
     max_countdown: int = 60
     hello_timeout: float = 10.0
@@ -110,9 +109,10 @@ class Settings:
     ping_interval: float = 20.0
     ping_timeout: float = 20.0
     progress_interval: float = 0.1
-    """Progress that comes to a player within this many seconds of the last one sent is
-    held, and sent together at most this much later: the latest of each player, in one
-    frame (spectators get every event at once). 0: every progress at once."""
+    """Progress to a player within this of the last sent is held, and sent together at most
+    this much later, the latest of each player (0: every progress at once)."""
+    commit_spacing: float = 0.002
+    """The least time between two writes of players' actions to Redis (0: none)."""
     send_queue: int = 2000
     """Frames queued for a slow reader before its connection is closed."""
     send_bytes: int = 8 << 20

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, NamedTuple
@@ -120,6 +121,10 @@ class CommitLink:
         self._action_keys: dict[tuple[str, str], list[str]] = {}
         """The keys an action of (race, player) touches (kept for the next action)."""
         self._flushes: set[asyncio.Task[None]] = set()
+        self._flushed_at = -math.inf
+        """When the last batch was written (the event loop's clock)."""
+        self.writes = 0
+        """Batches of players' actions written so far."""
         self.durability = Durability(settings.durability, settings.durability_timeout)
         """When a commit counts as saved (:mod:`.durability`): the commits of one batch
         share one wait, after them on their connection, before any of them is acked."""
@@ -153,12 +158,19 @@ class CommitLink:
         future: asyncio.Future[Any] = loop.create_future()
         self._pending.append((key_list, args, future))
         if len(self._pending) == 1:
-            loop.call_soon(self._flush_soon)
+            wait = self._flushed_at + self.settings.commit_spacing - loop.time()
+            if wait > 0:  # the last write was just now: the next gathers what comes meanwhile
+                loop.call_later(wait, self._flush_soon)
+            else:
+                loop.call_soon(self._flush_soon)
         return future
 
     def _flush_soon(self) -> None:
         batch, self._pending = self._pending, []
-        task = asyncio.get_running_loop().create_task(self._flush(batch))
+        loop = asyncio.get_running_loop()
+        self._flushed_at = loop.time()
+        self.writes += 1
+        task = loop.create_task(self._flush(batch))
         self._flushes.add(task)
         task.add_done_callback(self._flushes.discard)
 
