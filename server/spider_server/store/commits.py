@@ -125,6 +125,8 @@ class CommitLink:
         """When the last batch was written (the event loop's clock)."""
         self.writes = 0
         """Batches of players' actions written so far."""
+        self._alone: str | bytes | None = None
+        """The player whose actions alone the last batch wrote (None: several players')."""
         self.durability = Durability(settings.durability, settings.durability_timeout)
         """When a commit counts as saved (:mod:`.durability`): the commits of one batch
         share one wait, after them on their connection, before any of them is acked."""
@@ -159,7 +161,10 @@ class CommitLink:
         self._pending.append((key_list, args, future))
         if len(self._pending) == 1:
             wait = self._flushed_at + self.settings.commit_spacing - loop.time()
-            if wait > 0:  # the last write was just now: the next gathers what comes meanwhile
+            # the last write was just now, and not of this player's last action alone (a
+            # player acting alone is never held back by their own): the next write gathers
+            # what comes meanwhile
+            if wait > 0 and args[1] != self._alone:
                 loop.call_later(wait, self._flush_soon)
             else:
                 loop.call_soon(self._flush_soon)
@@ -170,6 +175,8 @@ class CommitLink:
         loop = asyncio.get_running_loop()
         self._flushed_at = loop.time()
         self.writes += 1
+        players = {args[1] for _, args, _ in batch}
+        self._alone = players.pop() if len(players) == 1 else None
         task = loop.create_task(self._flush(batch))
         self._flushes.add(task)
         task.add_done_callback(self._flushes.discard)
