@@ -128,7 +128,9 @@ async def test_play_comes_back_as_the_same_player(node: Any, tmp_path: Path) -> 
         await until(lambda: unfinished.option_count > 0)
         assert unfinished.get_option_at_index(0).id == code
         assert code in str(unfinished.get_option_at_index(0).prompt)
-        assert lobby.focused is unfinished  # a key away from coming back
+        # a key away from coming back (the list shows before the focus, which the app
+        # moves on its next turn)
+        await until(lambda: lobby.focused is unfinished)
         await pilot.press("enter")
         await until(lambda: isinstance(lobby.screen, RaceScreen))
         client = lobby.client

@@ -322,7 +322,7 @@ class LobbyScreen(Screen[None]):
     def show_unfinished(self, races: list[MyRace]) -> None:
         """Show the player's unfinished races (:func:`unfinished`) at the top of the form;
         the first time there are some, the focus goes to them if it is still where the
-        lobby put it."""
+        lobby put it (or not placed yet: the lobby's own focus may still be on its way)."""
         shown = unfinished(races)
         listed = self.query_one("#unfinished-list", OptionList)
         was_shown = listed.display
@@ -331,7 +331,7 @@ class LobbyScreen(Screen[None]):
         self.query_one("#unfinished-heading").display = bool(shown)
         if shown:
             listed.highlighted = 0
-            if not was_shown and self.focused is self.query_one("#variant", Select):
+            if not was_shown and self.focused in (None, self.query_one("#variant", Select)):
                 listed.focus()
 
     @on(OptionList.OptionSelected, "#open-race-list")
