@@ -13,13 +13,21 @@ from tests.client.client_helpers import FAST
 from tests.faults.fault_helpers import start_racers
 
 
-def _slow_network(node) -> None:
-    """The node's side of the stalled spectator's connection buffers little in the kernel."""
-    (conn,) = [
-        c
-        for c in node.node.connections
-        if c.session.identity and c.session.identity.name == "stalled"
-    ]
+async def _slow_network(node) -> None:
+    """The node's side of the stalled spectator's connection buffers little in the kernel
+    (once the node has taken its hello: a busy machine may take a while)."""
+
+    def stalled() -> list:
+        return [
+            c
+            for c in node.node.connections
+            if c.session.identity and c.session.identity.name == "stalled"
+        ]
+
+    async with asyncio.timeout(30):
+        while not stalled():
+            await asyncio.sleep(0.02)
+    (conn,) = stalled()
     conn.ws.transport.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
 
 
@@ -48,9 +56,8 @@ async def test_a_spectator_that_never_reads_is_cut_and_slows_nobody(
     await watcher.join(code, "spectator")
     stalled = await stalled_spectator(node.url, code)
     try:
-        await asyncio.sleep(0.2)
+        await _slow_network(node)  # waits for its hello
         assert len(node.node.connections) == 3
-        _slow_network(node)
         # the reader went on getting every event
         assert await _race_watched(racer, watcher, least=1000, seconds=0.1) >= 1000
         # the one that never read was closed for it (1008), and then cut
@@ -88,7 +95,7 @@ async def test_metrics_count_a_reader_that_stopped_and_forget_it_once_gone(
             if len(node.node.connections) == 3:
                 break
             await asyncio.sleep(0.02)
-        _slow_network(node)
+        await _slow_network(node)
         # it asks for the race again and again and reads none of the replies: once the
         # socket takes no more, the node queues them and says so
         for _ in range(400):
