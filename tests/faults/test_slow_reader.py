@@ -91,11 +91,7 @@ async def test_metrics_count_a_reader_that_stopped_and_forget_it_once_gone(
     metrics = metrics_url(node.url)
     try:
         assert await asyncio.to_thread(backlog) == (0, 0)
-        for _ in range(100):
-            if len(node.node.connections) == 3:
-                break
-            await asyncio.sleep(0.02)
-        await _slow_network(node)
+        await _slow_network(node)  # waits for its hello
         # it asks for the race again and again and reads none of the replies: once the
         # socket takes no more, the node queues them and says so
         for _ in range(400):

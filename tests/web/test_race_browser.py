@@ -129,6 +129,8 @@ async def alice_moves(alice: Player, boards: list[Board], upto: int = len(LINE))
                     except PlaywrightError:
                         pass  # the reload ended the evaluation
                     break
+                else:
+                    raise AssertionError("the page took none of 20 clicks before the reload")
                 await page.wait_for_load_state("load")
             elif i == drop_click:
                 # a dropped connection: the click is kept and sent after the reconnect
