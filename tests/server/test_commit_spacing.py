@@ -27,7 +27,7 @@ KEYS = [f"{{spacing}}:k{i}" for i in range(10)]
 def action(player: str = "p") -> list[str | bytes]:
     """The arguments of an action of ``player`` on a race that does not exist: the script
     answers ``{0, 'state'}`` and writes nothing, which is all a count of writes needs."""
-    return ["0", player, "c", "60", "100", "n", "0", "f1c", b"", b"", "0", "0"]
+    return ["0", player, "f1c", b"", b"", "0", "0"]
 
 
 async def _link(url: str) -> tuple[Any, CommitLink]:

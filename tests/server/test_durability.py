@@ -74,9 +74,10 @@ async def test_replica_durability_acks_once_a_replica_has_it(
         waits_before, commits_before = _calls(p_redis, "wait"), _calls(p_redis, "evalsha")
         for _ in range(10):
             await asyncio.gather(*(pl.step() for pl in players))
-        commits = _calls(p_redis, "evalsha") - commits_before
+        calls = _calls(p_redis, "evalsha") - commits_before
         waits = _calls(p_redis, "wait") - waits_before
-        assert commits >= 60 and 1 <= waits < commits, (waits, commits)
+        # 60 moves in script calls that each commit a batch, one wait after each batch
+        assert 1 <= calls < 60 and 1 <= waits < 60, (waits, calls)
         # every acked move is on the replica the moment its ack is read
         for pl in players:
             stored = r_redis.hlen(f"{{race:{code}}}:acks:{pl.client.player}")

@@ -103,7 +103,7 @@ class _Read(NamedTuple):
     """The board as the connection's last action left it (None: built from the game)."""
     undo_base: UndoBase | None
     actions: list[str]
-    """An undo in a game kept without its stack: every action so far."""
+    """An undo whose mark was not found: every action so far (replayed)."""
     ack: Ack | None
     """A resent action: the ack it had (nothing is decided then)."""
 
@@ -159,7 +159,7 @@ class _Action:
         actions: list[str] = []
         if self.kind == "undo" and race.options.undo:
             undo_base = await races.load_undo(code, session.player)
-            if undo_base is None:  # a game begun before its stack was kept
+            if undo_base is None:  # its mark not found: replay every action
                 actions = await races.load_actions(code, session.player)
         return _Read(race, game, board, undo_base, actions, None)
 

@@ -7,10 +7,12 @@ decides again (:func:`.guard.check_and_set`). A commit returns what it committed
 the events to the hub is the caller's (the session, :mod:`..fanout.changes`): nothing here calls
 up.
 
-The players' actions committed in one turn of the event loop go to Redis in one write, on
-a connection of their own (:class:`~.redisconn.CommandLink`), each still its own atomic
-script call with its own check-and-set: batching changes the round trips, not the
-guarantees (README, "Under load").
+The players' actions committed together (one turn of the event loop; under load, what comes
+within the commit spacing) go to Redis in one write, on a connection of their own
+(:class:`~.redisconn.CommandLink`), as one script call that applies them in order, each
+with its own check-and-set and its own answer: batching changes the round trips and the
+calls, not the guarantees (README, "Under load"). On a cluster, where a batch spans hash
+slots, each action is a call of its own.
 """
 
 from __future__ import annotations
@@ -36,7 +38,11 @@ from .guard import as_unavailable
 from .redisconn import CommandLink
 from .scripts import COMMIT_ACTION, COMMIT_RACE, RESAVE_ACK, sharded
 
-__all__ = ["CommitLink", "Committed", "race_keys"]
+__all__ = ["ACTIONS_A_CALL", "CommitLink", "Committed", "race_keys"]
+
+ACTIONS_A_CALL = 128
+"""Players' actions committed by one script call at most: a batch of more is written as
+several calls in one pipeline (a call runs whole before Valkey serves anyone else)."""
 
 
 class Committed(NamedTuple):
@@ -151,11 +157,11 @@ class CommitLink:
         return reply
 
     def _run_action_script(self, key_list: list[str], args: list[str | bytes]) -> Awaitable[Any]:
-        """Run the action script; with batching, the calls made during one turn of the
-        event loop go to Redis in one pipeline (each call still runs atomically on its own,
-        with its own check-and-set: batching changes the round trips, not the guarantees)."""
+        """Run the action script for one action; with batching, the actions committed
+        together go to Redis in one script call (each still with its own check-and-set
+        and its own answer: batching changes the round trips, not the guarantees)."""
         if not self.batch:
-            return self._commit_action(keys=key_list, args=args)
+            return self._commit_one(key_list, args)
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
         self._pending.append((key_list, args, future))
@@ -169,6 +175,16 @@ class CommitLink:
             else:
                 loop.call_soon(self._flush_soon)
         return future
+
+    def _shared_args(self) -> list[Any]:
+        """The action script's arguments that every action of a call shares."""
+        settings = self.settings
+        return [settings.race_ttl, settings.stream_max, settings.node, repr(self.clock())]
+
+    async def _commit_one(self, key_list: list[str], args: list[str | bytes]) -> Any:
+        call_args = [*self._shared_args(), len(args), *args]
+        (reply,) = await self._commit_action(keys=key_list, args=call_args)
+        return reply
 
     def _flush_soon(self) -> None:
         batch, self._pending = self._pending, []
@@ -202,6 +218,24 @@ class CommitLink:
             else:
                 future.set_result(reply)
 
+    def _calls(
+        self, batch: list[tuple[list[str], list[str | bytes], asyncio.Future[Any]]]
+    ) -> list[tuple[Any, ...]]:
+        """The script calls that commit a batch's actions in order, up to
+        :data:`ACTIONS_A_CALL` a call (each action's keys, then its arguments' count and its
+        arguments: :data:`~.scripts.COMMIT_ACTION`)."""
+        sha = self._commit_action.sha
+        calls = []
+        for start in range(0, len(batch), ACTIONS_A_CALL):
+            key_list: list[str] = []
+            args: list[Any] = self._shared_args()
+            for k, a, _ in batch[start : start + ACTIONS_A_CALL]:
+                key_list += k
+                args.append(len(a))
+                args += a
+            calls.append(("EVALSHA", sha, len(key_list), *key_list, *args))
+        return calls
+
     async def _send(
         self, batch: list[tuple[list[str], list[str | bytes], asyncio.Future[Any]]]
     ) -> list[Any]:
@@ -213,17 +247,19 @@ class CommitLink:
         wait = self.durability.command
         replies: list[Any]
         if self._link is None:  # a cluster: each master's commits on one connection, then its wait
-            calls = [(k[0], ("EVALSHA", script.sha, len(k), *k, *a)) for k, a, _ in batch]
+            calls = [(k[0], self._calls([(k, a, f)])[0]) for k, a, f in batch]
             replies = await run_durable(self.redis, self.durability, calls)
             for i, reply in enumerate(replies):
                 if isinstance(reply, NoScriptError):  # not run: Redis lost its scripts
                     key_list, args, _ = batch[i]
                     try:
-                        replies[i] = await self.durable_script(script, key_list, args)
+                        replies[i] = await self.durable_script(
+                            script, key_list, [*self._shared_args(), len(args), *args]
+                        )
                     except RedisError as e:
                         replies[i] = e
-            return replies
-        commands = [("EVALSHA", script.sha, len(k), *k, *a) for k, a, _ in batch]
+            return [r if isinstance(r, Exception) else r[0] for r in replies]
+        commands = self._calls(batch)
         replies = await self._run_on_link(commands, wait)
         lost = [i for i, r in enumerate(replies) if type(r) is RedisConnectionError]
         if lost:  # once more on a new connection: each commit is a check-and-set
@@ -240,7 +276,11 @@ class CommitLink:
                 again = [e] * len(unknown)
             for i, reply in zip(unknown, again, strict=True):
                 replies[i] = reply
-        return replies
+        out: list[Any] = []
+        for start, reply in zip(range(0, len(batch), ACTIONS_A_CALL), replies, strict=True):
+            size = min(ACTIONS_A_CALL, len(batch) - start)
+            out += [reply] * size if isinstance(reply, Exception) else reply
+        return out
 
     async def _run_on_link(self, commands: list[tuple[Any, ...]], wait: Any) -> list[Any]:
         """Commands on the commits' connection, with the durability's wait after them."""
@@ -324,11 +364,6 @@ class CommitLink:
         args: list[str | bytes] = [
             str(outcome.game.seq - 1),
             pid,
-            keys.channel(code),
-            str(self.settings.race_ttl),
-            str(self.settings.stream_max),
-            self.settings.node,
-            repr(self.clock()),
             outcome.action,
             outcome.ack_frame,
             entry_bytes(outcome.entry),

@@ -125,13 +125,10 @@ class RaceStore:
     async def load_undo(self, code: str, player: str) -> UndoBase | None:
         """What an undo of the player rebuilds from (:class:`~..race.UndoBase`: the mark
         below their last standing move and the fewer than ``UNDO_MARK`` moves after it),
-        read in two round trips whatever the game's length; None for a game kept without
-        its stack (one begun before the stack was kept: replay its actions)."""
+        read in two round trips whatever the game's length (the depth is the standing
+        moves' count); None when the mark is missing (replay the game's actions)."""
         with as_unavailable:
-            n = await self.redis.hget(keys.marks(code, player), "n")
-            if n is None:
-                return None
-            depth = int(n)
+            depth = int(await self.redis.llen(keys.stack(code, player)))
             if depth <= 0:
                 return UndoBase(0, None, ())
             below = (depth - 1) // keys.UNDO_MARK * keys.UNDO_MARK
@@ -233,25 +230,16 @@ class RaceStore:
     ) -> bool:
         """Keep the winning line from the deal a hint gave ``player``: their standing moves
         to ``position`` (the hinted one), then the solver's ``line`` from it; not when they
-        have moved on since, their game keeps no standing moves, or a line no longer is
-        kept. Whether it was kept."""
-        game, marks, lines = (
-            keys.game(code, player),
-            keys.marks(code, player),
-            keys.hint_lines(code),
-        )
+        have moved on since or a line no longer is kept. Whether it was kept."""
+        lines = keys.hint_lines(code)
         with as_unavailable:
             async with self.redis.pipeline(transaction=True) as pipe:
-                pipe.hmget(game, "position", "seq")
-                pipe.hget(marks, "n")
+                pipe.hget(keys.game(code, player), "position")
                 pipe.lrange(keys.stack(code, player), 0, -1)
                 pipe.hget(lines, player)
-                (now, seq), depth, stack, kept = await pipe.execute()
+                now, stack, kept = await pipe.execute()
         if now is None or text(now) != position:
             return False  # moved on (or no such game)
-        kept_all = int(depth) == len(stack) if depth is not None else int(seq or 0) == 0
-        if not kept_all:
-            return False  # a game whose standing moves are not kept (begun without them)
         whole = [text(m) for m in stack] + list(line)
         if kept is not None and len(msgpack.unpackb(kept, raw=False)) <= len(whole):
             return False

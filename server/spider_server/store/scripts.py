@@ -44,7 +44,9 @@ local function watched_elsewhere(nodes, node, now)
   return false
 end
 
-local function append_events(meta, stream, channel, maxlen, version, list, publish)
+-- The events added to the stream (and published): the race's version after them, which
+-- the caller writes to meta.
+local function add_events(stream, channel, maxlen, version, list, publish)
   for _, e in ipairs(list) do
     version = version + 1
     local v = string.format('%d', version)
@@ -53,6 +55,11 @@ local function append_events(meta, stream, channel, maxlen, version, list, publi
       redis.call('PUBLISH', channel, v .. ':' .. e[1] .. ':' .. e[2])
     end
   end
+  return version
+end
+
+local function append_events(meta, stream, channel, maxlen, version, list, publish)
+  version = add_events(stream, channel, maxlen, version, list, publish)
   redis.call('HSET', meta, 'version', string.format('%d', version))
   return version
 end
@@ -113,75 +120,105 @@ return {1, version}
 COMMIT_ACTION = (
     _APPEND_EVENTS
     + """
--- A player's action, applied only if the race runs and the player's seq is still the one
--- it was decided on: two nodes never both apply it, a resend is applied once.
--- KEYS: meta, players, events, game, actions, acks, nodes, stack, marks, times
--- ARGV: expected seq, player, channel, ttl, maxlen, committing node, now, action, ack
---       frame, entry, n, then n events as audience and data, then the action's race time
---       (ms), then the game's fields that changed and their values (its new seq always;
---       its position whenever the board changed)
--- The standing moves (stack) and their depth and marks (marks) follow each action from the
--- player's first on: a move pushes, an undo pops, and a move that reaches a depth that is a
--- multiple of the mark's spacing keeps the position there (games begun without them keep
--- none: their undo replays the actions). Each action's race time goes to times.
--- The keys' TTL is refreshed on the player's first action and every 64th after (a race
--- change refreshes every key of the race).
--- Returns {1, new version}, {0, 'state'} (not running), {0, 'seq', current seq} (the seq
--- moved on, or the game is no longer playing).
-local meta, players, stream, game = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local m = redis.call('HMGET', meta, 'state', 'version')
-if m[1] ~= 'running' then
-  return {0, 'state'}
-end
-local g = redis.call('HMGET', game, 'seq', 'status')
-local seq = tonumber(g[1] or '-1')
--- a game the race ended without an action (abandoned, stuck on undo) takes none either:
--- the caller reads it again and finds it over
-if seq ~= tonumber(ARGV[1]) or g[2] ~= 'playing' then
-  return {0, 'seq', seq}
-end
-local n = tonumber(ARGV[11])
-local fields = 12 + 2 * n
-redis.call('HSET', game, unpack(ARGV, fields + 1))
-redis.call('RPUSH', KEYS[5], ARGV[8])
-redis.call('RPUSH', KEYS[10], ARGV[fields])
-redis.call('HSET', KEYS[6], string.format('%d', seq + 1), ARGV[9])
-redis.call('HSET', players, ARGV[2], ARGV[10])
-local action = ARGV[8]
--- the depth is there from a game's first action on (one read: no EXISTS before it)
-local kept = action ~= 'resign' and redis.call('HGET', KEYS[9], 'n')
-if action ~= 'resign' and (seq == 0 or kept) then
-  local depth = tonumber(kept or '0')
+-- Players' actions, in order: each applied only if its race runs and its player's seq is
+-- still the one it was decided on (two nodes never both apply one, a resend is applied
+-- once); each answered on its own, as if each were a script call of its own.
+-- KEYS: ten for each action: meta, players, events, game, actions, acks, nodes, stack,
+--       marks, times
+-- ARGV: ttl, maxlen, committing node, now; then for each action the count of its
+--       arguments, then those arguments: expected seq, player, action, ack frame, entry,
+--       n, then n events as audience and data, then the action's race time (ms), then the
+--       game's fields that changed and their values (its new seq always; its position
+--       whenever the board changed)
+-- A race's channel is its meta key's name with 'ch' for 'meta' (keys.channel).
+-- The standing moves (stack) follow each action: a move pushes, an undo pops, and a move
+-- that reaches a depth that is a multiple of the mark's spacing keeps the position there
+-- (marks). Each action's race time goes to times.
+-- The keys' TTL is refreshed on the player's first action and every 64th after, and on the
+-- keys an action creates past the first (a race change refreshes every key of the race).
+-- Returns, for each action, {1, new version}, {0, 'state'} (not running), or {0, 'seq',
+-- current seq} (the seq moved on, or the game is no longer playing).
+local ttl, maxlen, node, now = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local versions, watched = {}, {}  -- by race (meta, nodes): what this call read or wrote
+local moved = {}  -- the races whose version moved, in order and as a set (written at the end)
+
+local function commit(k, b, last)
+  -- k: the action's keys follow KEYS[k]; b: its arguments follow ARGV[b]; last: its last
+  local meta, stream, game, nodes = KEYS[k + 1], KEYS[k + 3], KEYS[k + 4], KEYS[k + 7]
+  local version = versions[meta]
+  if version == nil then
+    local m = redis.call('HMGET', meta, 'state', 'version')
+    version = m[1] == 'running' and tonumber(m[2])
+    versions[meta] = version
+  end
+  if not version then
+    return {0, 'state'}
+  end
+  local g = redis.call('HMGET', game, 'seq', 'status')
+  local seq = tonumber(g[1] or '-1')
+  -- a game the race ended without an action (abandoned, stuck on undo) takes none either:
+  -- the caller reads it again and finds it over
+  if seq ~= tonumber(ARGV[b + 1]) or g[2] ~= 'playing' then
+    return {0, 'seq', seq}
+  end
+  local time = b + 7 + 2 * tonumber(ARGV[b + 6])
+  redis.call('HSET', game, unpack(ARGV, time + 1, last))
+  local action = ARGV[b + 3]
+  redis.call('RPUSH', KEYS[k + 5], action)
+  redis.call('RPUSH', KEYS[k + 10], ARGV[time])
+  redis.call('HSET', KEYS[k + 6], string.format('%d', seq + 1), ARGV[b + 4])
+  redis.call('HSET', KEYS[k + 2], ARGV[b + 2], ARGV[b + 5])
   if action == 'undo' then
-    if depth > 0 then
-      redis.call('RPOP', KEYS[8])
-      depth = depth - 1
+    redis.call('RPOP', KEYS[k + 8])
+  elseif action ~= 'resign' then
+    local depth = redis.call('RPUSH', KEYS[k + 8], action)
+    if depth == 1 and seq > 0 then
+      redis.call('EXPIRE', KEYS[k + 8], ttl)
     end
-  else
-    redis.call('RPUSH', KEYS[8], action)
-    depth = depth + 1
     if depth % MARK == 0 then
-      for i = fields + 1, #ARGV - 1, 2 do
+      for i = time + 1, last - 1, 2 do
         if ARGV[i] == 'position' then
-          redis.call('HSET', KEYS[9], string.format('%d', depth), ARGV[i + 1])
+          redis.call('HSET', KEYS[k + 9], string.format('%d', depth), ARGV[i + 1])
+          redis.call('EXPIRE', KEYS[k + 9], ttl)
         end
       end
     end
   end
-  redis.call('HSET', KEYS[9], 'n', string.format('%d', depth))
-end
-local events = {}
-for i = 12, fields - 1, 2 do
-  events[#events + 1] = {ARGV[i], ARGV[i + 1]}
-end
-local version = append_events(meta, stream, ARGV[3], ARGV[5], tonumber(m[2]), events,
-                              watched_elsewhere(KEYS[7], ARGV[6], ARGV[7]))
-if seq % 64 == 0 then
-  for i = 1, #KEYS do
-    redis.call('EXPIRE', KEYS[i], ARGV[4])
+  local events = {}
+  for i = b + 7, time - 1, 2 do
+    events[#events + 1] = {ARGV[i], ARGV[i + 1]}
   end
+  local publish = #events > 0 and watched[nodes]
+  if publish == nil then
+    publish = watched_elsewhere(nodes, node, now)
+    watched[nodes] = publish
+  end
+  local channel = publish and string.sub(meta, 1, -5) .. 'ch'
+  local before = version
+  version = add_events(stream, channel, maxlen, version, events, publish)
+  versions[meta] = version
+  if version ~= before and not moved[meta] then
+    moved[meta] = true
+    moved[#moved + 1] = meta
+  end
+  if seq % 64 == 0 then
+    for i = k + 1, k + 10 do
+      redis.call('EXPIRE', KEYS[i], ttl)
+    end
+  end
+  return {1, version}
 end
-return {1, version}
+
+local replies, k, b = {}, 0, 5
+while b <= #ARGV do
+  local last = b + tonumber(ARGV[b])
+  replies[#replies + 1] = commit(k, b, last)
+  k, b = k + 10, last + 1
+end
+for _, meta in ipairs(moved) do
+  redis.call('HSET', meta, 'version', string.format('%d', versions[meta]))
+end
+return replies
 """.replace("% MARK", f"% {UNDO_MARK}")
 )
 
