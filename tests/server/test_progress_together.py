@@ -144,3 +144,26 @@ async def test_a_client_that_does_not_take_arrays_gets_one_frame_per_event(
     for racer in racers:
         assert last[racer.client.player] == racer.acks[-1].moves
     assert len(plain.events("progress")) < 12  # held ones were replaced by later ones
+
+
+async def test_progress_held_goes_out_with_the_player_s_own_ack(redis_server, server_node) -> None:
+    """A player's ack takes the others' progress held for them along (before it, in its
+    write), however long the interval: an ack is a write anyway."""
+    node = await server_node(redis_server.url, progress_interval=60)
+    code, (a, b), _ = await start_race(node.url, players=2)
+    mover, other = (
+        Player(c, code, next(m.view for m in c.received if m.type == "ack"), seed=i)
+        for i, c in enumerate((a, b))
+    )
+    await mover.step()  # the first progress goes out at once
+    await b.expect("progress", lambda m: m.player.player == a.player and m.player.moves == 1)
+    await mover.step()  # the second comes within the interval: held
+    await other.step()
+    got = b.received
+    ack_at = next(i for i, m in enumerate(got) if m.type == "ack" and m.seq == other.seq)
+    second = [
+        i
+        for i, m in enumerate(got)
+        if m.type == "progress" and m.player.player == a.player and m.player.moves == 2
+    ]
+    assert second and second[0] < ack_at, (second, ack_at)

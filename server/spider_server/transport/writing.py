@@ -277,12 +277,17 @@ class Connection:
         return False
 
     def send_ack(self, frame: bytes, about: tuple[str, str], upto: int) -> None:
-        """Send a player's ack; their own progress held from an action up to version
-        ``upto`` is dropped (the ack carries their status and counts)."""
+        """Send a player's ack, after the others' progress held (it goes out now, in the
+        ack's write, instead of a write of its own later); their own progress held from an
+        action up to version ``upto`` is dropped (the ack carries their status and counts)."""
+        held = self._held
+        if held:
+            own = held.get(about)
+            if own is not None and own.version <= upto:
+                del held[about]
+            if held:
+                self.release_progress()
         self.send(frame)
-        own = self._held.get(about)
-        if own is not None and own.version <= upto:
-            del self._held[about]
 
     def _buffered(self) -> int:
         """Bytes in the socket's write buffer (written, not yet taken by the kernel)."""
