@@ -111,7 +111,7 @@ class Settings:
     progress_interval: float = 0.1
     """Progress to a player within this of the last sent is held, and sent together at most
     this much later, the latest of each player (0: every progress at once)."""
-    commit_spacing: float = 0.005
+    commit_spacing: float = 0.01
     """The least time between two writes of players' actions to Redis (0: none)."""
     send_queue: int = 2000
     """Frames queued for a slow reader before its connection is closed."""

@@ -112,6 +112,6 @@ async def test_a_player_acting_alone_is_not_held_back_by_their_own_writes(
 
 def test_the_spacing_is_a_setting_with_a_range() -> None:
     assert Settings.from_env({"SPIDER_RACE_COMMIT_SPACING": "0.01"}).commit_spacing == 0.01
-    assert Settings().commit_spacing == 0.005
+    assert Settings().commit_spacing == 0.01
     with pytest.raises(ConfigError, match="COMMIT_SPACING|commit_spacing"):
         Settings.from_env({"SPIDER_RACE_COMMIT_SPACING": "5"})
