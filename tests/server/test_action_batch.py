@@ -12,25 +12,10 @@ from typing import Any
 
 from spider_server.settings import Settings
 from spider_server.store import keys
-from spider_server.store.commits import ACTIONS_A_CALL, CommitLink
+from spider_server.store.commits import ACTIONS_A_CALL, CommitLink, action_keys
 from spider_server.store.redisconn import connect
 
 RUNNING, ENDED = "BATCH", "ENDED"
-
-
-def _keys(code: str, pid: str) -> list[str]:
-    return [
-        keys.meta(code),
-        keys.players(code),
-        keys.events(code),
-        keys.game(code, pid),
-        keys.actions(code, pid),
-        keys.acks(code, pid),
-        keys.nodes(code),
-        keys.stack(code, pid),
-        keys.marks(code, pid),
-        keys.times(code, pid),
-    ]
 
 
 def _action(pid: str, seq: int, move: str) -> list[str | bytes]:
@@ -71,11 +56,11 @@ async def test_actions_in_one_call_are_each_checked_and_answered(redis_server: A
     try:
         await _setup(redis)
         asked = [
-            (_keys(RUNNING, "p1"), _action("p1", 3, "a1b")),
-            (_keys(RUNNING, "p2"), _action("p2", 2, "c1d")),  # stale: p2 is at seq 3
-            (_keys(RUNNING, "p1"), _action("p1", 4, "undo")),
-            (_keys(ENDED, "p3"), _action("p3", 0, "e1f")),  # that race does not run
-            (_keys(RUNNING, "p2"), _action("p2", 3, "g1h")),
+            (action_keys(RUNNING, "p1"), _action("p1", 3, "a1b")),
+            (action_keys(RUNNING, "p2"), _action("p2", 2, "c1d")),  # stale: p2 is at seq 3
+            (action_keys(RUNNING, "p1"), _action("p1", 4, "undo")),
+            (action_keys(ENDED, "p3"), _action("p3", 0, "e1f")),  # that race does not run
+            (action_keys(RUNNING, "p2"), _action("p2", 3, "g1h")),
         ]
         pending = [link._run_action_script(k, a) for k, a in asked]
         replies = [_text(r) for r in await asyncio.gather(*pending)]
@@ -120,7 +105,7 @@ async def test_a_batch_larger_than_a_call_is_split_in_order(redis_server: Any) -
     try:
         await _setup(redis)
         count = ACTIONS_A_CALL + 3
-        key_list = _keys(RUNNING, "p1")
+        key_list = action_keys(RUNNING, "p1")
         pending = [
             link._run_action_script(key_list, _action("p1", 3 + i, "a1b")) for i in range(count)
         ]

@@ -38,7 +38,7 @@ from .guard import as_unavailable
 from .redisconn import CommandLink
 from .scripts import COMMIT_ACTION, COMMIT_RACE, RESAVE_ACK, sharded
 
-__all__ = ["ACTIONS_A_CALL", "CommitLink", "Committed", "race_keys"]
+__all__ = ["ACTIONS_A_CALL", "CommitLink", "Committed", "action_keys", "race_keys"]
 
 ACTIONS_A_CALL = 128
 """Players' actions committed by one script call at most: a batch of more is written as
@@ -68,6 +68,22 @@ def _player_keys(code: str, pid: str) -> list[str]:
         keys.game(code, pid),
         keys.actions(code, pid),
         keys.acks(code, pid),
+        keys.stack(code, pid),
+        keys.marks(code, pid),
+        keys.times(code, pid),
+    ]
+
+
+def action_keys(code: str, pid: str) -> list[str]:
+    """The keys an action of ``pid`` in race ``code`` touches, in the action script's order."""
+    return [
+        keys.meta(code),
+        keys.players(code),
+        keys.events(code),
+        keys.game(code, pid),
+        keys.actions(code, pid),
+        keys.acks(code, pid),
+        keys.nodes(code),
         keys.stack(code, pid),
         keys.marks(code, pid),
         keys.times(code, pid),
@@ -349,18 +365,7 @@ class CommitLink:
         if key_list is None:
             if len(self._action_keys) >= 10_000:
                 self._action_keys.clear()
-            key_list = self._action_keys[(code, pid)] = [
-                keys.meta(code),
-                keys.players(code),
-                keys.events(code),
-                keys.game(code, pid),
-                keys.actions(code, pid),
-                keys.acks(code, pid),
-                keys.nodes(code),
-                keys.stack(code, pid),
-                keys.marks(code, pid),
-                keys.times(code, pid),
-            ]
+            key_list = self._action_keys[(code, pid)] = action_keys(code, pid)
         args: list[str | bytes] = [
             str(outcome.game.seq - 1),
             pid,
