@@ -19,9 +19,9 @@ Keys of one race share the hash tag ``{race:<code>}`` so that its scripts touch 
     {race:<code>}:actions:<player> list   the player's actions in order: moves, undo, resign
     {race:<code>}:stack:<player>  list    the player's moves that stand after their undos, in
                                           order (a move pushes, an undo pops)
-    {race:<code>}:marks:<player>  hash    every depth of the stack that is a multiple of
-                                          ``UNDO_MARK`` -> the full position at that depth (an
-                                          undo rebuilds from the mark below it)
+    {race:<code>}:marks:<player>  hash    n -> the stack's depth (its length); each multiple
+                                          of ``UNDO_MARK`` reached -> the full position there
+                                          (an undo rebuilds from the mark below it)
     {race:<code>}:times:<player>  list    each action's race time in ms, parallel to actions
                                           (pushed by the same script; absent in older races)
     {race:<code>}:ghosts          hash    ghost id -> msgpack of the recorded run it replays

@@ -133,7 +133,7 @@ COMMIT_ACTION = (
 -- A race's channel is its meta key's name with 'ch' for 'meta' (keys.channel).
 -- The standing moves (stack) follow each action: a move pushes, an undo pops, and a move
 -- that reaches a depth that is a multiple of the mark's spacing keeps the position there
--- (marks). Each action's race time goes to times.
+-- (marks; with the depth as n). Each action's race time goes to times.
 -- The keys' TTL is refreshed on the player's first action and every 64th after, and on the
 -- keys an action creates past the first (a race change refreshes every key of the race).
 -- Returns, for each action, {1, new version}, {0, 'state'} (not running), or {0, 'seq',
@@ -168,10 +168,12 @@ local function commit(k, b, last)
   redis.call('RPUSH', KEYS[k + 10], ARGV[time])
   redis.call('HSET', KEYS[k + 6], string.format('%d', seq + 1), ARGV[b + 4])
   redis.call('HSET', KEYS[k + 2], ARGV[b + 2], ARGV[b + 5])
+  local depth
   if action == 'undo' then
     redis.call('RPOP', KEYS[k + 8])
+    depth = redis.call('LLEN', KEYS[k + 8])
   elseif action ~= 'resign' then
-    local depth = redis.call('RPUSH', KEYS[k + 8], action)
+    depth = redis.call('RPUSH', KEYS[k + 8], action)
     if depth == 1 and seq > 0 then
       redis.call('EXPIRE', KEYS[k + 8], ttl)
     end
@@ -179,10 +181,14 @@ local function commit(k, b, last)
       for i = time + 1, last - 1, 2 do
         if ARGV[i] == 'position' then
           redis.call('HSET', KEYS[k + 9], string.format('%d', depth), ARGV[i + 1])
-          redis.call('EXPIRE', KEYS[k + 9], ttl)
         end
       end
     end
+  end
+  if depth then
+    -- the depth in marks too, for the nodes of the release before, which read it while an
+    -- upgrade goes through the nodes one by one (this release reads the stack's length)
+    redis.call('HSET', KEYS[k + 9], 'n', string.format('%d', depth))
   end
   local events = {}
   for i = b + 7, time - 1, 2 do
