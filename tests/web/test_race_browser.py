@@ -65,14 +65,16 @@ async def check_board(player: Player, board: Board, moves: int, step: str = "") 
     except PlaywrightTimeout:
         state = await player.page.evaluate(PAGE_STATE)
         raise AssertionError(
-            f"{player.name} at {step}: {moves} actions expected, {state}"
+            f"{player.name} at {step}: {moves} actions expected (view {board.view_text()}), {state}"
         ) from None
 
 
 PAGE_STATE = """() => ({ moves: document.querySelector('#board')?.dataset.moves,
     message: document.querySelector('#message')?.textContent,
     connected: window.spiderRace.session.ws?.readyState,
-    busy: window.spiderRace.session.busy() })"""
+    busy: window.spiderRace.session.busy(), joined: window.spiderRace.session.code,
+    seq: window.spiderRace.session.seq, version: window.spiderRace.app.version,
+    view: window.spiderRace.app.view })"""
 """What the page shows and holds when a move never shows."""
 
 

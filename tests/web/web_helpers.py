@@ -42,6 +42,14 @@ SHOWN = f"""() => {{
   return {{ moves: board?.dataset.moves, view: board?.dataset.view, tableau: ({DOM_TABLEAU})() }};
 }}"""
 """The board's move count and view, and its tableau read from its cards, in one look."""
+SETTLED = """(n) => {
+  const s = window.spiderRace?.session, board = document.querySelector('#board');
+  return Boolean(s && s.code && s.code === window.spiderRace.app.code && !s.busy()
+                 && board && +board.dataset.moves >= n);
+}"""
+"""In one look: the page has joined its race as a player (its kept actions are read then:
+before, a page just reloaded holds none), none waits for its ack, and the board shows at
+least ``n`` actions."""
 
 
 BLANK = "<!doctype html><meta charset=utf-8><title>modules</title>"
@@ -153,10 +161,7 @@ class Player:
         the view the server acked, and the cards drawn, with no action of the page's still
         waiting for its ack (after a reload the page may show the server's view from its
         join while the action it kept is resent: until its ack it takes no other)."""
-        await self.page.wait_for_function(
-            "() => window.spiderRace && !window.spiderRace.session.busy()", timeout=PAGE_WAIT_MS
-        )
-        await self.wait_moves(moves)
+        await self.page.wait_for_function(SETTLED, arg=moves, timeout=PAGE_WAIT_MS)
         shown = await self.page.evaluate(SHOWN)  # one look: the same frame for all three
         view = board.view_text()
         assert int(shown["moves"] or 0) == moves
