@@ -9,7 +9,7 @@ import logging
 from collections.abc import Awaitable, Coroutine, Sequence
 from typing import Any, Protocol
 
-__all__ = ["CLOSE_STEP", "Spawner", "bounded", "ended", "stop"]
+__all__ = ["CLOSE_STEP", "Spawner", "between_turns", "bounded", "ended", "stop"]
 
 log = logging.getLogger(__name__)
 
@@ -24,6 +24,18 @@ class Spawner(Protocol):
 
 CLOSE_STEP = 10.0
 """Seconds each step of closing may take."""
+
+
+async def between_turns(seconds: float) -> None:
+    """Sleep ``seconds`` between two turns of a background loop, then end the loop
+    (CancelledError) if it was asked to stop and that cancel was lost on the way: a
+    library's timeout that ends at the moment of the cancel can take it for its own and
+    raise its timeout error instead, which the loop logs and survives; the task's count of
+    cancels asked (``cancelling()``) still says so, and the loop ends here."""
+    await asyncio.sleep(seconds)
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
 
 
 async def bounded(step: Awaitable[Any], seconds: float = CLOSE_STEP) -> None:

@@ -27,7 +27,7 @@ import websockets
 from websockets.asyncio.server import Server, ServerConnection, serve
 
 from . import race as rules
-from .closing import bounded, ended
+from .closing import between_turns, bounded, ended
 from .errors import Unavailable
 from .fanout.changes import Changes
 from .fanout.hub import Hub
@@ -448,7 +448,7 @@ class Node:
 
     async def _tick_loop(self) -> None:
         while True:
-            await asyncio.sleep(self.settings.tick)
+            await between_turns(self.settings.tick)
             now, mono = self.now(), time.monotonic()
             for watch in list(self.hub.watches.values()):
                 if watch.ghosts and watch.state == "running":
@@ -467,7 +467,7 @@ class Node:
     async def _sweep_loop(self) -> None:
         last_clock = time.monotonic()
         while True:
-            await asyncio.sleep(self.settings.sweep_interval)
+            await between_turns(self.settings.sweep_interval)
             try:
                 await self.hub.sweep()
                 if time.monotonic() - last_clock > 60:
@@ -482,7 +482,7 @@ class Node:
         """Writes the results that their finishing node did not (it died, or Redis failed
         it) once they waited :data:`RESULTS_GRACE` (:meth:`~.store.RatingStore.apply_pending`)."""
         while True:
-            await asyncio.sleep(RESULTS_GRACE / 2)
+            await between_turns(RESULTS_GRACE / 2)
             try:
                 await self.store.ratings.apply_pending(self.now() - RESULTS_GRACE, self.advance)
             except Unavailable:

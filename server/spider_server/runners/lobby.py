@@ -41,7 +41,7 @@ from typing import Any, Protocol
 from spider_client.protocol import Matched, OpenRaceChanged, Queued, encode
 
 from .. import race as rules
-from ..closing import stop
+from ..closing import between_turns, stop
 from ..errors import Conflict, Unavailable
 from ..fanout.changes import Changes
 from ..race import TERMINAL, RaceOptions
@@ -316,7 +316,7 @@ class Lobby:
         feed = asyncio.get_running_loop().create_task(self._feed())
         try:
             while True:
-                await asyncio.sleep(self.settings.match_turn)
+                await between_turns(self.settings.match_turn)
                 try:
                     await self.turn()
                 except Unavailable:
@@ -341,11 +341,11 @@ class Lobby:
                             task.add_done_callback(tasks.discard)
             except Unavailable:
                 raise_if_cancelled()
-                await asyncio.sleep(0.5)
+                await between_turns(0.5)
             except Exception:
                 raise_if_cancelled()
                 log.exception("the lobby's feed failed")
-                await asyncio.sleep(0.5)
+                await between_turns(0.5)
 
     async def turn(self) -> None:
         """One turn: settle the matches whose time to join is up, renew this node's

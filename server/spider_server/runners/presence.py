@@ -15,14 +15,13 @@ player is out when due, not at the next sweep.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
 from typing import NamedTuple
 
 from .. import race as rules
-from ..closing import Spawner
+from ..closing import Spawner, between_turns
 from ..errors import Unavailable
 from ..fanout.changes import Changes
 from ..fanout.watches import RaceWatch
@@ -154,7 +153,7 @@ class Presence:
         """A :meth:`turn` every third of ``presence_ttl``, on the ``items`` of the node's
         connections then, for as long as it runs."""
         while True:
-            await asyncio.sleep(self.settings.presence_ttl / 3)
+            await between_turns(self.settings.presence_ttl / 3)
             await self.turn(items())
 
     async def turn(self, items: list[tuple[str, str, bool]]) -> None:
