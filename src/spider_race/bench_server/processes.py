@@ -28,6 +28,18 @@ WORKER_MODULE = "spider_race.bench_server"
 """What ``python -m`` runs for the echo server and the spectators' workers."""
 
 
+PORT_TRIES = 5
+"""Ports a server or echo process is started on, in turn, when the one it was given was
+taken before it listened (another program's, between the look for a free one and the
+bind)."""
+PORT_TAKEN = ("the port is in use", "address already in use")
+"""What a process that could not listen says (the node's words, then the system's)."""
+
+
+class PortTaken(RuntimeError):
+    """A child process ended because its port was taken."""
+
+
 def _healthy(http_url: str) -> bool:
     try:
         with urllib.request.urlopen(http_url + "/healthz", timeout=1) as r:
@@ -77,7 +89,10 @@ class Processes:
         log if it ends first. Whether it became ready."""
         for _ in range(400):
             if child.poll() is not None:
-                raise RuntimeError((self.folder / log).read_text())
+                text = (self.folder / log).read_text()
+                if any(words in text.lower() for words in PORT_TAKEN):
+                    raise PortTaken(text)
+                raise RuntimeError(text)
             if await ready():
                 return True
             await asyncio.sleep(0.05)
@@ -94,7 +109,6 @@ class Processes:
         """A server node process (a raised rate limit, races of ``max_players`` at least
         16, pings every ``ping_interval`` seconds when given, more ``SPIDER_RACE_*``
         ``settings``), once its ``/healthz`` answers; its websocket URL and pid."""
-        port = free_port()
         env = {
             **os.environ,
             "SPIDER_RACE_SECRET": SECRET,
@@ -118,13 +132,24 @@ class Processes:
         env.update(settings or {})
         if "SPIDER_RACE_DATABASE_URL" not in env:  # the nodes of one bench share one database
             env["SPIDER_RACE_DATABASE_URL"] = self.start_database()
-        args = [sys.executable, "-m", "spider_server", "--port", str(port)]
-        args += ["--redis", redis_url, "--data-dir", str(self.folder / "server")]
-        child = self.spawn(args, env=env, log="server.log")
-        http = f"http://127.0.0.1:{port}"
-        if await self._until_ready(child, "server.log", lambda: asyncio.to_thread(_healthy, http)):
-            return f"ws://127.0.0.1:{port}/ws", child.pid
-        raise RuntimeError("the server did not become healthy")
+        for _ in range(PORT_TRIES):  # a free port may be taken before the node listens
+            port = free_port()
+            args = [sys.executable, "-m", "spider_server", "--port", str(port)]
+            args += ["--redis", redis_url, "--data-dir", str(self.folder / "server")]
+            child = self.spawn(args, env=env, log="server.log")
+            http = f"http://127.0.0.1:{port}"
+
+            async def answers(http: str = http) -> bool:
+                return await asyncio.to_thread(_healthy, http)
+
+            try:
+                healthy = await self._until_ready(child, "server.log", answers)
+            except PortTaken:
+                continue
+            if healthy:
+                return f"ws://127.0.0.1:{port}/ws", child.pid
+            raise RuntimeError("the server did not become healthy")
+        raise RuntimeError(f"no free port kept for the server in {PORT_TRIES} tries")
 
     def start_database(self) -> str:
         """The bench's embedded PostgreSQL (started once, in its folder); its URL."""
@@ -138,16 +163,22 @@ class Processes:
     async def start_echo(self, redis_url: str) -> tuple[str, subprocess.Popen[bytes]]:
         """The baseline's echo server (:func:`.baseline.echo_server`), once it listens;
         its websocket URL and process."""
-        port = free_port()
-        args = [sys.executable, "-m", WORKER_MODULE, "echo", str(port), redis_url]
-        child = self.spawn(args, env=dict(os.environ), log="echo.log")
+        for _ in range(PORT_TRIES):  # a free port may be taken before the echo listens
+            port = free_port()
+            args = [sys.executable, "-m", WORKER_MODULE, "echo", str(port), redis_url]
+            child = self.spawn(args, env=dict(os.environ), log="echo.log")
 
-        async def listening() -> bool:
-            return _listening(port)
+            async def listening(port: int = port) -> bool:
+                return _listening(port)
 
-        if await self._until_ready(child, "echo.log", listening):
-            return f"ws://127.0.0.1:{port}/", child
-        raise RuntimeError("the echo server did not start")
+            try:
+                started = await self._until_ready(child, "echo.log", listening)
+            except PortTaken:
+                continue
+            if started:
+                return f"ws://127.0.0.1:{port}/", child
+            raise RuntimeError("the echo server did not start")
+        raise RuntimeError(f"no free port kept for the echo server in {PORT_TRIES} tries")
 
     def stop(self, child: subprocess.Popen[bytes]) -> None:
         """SIGTERM, then SIGKILL after 10 s."""
