@@ -9,8 +9,10 @@ bench's clients, the baseline and the engine are this checkout's in every run: o
 node's code (``server/`` and ``client/``, the protocol it speaks) changes sides, through
 the node's ``PYTHONPATH``.
 
-It prints each run's figures, then each side's median and ``server_cpu_ratio`` (this
-tree's median node CPU per move over the reference's), and exits 1 when the ratio is over
+It prints each run's figures, then each side's median (``…_pair_ratio``: the node's and
+its Redis's CPU per move over the echo baseline's pair per message, measured in the same
+run) and ``server_cpu_ratio`` (this tree's median node CPU per move over the
+reference's), and exits 1 when the ratio is over
 ``1 + --tolerance`` (0.15: the node's CPU per move grew more than 15 %). ``make
 acceptance`` runs it as a guard (``tests/server/test_move_cpu_guard.py``).
 """
@@ -41,6 +43,8 @@ FIGURES = (
     "moves_per_s",
     "baseline_server_cpu_ms_per_message",
     "baseline_redis_cpu_ms_per_message",
+    "baseline_ack_p99_ms",
+    "pair_ratio",
 )
 
 

@@ -28,7 +28,7 @@ def test_bench_server_players() -> None:
     )  # fmt: skip
     for key in (
         "moves_per_s", "ack_p50_ms", "ack_p99_ms", "event_p99_ms", "connections",
-        "server_rss_mb", "errors", "moves_in_redis", "baseline_per_s", "ratio",
+        "server_rss_mb", "errors", "moves_in_redis", "baseline_per_s", "ratio", "pair_ratio",
     ):  # fmt: skip
         assert key in figures, (key, figures)
     assert figures["errors"] == "0"
@@ -37,6 +37,7 @@ def test_bench_server_players() -> None:
     # every move acked, measured or in the warm-up, is in Redis once
     assert int(figures["moves_in_redis"]) == int(figures["moves"]) + int(figures["warmup_moves"])
     assert float(figures["baseline_per_s"]) > 0
+    assert float(figures["pair_ratio"]) > 0  # a figure, whatever the machine
     # the spectators (in a worker process) got progress of moves of the measured time
     assert int(figures["events_measured"]) > 0
     # what a one-second run can promise: the stalled spectator was backlogged on the server

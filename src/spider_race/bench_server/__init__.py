@@ -40,7 +40,9 @@ CPU time per move during the timed phase — of the server process, of Redis (fr
 per message (echo server, Redis and clients) over ours per move (server, Redis and bots).
 On a machine whose cores are shared, rates depend on the neighbours, CPU time per move
 much less: ``cpu_ratio`` is what ``ratio`` would be if both runs had the cores to
-themselves and were CPU-bound.
+themselves and were CPU-bound. ``pair_ratio`` leaves the clients out: the server's and
+its Redis's CPU per move over the echo server's and its Redis's per message (at most 1:
+the pair costs no more than the baseline's).
 
 The spectators run in worker processes (``--spectator-procs P``; by default one per 250
 spectators, at most one per core), each through the client library, so that reading

@@ -94,6 +94,13 @@ class CpuMeter:
             return None
         return sum(v for v in spent if v is not None) * 1000 / moves
 
+    def pair_ms(self, moves: int) -> float | None:
+        """CPU milliseconds per move of the server and Redis together (the bots left out)."""
+        spent = [self.spent.get(key) for key in ("server", "redis")]
+        if not moves or any(v is None for v in spent):
+            return None
+        return sum(v for v in spent if v is not None) * 1000 / moves
+
     def per_move_ms(self, key: str, moves: int) -> str:
         """CPU milliseconds per move of ``server``, ``redis`` or ``bots``, as printed."""
         return ms_per(self.spent.get(key), moves)

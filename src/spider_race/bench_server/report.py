@@ -47,6 +47,7 @@ def players_figures(
     (``base`` and ``base_meter``) and their ratios; with stalled spectators, theirs too
     (:func:`stalled_figures`)."""
     ours, theirs = meter.total_ms(tally.moves), base_meter.total_ms(base.moves)
+    pair, base_pair = meter.pair_ms(tally.moves), base_meter.pair_ms(base.moves)
     moves_per_s = tally.moves / tally.seconds
     base_per_s = base.moves / base.seconds
     return [
@@ -82,6 +83,7 @@ def players_figures(
         ("baseline_errors", base.errors),
         ("ratio", f"{moves_per_s / base_per_s:.3f}" if base_per_s else "n/a"),
         ("cpu_ratio", "n/a" if ours is None or theirs is None else f"{theirs / ours:.3f}"),
+        ("pair_ratio", "n/a" if not pair or not base_pair else f"{pair / base_pair:.3f}"),
     ]
 
 
