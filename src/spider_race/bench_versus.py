@@ -4,7 +4,9 @@ The machine's speed moves from hour to hour, so a figure measured today says not
 one measured yesterday; two servers measured in turns, in one sitting, under the same
 clients, do. This bench checks the reference commit (named in ``bench/reference``, or
 ``--reference``) out into a temporary worktree and runs ``spider-race bench server`` with
-the given arguments ``--rounds`` times for each side, alternating (reference first). The
+the given arguments ``--rounds`` times for each side, alternating (the reference first in
+the first round, then each round in the other order: ABBA, so that a drift of the
+machine's speed through the sitting weighs on both sides alike). The
 bench's clients, the baseline and the engine are this checkout's in every run: only the server
 node's code (``server/`` and ``client/``, the protocol it speaks) changes sides, through
 the node's ``PYTHONPATH``.
@@ -29,7 +31,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-__all__ = ["run", "reference_commit", "SERVER_PATH_ENV"]
+__all__ = ["run", "reference_commit", "turn_order", "SERVER_PATH_ENV"]
 
 SERVER_PATH_ENV = "SPIDER_BENCH_SERVER_PATH"
 """The bench's server node runs with this ``PYTHONPATH`` when set (the other side's code)."""
@@ -126,6 +128,13 @@ def _median(runs: list[dict[str, str]], key: str) -> float | None:
     return statistics.median(values) if values else None
 
 
+def turn_order(sides: list[str], k: int) -> list[str]:
+    """The sides in the order round ``k`` (from 0) runs them: as given in even rounds,
+    the other way in odd ones (ABBA), so that a machine that slows down or speeds up
+    through the sitting favours neither side."""
+    return list(sides) if k % 2 == 0 else list(reversed(sides))
+
+
 def _terminated(signum: int, frame: object) -> None:
     raise SystemExit(128 + signum)
 
@@ -157,7 +166,8 @@ def run(args: argparse.Namespace, bench_args: list[str]) -> int:
             print(f"{side}_server: {_where(path)}")
         runs: dict[str, list[dict[str, str]]] = {side: [] for side in sides}
         for k in range(rounds):
-            for side, path in sides.items():
+            for side in turn_order(list(sides), k):
+                path = sides[side]
                 figures = _bench(bench_args, path)
                 runs[side].append(figures)
                 shown = " ".join(f"{key}={figures.get(key, 'n/a')}" for key in FIGURES)

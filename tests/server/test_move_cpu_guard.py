@@ -13,6 +13,8 @@ import sys
 
 import pytest
 
+from spider_race.bench_versus import turn_order
+
 
 def _versus(*args: str, timeout: float) -> tuple[int, dict[str, str], str]:
     done = subprocess.run(
@@ -39,9 +41,18 @@ def test_versus_measures_both_sides_and_can_fail() -> None:
     for side in ("reference", "this"):
         assert float(figures[f"{side}_server_cpu_ms_per_move"]) > 0, out
         assert float(figures[f"{side}_moves_per_s"]) > 0, out
+        assert float(figures[f"{side}_pair_ratio"]) > 0, out  # against its own run's echo
     # a limit of 1 % of the reference's CPU cannot be met: the guard fails
     assert float(figures["server_cpu_ratio"]) > float(figures["server_cpu_limit"]), out
     assert status == 1, out
+
+
+def test_rounds_take_the_sides_in_turns_abba() -> None:
+    """A drift of the machine's speed through a sitting weighs on both sides alike."""
+    sides = ["reference", "this"]
+    runs = [side for k in range(4) for side in turn_order(sides, k)]
+    assert runs == ["reference", "this", "this", "reference"] * 2
+    assert sides == ["reference", "this"]  # the caller's list is left as it was
 
 
 @pytest.mark.slow
