@@ -9,6 +9,8 @@ import logging
 from collections.abc import Awaitable, Coroutine, Sequence
 from typing import Any, Protocol
 
+from .store.redisconn import raise_if_cancelled
+
 __all__ = ["CLOSE_STEP", "Spawner", "between_turns", "bounded", "ended", "stop"]
 
 log = logging.getLogger(__name__)
@@ -33,9 +35,7 @@ async def between_turns(seconds: float) -> None:
     raise its timeout error instead, which the loop logs and survives; the task's count of
     cancels asked (``cancelling()``) still says so, and the loop ends here."""
     await asyncio.sleep(seconds)
-    task = asyncio.current_task()
-    if task is not None and task.cancelling():
-        raise asyncio.CancelledError
+    raise_if_cancelled()
 
 
 async def bounded(step: Awaitable[Any], seconds: float = CLOSE_STEP) -> None:
