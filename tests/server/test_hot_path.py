@@ -75,6 +75,46 @@ async def test_committed_events_of_a_race_not_watched_here_are_ignored(hub) -> N
     assert "ZZZZZ" not in hub.watches
 
 
+async def test_the_sweep_makes_frames_only_of_events_not_dispatched_meanwhile(
+    hub, redis_server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sweep finds the race's version ahead of what was dispatched here and reads the
+    stream; this node's own commits dispatch 5 and 6 while that read is on its way. Each
+    event goes out once, and only 7 is made into a frame from what the sweep read."""
+    redis = connect(redis_server.url)
+    try:
+        for version, moves in ((5, 9), (6, 1), (7, 2)):
+            await redis.xadd(
+                keys.events("ABCDE"),
+                {"v": str(version), "a": "all", "d": _progress(moves)},
+                id=f"{version}-0",
+            )
+        await redis.hset(keys.meta("ABCDE"), "version", "7")
+    finally:
+        await redis.aclose()
+    rec, _ = await _watched(hub, 4)
+    read = hub.store.races.events_after
+
+    async def read_while_committed(code: str, since: int, upto: int | None = None) -> Any:
+        stored = await read(code, since, upto)
+        hub.committed("ABCDE", 6, [("all", _progress(9)), ("all", _progress(1))])
+        return stored
+
+    made: list[int] = []
+    stored_frame = EventFrame.stored
+
+    def counted(version: int, audience: str, data: bytes) -> EventFrame:
+        made.append(version)
+        return stored_frame(version, audience, data)
+
+    monkeypatch.setattr(hub.store.races, "events_after", read_while_committed)
+    monkeypatch.setattr(EventFrame, "stored", counted)
+    await hub.sweep()
+    assert [(f["version"], f["player"]["moves"]) for f in rec.frames] == [(5, 9), (6, 1), (7, 2)]
+    assert made == [5, 6, 7], made  # 5 and 6 by the commits, 7 by the sweep; none twice
+    assert hub.watches["ABCDE"].seen == 7
+
+
 @pytest.mark.parametrize(
     "args",
     [

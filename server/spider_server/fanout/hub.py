@@ -179,7 +179,7 @@ class Hub:
             while self.watches.get(watch.code) is watch and watch.seen is not None:
                 seen = watch.seen
                 try:
-                    fetched = await self.fetch(watch.code, seen)
+                    fetched = await self.store.races.events_after(watch.code, seen)
                 except Unavailable:
                     return  # the sweep tries again
                 if fetched is None:  # trimmed: the subscriptions catch up as far as they can
@@ -212,12 +212,13 @@ class Hub:
     def _emit_stored(self, watch: RaceWatch, version: int, audience: str, data: bytes) -> None:
         self._emit(watch, EventFrame.stored(version, audience, data))
 
-    def _emit_fetched(self, watch: RaceWatch, fetched: list[EventFrame]) -> None:
-        """Dispatch the events read from the stream that were not yet, then those that
-        came early and now follow."""
-        for event in fetched:
-            if watch.seen is None or event.version > watch.seen:
-                self._emit(watch, event)
+    def _emit_fetched(self, watch: RaceWatch, fetched: list[tuple[int, str, bytes]]) -> None:
+        """Dispatch the events read from the stream that were not yet (each made a frame
+        only then: this node's commits may have dispatched some while the read was on its
+        way), then those that came early and now follow."""
+        for version, audience, data in fetched:
+            if watch.seen is None or version > watch.seen:
+                self._emit_stored(watch, version, audience, data)
         self._take_early(watch)
 
     def _take_early(self, watch: RaceWatch) -> None:
@@ -357,7 +358,7 @@ class Hub:
             if version is None or watch.seen is None or version <= watch.seen:
                 continue
             try:
-                fetched = await self.fetch(watch.code, watch.seen)
+                fetched = await self.store.races.events_after(watch.code, watch.seen)
             except Unavailable:
                 return
             if fetched is None:  # trimmed: subscriptions catch up as far as they can
