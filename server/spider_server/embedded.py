@@ -118,15 +118,24 @@ def _version(text: str) -> tuple[int, ...]:
     return tuple(int(part) for part in re.findall(r"\d+", text)[:3])
 
 
-def check_server(port: int, host: str = "127.0.0.1", *, password: str | None = None) -> str:
+class NotOurs(EmbeddedRedisError):
+    """Another server answers on the port a started one was to listen on."""
+
+
+def check_server(
+    port: int, host: str = "127.0.0.1", *, password: str | None = None, pid: int | None = None
+) -> str:
     """The server on ``host:port`` as ``"valkey 9.1.2"`` (or ``"redis 7.2.4"``), once
     :func:`judge_server` accepted its ``INFO server`` and ``COMMAND INFO`` of
-    :data:`REQUIRED_COMMANDS`; EmbeddedRedisError naming the server and the floor if not."""
+    :data:`REQUIRED_COMMANDS`; EmbeddedRedisError naming the server and the floor if not;
+    :class:`NotOurs` when ``pid`` is given and the server answering is another process."""
     from redis import Redis
 
     client = Redis(host=host, port=port, password=password, socket_timeout=5)
     try:
         info = client.info("server")
+        if pid is not None and info.get("process_id") != pid:
+            raise NotOurs(f"another server (process {info.get('process_id')}) has port {port}")
         docs = client.execute_command("COMMAND", "INFO", *REQUIRED_COMMANDS)
     finally:
         client.close()
@@ -155,6 +164,20 @@ def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((host, 0))
         return int(s.getsockname()[1])
+
+
+PORT_TRIES = 5
+"""Ports a server whose chosen port was taken before it listened is launched on, in all."""
+
+
+def _port_taken(logfile: Path, offset: int) -> bool:
+    """Whether the server's log says, past ``offset``, that its port was in use."""
+    try:
+        with open(logfile, "rb") as f:
+            f.seek(offset)
+            return b"Address already in use" in f.read()
+    except OSError:
+        return False
 
 
 def free_cluster_ports(count: int, host: str = "127.0.0.1") -> list[int]:
@@ -196,6 +219,7 @@ class RedisProcess:
     ) -> None:
         self.data_dir = Path(data_dir)
         self.port = port or free_port()
+        self._port_given = port is not None
         self.executable = executable or find_redis_server()
         self.appendfsync = appendfsync
         """``everysec`` (a crash of the machine may lose the last second) or ``always``
@@ -213,10 +237,13 @@ class RedisProcess:
         auth = f":{self.password}@" if self.password else ""
         return f"redis://{auth}127.0.0.1:{self.port}/0"
 
-    def start(self, *, timeout: float = 10.0) -> None:
+    def start(self, *, timeout: float = 10.0, may_move: bool = True) -> None:
         """Start the server and wait until it answers; EmbeddedRedisError when it exits,
         does not answer within ``timeout``, or is older than :data:`SERVER_FLOOR` (then it
-        is stopped again), or when its data folder cannot be made or written."""
+        is stopped again), or when its data folder cannot be made or written. A port this
+        object chose that another program took before the server listened is given up for
+        another (:data:`PORT_TRIES` in all) unless not ``may_move``; a port given to it is an
+        error when taken."""
         try:
             self.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
             self.data_dir.chmod(0o700)
@@ -228,6 +255,19 @@ class RedisProcess:
             ) from None
         if not os.access(self.data_dir, os.W_OK | os.X_OK):
             raise EmbeddedRedisError(f"the data folder {self.data_dir} is not writable")
+        deadline = time.monotonic() + timeout
+        for _ in range(PORT_TRIES - 1 if may_move else 0):
+            if self._launch_and_wait(deadline, may_move=True):
+                return
+            self.port = free_port()  # the port was taken before the server listened
+        self._launch_and_wait(deadline, may_move=False)
+
+    def _launch_and_wait(self, deadline: float, *, may_move: bool) -> bool:
+        """Launch the server on :attr:`port` and wait until it answers (True); False when it
+        exited because the port was taken and ``may_move`` and this object chose the port;
+        EmbeddedRedisError for the rest."""
+        logfile = self.data_dir / "redis.log"
+        offset = logfile.stat().st_size if logfile.exists() else 0
         args = [
             self.executable,
             "--port", str(self.port),
@@ -253,22 +293,30 @@ class RedisProcess:
             stderr=subprocess.DEVNULL,
             preexec_fn=_die_with_parent if sys.platform == "linux" else None,
         )
-        deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                logfile = self.data_dir / "redis.log"
+                taken = _port_taken(logfile, offset)
+                if taken and may_move and not self._port_given:
+                    self.process = None
+                    return False
                 see = f"; see {logfile}" if logfile.exists() else ""
+                why = f": port {self.port} is in use" if taken else ""
                 raise EmbeddedRedisError(
                     f"{Path(self.executable).name} exited with status "
-                    f"{self.process.returncode}{see}"
+                    f"{self.process.returncode}{why}{see}"
                 )
             if self.ping():
                 try:
-                    self.server = check_server(self.port, password=self.password)
+                    self.server = check_server(
+                        self.port, password=self.password, pid=self.process.pid
+                    )
+                except NotOurs:  # ours exits once it finds the port taken
+                    time.sleep(0.02)
+                    continue
                 except BaseException:
                     self.kill()
                     raise
-                return
+                return True
             time.sleep(0.02)
         self.kill()
         raise EmbeddedRedisError(f"{Path(self.executable).name} did not answer on port {self.port}")
@@ -311,9 +359,10 @@ class RedisProcess:
         self.process = None
 
     def restart(self) -> None:
-        """Stop (if running) and start again on the same port and folder."""
+        """Stop (if running) and start again on the same port and folder (an error if the
+        port was taken meanwhile: its clients know this one)."""
         self.stop()
-        self.start()
+        self.start(may_move=False)
 
     def __enter__(self) -> RedisProcess:
         self.start()

@@ -109,3 +109,42 @@ def test_servers_below_the_floor_are_refused(
     else:
         with pytest.raises(EmbeddedRedisError, match=r"needs Valkey 8\.0\+ or Redis 7\.2\+"):
             judge_server(info, missing)
+
+
+def test_a_chosen_port_taken_before_the_server_listens_is_given_up_for_another(
+    redis_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The port chosen for a new embedded server is taken, before it listens, by another
+    server (this test's worker's, which answers PING like any): the new one is started on
+    another port, and what it answers is its own process, not the other server."""
+    from redis import Redis
+
+    from spider_server import embedded
+
+    chosen = iter([redis_server.port])
+    real = embedded.free_port
+    monkeypatch.setattr(
+        embedded, "free_port", lambda host="127.0.0.1": next(chosen, None) or real(host)
+    )
+    proc = embedded.RedisProcess(tmp_path / "valkey")
+    assert proc.port == redis_server.port
+    with proc:
+        assert proc.port != redis_server.port
+        assert proc.process is not None
+        with Redis(port=proc.port, socket_timeout=5) as r:
+            assert r.info("server")["process_id"] == proc.process.pid
+    with Redis(port=redis_server.port, socket_timeout=5) as r:
+        assert r.ping()  # the other server goes on
+
+
+def test_a_given_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
+    from spider_server.embedded import RedisProcess
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc = RedisProcess(tmp_path / "valkey", port=port)
+        with pytest.raises(EmbeddedRedisError, match=f"port {port} is in use"):
+            proc.start()
+        assert proc.port == port
