@@ -38,12 +38,15 @@ run: $(STAMP)  ## the server with its embedded Valkey
 demo: $(STAMP)  ## a bot race shown live
 	$(BIN)/spider-race demo
 
-# pytest runs a worker per core (pytest-xdist; a worker with nothing left takes tests queued
-# for another) in a random order (pytest-randomly: the seed is printed at the end;
+# pytest runs two workers per core this process may use (pytest-xdist; a worker with nothing
+# left takes tests queued for another: many tests wait on servers, browsers and processes
+# more than they compute, so one worker a core leaves the cores idle a third of the time)
+# in a random order (pytest-randomly: the seed is printed at the end;
 # `PYTEST_ARGS=--randomly-seed=N` replays an order, `-p no:randomly` keeps the files'),
-# and prints the twenty slowest steps. PYTEST_ARGS adds options (`PYTEST_ARGS=-n0`: one
-# process).
-PYTEST := $(BIN)/pytest -q -n auto --dist worksteal --durations=20 $(PYTEST_ARGS)
+# and prints the twenty slowest steps. WORKERS sets the count (`WORKERS=0`: one process);
+# PYTEST_ARGS adds options.
+WORKERS ?= $(shell $(PYTHON) -c 'import os; print(2 * len(os.sched_getaffinity(0)))')
+PYTEST := $(BIN)/pytest -q -n $(WORKERS) --dist worksteal --durations=20 $(PYTEST_ARGS)
 
 test: $(STAMP)  ## the whole test suite, lint and type checks included
 	$(BIN)/ruff check engine client server src tests
