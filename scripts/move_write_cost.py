@@ -1,0 +1,261 @@
+"""What a move's write costs Valkey: the action script as it is against two leaner layouts.
+
+    python scripts/move_write_cost.py [--races 100] [--moves 20000] [--batch 7] [--rounds 3]
+
+Starts the embedded server's binary (append-only file on, as a node's), makes ``--races``
+running races of ten players, and commits ``--moves`` moves with each layout in script
+calls of ``--batch`` moves (each of another race, as at one move a second with 1,000
+players: about seven moves a call), the layouts in turns (ABC, CBA, ...). It prints the
+server's CPU (user + system, from ``INFO cpu``) per move for each layout, its median over
+the rounds, and the commands each layout runs a move:
+
+- ``now``: the action script of ``spider_server.store.scripts`` with the arguments a node
+  sends (``spider_server.store.commits``): the game's fields, the action, its time, the
+  ack, the entry, the event, the standing moves, the undo depth's copy in ``marks``.
+- ``compact``: the same check-and-set and the same facts, but the ack and the time in the
+  game's hash and the action's entry, the standing moves and the depth's copy not written
+  (derived from the actions): the game, the actions, the entry, the event.
+- ``log``: the check-and-set, the game's seq and position, and one stream entry holding
+  the event, the action, its time, the ack and the entry (the rest derived from the log).
+
+The leaner layouts are sketches for measuring, not formats a node reads: they show how
+much of Valkey's cost a move's layout could take away (docs/server.md, "Where a move's
+CPU goes").
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from redis import Redis
+
+from spider_server.embedded import RedisProcess
+from spider_server.store import keys
+from spider_server.store.commits import action_keys
+from spider_server.store.scripts import COMMIT_ACTION
+
+PLAYERS = 10
+POSITION = "8C 9D|" * 110  # a position's text is about 700 bytes
+ACK = b"\x85\xa4type\xa3ack\xa3seq\x05\xa6status\xa7playing" + b"x" * 40
+ENTRY = b"\x84\xa4name\xa5p0001\xa5moves\x05" + b"y" * 30
+EVENT = b"\x83\xa4type\xa8progress\xa6player\xa5p0001" + b"z" * 50
+
+_SHARED = """
+local ttl, maxlen, node, now = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local versions, moved = {}, {}
+-- the race's state and version, read once a call (and its other watchers, as the script
+-- of a node reads them to know whether to publish)
+local function running(meta, nodes)
+  local version = versions[meta]
+  if version == nil then
+    local m = redis.call('HMGET', meta, 'state', 'version')
+    version = m[1] == 'running' and tonumber(m[2])
+    versions[meta] = version
+    redis.call('ZRANGEBYSCORE', nodes, now, '+inf', 'LIMIT', 0, 2)
+  end
+  return version
+end
+"""
+
+COMPACT = (
+    _SHARED
+    + """
+-- KEYS per move: meta, players, events, game, actions, nodes; ARGV per move: seq, player, action,
+-- time, ack, entry, audience, data, position
+local replies, k, b = {}, 0, 5
+while b <= #ARGV do
+  local meta, game = KEYS[k + 1], KEYS[k + 4]
+  local version = running(meta, KEYS[k + 6])
+  local g = redis.call('HMGET', game, 'seq', 'status')
+  if version and tonumber(g[1]) == tonumber(ARGV[b]) and g[2] == 'playing' then
+    local seq = string.format('%d', tonumber(ARGV[b]) + 1)
+    redis.call('HSET', game, 'seq', seq, 'position', ARGV[b + 8], 'ack', ARGV[b + 4])
+    redis.call('RPUSH', KEYS[k + 5], ARGV[b + 2] .. ' ' .. ARGV[b + 3])
+    redis.call('HSET', KEYS[k + 2], ARGV[b + 1], ARGV[b + 5])
+    version = version + 1
+    local v = string.format('%d', version)
+    redis.call('XADD', KEYS[k + 3], 'MAXLEN', '~', maxlen, v .. '-0', 'v', v,
+               'a', ARGV[b + 6], 'd', ARGV[b + 7])
+    versions[meta] = version
+    if not moved[meta] then moved[meta] = true; moved[#moved + 1] = meta end
+    replies[#replies + 1] = {1, version}
+  else
+    replies[#replies + 1] = {0, 'seq'}
+  end
+  k, b = k + 6, b + 9
+end
+for _, meta in ipairs(moved) do
+  redis.call('HSET', meta, 'version', string.format('%d', versions[meta]))
+end
+return replies
+"""
+)
+
+LOG = (
+    _SHARED
+    + """
+-- KEYS per move: meta, events, game, nodes; ARGV per move: seq, player, action, time, ack, entry,
+-- audience, data, position
+local replies, k, b = {}, 0, 5
+while b <= #ARGV do
+  local meta, game = KEYS[k + 1], KEYS[k + 3]
+  local version = running(meta, KEYS[k + 4])
+  local g = redis.call('HMGET', game, 'seq', 'status')
+  if version and tonumber(g[1]) == tonumber(ARGV[b]) and g[2] == 'playing' then
+    local seq = string.format('%d', tonumber(ARGV[b]) + 1)
+    redis.call('HSET', game, 'seq', seq, 'position', ARGV[b + 8])
+    version = version + 1
+    local v = string.format('%d', version)
+    redis.call('XADD', KEYS[k + 2], 'MAXLEN', '~', maxlen, v .. '-0', 'v', v,
+               'a', ARGV[b + 6], 'd', ARGV[b + 7], 'p', ARGV[b + 1], 'x', ARGV[b + 2],
+               't', ARGV[b + 3], 'k', ARGV[b + 4], 'e', ARGV[b + 5])
+    versions[meta] = version
+    if not moved[meta] then moved[meta] = true; moved[#moved + 1] = meta end
+    replies[#replies + 1] = {1, version}
+  else
+    replies[#replies + 1] = {0, 'seq'}
+  end
+  k, b = k + 4, b + 9
+end
+for _, meta in ipairs(moved) do
+  redis.call('HSET', meta, 'version', string.format('%d', versions[meta]))
+end
+return replies
+"""
+)
+
+
+def _commands(r: Redis) -> int:
+    """Commands the server ran so far, the scripts' own calls included (the script calls
+    and these reads of the statistics left out)."""
+    stats = r.info("commandstats")
+    return sum(
+        int(v["calls"])
+        for k, v in stats.items()
+        if k not in ("cmdstat_evalsha", "cmdstat_eval", "cmdstat_info")
+    )
+
+
+def _cpu(r: Redis) -> float:
+    info = r.info("cpu")
+    return float(info["used_cpu_sys"]) + float(info["used_cpu_user"])
+
+
+class Layout:
+    """One layout's script and the calls of a batch of moves in it."""
+
+    def __init__(self, r: Redis, name: str, races: list[str]) -> None:
+        self.r, self.name, self.races = r, name, races
+        self.script = r.register_script(
+            {"now": COMMIT_ACTION, "compact": COMPACT, "log": LOG}[name]
+        )
+        self.seq: dict[tuple[str, str], int] = {}
+
+    def setup(self) -> None:
+        self.r.flushall()
+        pipe = self.r.pipeline(transaction=False)
+        for code in self.races:
+            pipe.hset(keys.meta(code), mapping={"state": "running", "version": 0})
+            for i in range(PLAYERS):
+                pid = f"p{i}"
+                # games under way, at seq 1 with a standing move: the keys' TTLs, refreshed
+                # on a player's first action and every 64th, and the positions marked every
+                # 32 standing moves are left out (0.19 commands a move in a long game)
+                pipe.hset(keys.game(code, pid), mapping={"seq": 1, "status": "playing"})
+                pipe.rpush(keys.stack(code, pid), "a0b")
+                self.seq[(code, pid)] = 1
+        pipe.execute()
+
+    def call(self, moves: list[tuple[str, str]]) -> None:
+        key_list: list[str] = []
+        args: list[Any] = [3600, 1000, "node1", "1796000000.0"]
+        for code, pid in moves:
+            seq = self.seq[(code, pid)]
+            self.seq[(code, pid)] = seq + 1
+            action, time_ms = "a1b", str(1000 * seq)
+            if self.name == "now":
+                key_list += action_keys(code, pid)
+                a: list[Any] = [seq, pid, action, ACK, ENTRY, 1, "all", EVENT, time_ms]
+                a += ["seq", seq + 1, "position", POSITION]
+                args += [len(a), *a]
+            else:
+                if self.name == "compact":
+                    key_list += [
+                        keys.meta(code),
+                        keys.players(code),
+                        keys.events(code),
+                        keys.game(code, pid),
+                        keys.actions(code, pid),
+                        keys.nodes(code),
+                    ]
+                else:
+                    key_list += [
+                        keys.meta(code),
+                        keys.events(code),
+                        keys.game(code, pid),
+                        keys.nodes(code),
+                    ]
+                args += [seq, pid, action, time_ms, ACK, ENTRY, "all", EVENT, POSITION]
+        replies = self.script(keys=key_list, args=args)
+        assert all(int(reply[0]) == 1 for reply in replies), replies
+
+
+def measure(layout: Layout, moves: int, batch: int, rate: float = 0) -> tuple[float, float]:
+    """Server CPU microseconds, and commands, per move of ``layout``."""
+    layout.setup()
+    races, n = layout.races, 0
+    calls = []
+    while n < moves:
+        calls.append([(races[(n + i) % len(races)], f"p{(n + i) // len(races) % PLAYERS}")
+                      for i in range(batch)])  # fmt: skip
+        n += batch
+    commands, before = _commands(layout.r), _cpu(layout.r)
+    start = time.monotonic()
+    for i, moves_of_call in enumerate(calls):
+        if rate:  # paced: each call wakes the server from waiting, as a node's do
+            time.sleep(max(0.0, start + i * batch / rate - time.monotonic()))
+        layout.call(moves_of_call)
+    used = _cpu(layout.r) - before
+    return 1e6 * used / n, (_commands(layout.r) - commands) / n
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--races", type=int, default=100)
+    parser.add_argument("--moves", type=int, default=20_000)
+    parser.add_argument("--batch", type=int, default=7)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rate", type=float, default=0, help="moves a second (0: at once)")
+    opts = parser.parse_args()
+    server = RedisProcess(Path(tempfile.mkdtemp()) / "redis")
+    server.start()
+    try:
+        r = Redis(port=server.port)
+        r.config_set("auto-aof-rewrite-percentage", 0)  # no rewrite forked in a measure
+        races = [f"R{i:04d}" for i in range(opts.races)]
+        layouts = [Layout(r, name, races) for name in ("now", "compact", "log")]
+        found: dict[str, list[float]] = {layout.name: [] for layout in layouts}
+        counted: dict[str, float] = {}
+        for rnd in range(opts.rounds):
+            for layout in layouts if rnd % 2 == 0 else layouts[::-1]:
+                us, counted[layout.name] = measure(layout, opts.moves, opts.batch, opts.rate)
+                found[layout.name].append(us)
+                print(f"round {rnd + 1}: {layout.name:8s} {us:6.1f} us of Valkey CPU a move")
+        base = statistics.median(found["now"])
+        for name, runs in found.items():
+            median = statistics.median(runs)
+            print(
+                f"{name:8s} median {median:6.1f} us a move ({median / base:.2f} of now), "
+                f"{counted[name]:.1f} commands a move"
+            )
+    finally:
+        server.kill()
+
+
+if __name__ == "__main__":
+    main()

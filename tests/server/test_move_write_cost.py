@@ -1,0 +1,56 @@
+"""The measure of a move's write against leaner layouts (scripts/move_write_cost.py) runs
+the node's own action script with the arguments a node sends, and counts each layout's
+commands from the server's statistics."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "move_write_cost.py"
+
+
+def test_each_layout_commits_every_move_and_its_commands_are_counted() -> None:
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(SCRIPT),
+            "--races",
+            "5",
+            "--moves",
+            "200",
+            "--batch",
+            "4",
+            "--rounds",
+            "2",
+        ],  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
+    # every move of every call was applied (the program asserts each reply), in turns
+    rounds = re.findall(r"^round (\d): (\w+) +[\d.]+ us of Valkey CPU a move$", out, re.M)
+    assert rounds == [
+        ("1", "now"), ("1", "compact"), ("1", "log"), ("2", "log"), ("2", "compact"),
+        ("2", "now"),
+    ]  # fmt: skip
+    found = {
+        name: (float(ratio), float(commands))
+        for name, ratio, commands in re.findall(
+            r"^(\w+) +median +[\d.]+ us a move \(([\d.]+) of now\), ([\d.]+) commands a move$",
+            out,
+            re.M,
+        )
+    }
+    assert set(found) == {"now", "compact", "log"}
+    assert found["now"][0] == 1.0
+    # the node's script: the race's state and watchers read and its version written once a
+    # call (four moves, each of another race), the game read and written, the action, its
+    # time, ack and entry, the standing move, the depth's copy, the event (12 a move; a
+    # mark's position every 32nd standing move, none in 40 moves a player)
+    assert found["now"][1] == 12.0
+    assert found["compact"][1] == 8.0
+    assert found["log"][1] == 6.0
