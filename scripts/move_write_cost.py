@@ -45,89 +45,60 @@ ACK = b"\x85\xa4type\xa3ack\xa3seq\x05\xa6status\xa7playing" + b"x" * 40
 ENTRY = b"\x84\xa4name\xa5p0001\xa5moves\x05" + b"y" * 30
 EVENT = b"\x83\xa4type\xa8progress\xa6player\xa5p0001" + b"z" * 50
 
-_SHARED = """
-local ttl, maxlen, node, now = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
-local versions, moved = {}, {}
--- the race's state and version, read once a call (and its other watchers, as the script
--- of a node reads them to know whether to publish)
-local function running(meta, nodes)
+_TEMPLATE = """
+-- KEYS per move: meta, events, game, nodes, then the layout's own; ARGV per move: seq,
+-- player, action, time, ack, entry, audience, data, position
+local maxlen, now = ARGV[2], ARGV[4]
+local versions, moved, replies, k, b = {}, {}, {}, 0, 5
+while b <= #ARGV do
+  local meta, game = KEYS[k + 1], KEYS[k + 3]
   local version = versions[meta]
-  if version == nil then
+  if version == nil then  -- the race's state, and its other watchers, read once a call
     local m = redis.call('HMGET', meta, 'state', 'version')
     version = m[1] == 'running' and tonumber(m[2])
     versions[meta] = version
-    redis.call('ZRANGEBYSCORE', nodes, now, '+inf', 'LIMIT', 0, 2)
+    redis.call('ZRANGEBYSCORE', KEYS[k + 4], now, '+inf', 'LIMIT', 0, 2)
   end
-  return version
-end
-"""
-
-COMPACT = (
-    _SHARED
-    + """
--- KEYS per move: meta, players, events, game, actions, nodes; ARGV per move: seq, player, action,
--- time, ack, entry, audience, data, position
-local replies, k, b = {}, 0, 5
-while b <= #ARGV do
-  local meta, game = KEYS[k + 1], KEYS[k + 4]
-  local version = running(meta, KEYS[k + 6])
   local g = redis.call('HMGET', game, 'seq', 'status')
   if version and tonumber(g[1]) == tonumber(ARGV[b]) and g[2] == 'playing' then
     local seq = string.format('%d', tonumber(ARGV[b]) + 1)
-    redis.call('HSET', game, 'seq', seq, 'position', ARGV[b + 8], 'ack', ARGV[b + 4])
-    redis.call('RPUSH', KEYS[k + 5], ARGV[b + 2] .. ' ' .. ARGV[b + 3])
-    redis.call('HSET', KEYS[k + 2], ARGV[b + 1], ARGV[b + 5])
-    version = version + 1
-    local v = string.format('%d', version)
-    redis.call('XADD', KEYS[k + 3], 'MAXLEN', '~', maxlen, v .. '-0', 'v', v,
-               'a', ARGV[b + 6], 'd', ARGV[b + 7])
-    versions[meta] = version
-    if not moved[meta] then moved[meta] = true; moved[#moved + 1] = meta end
-    replies[#replies + 1] = {1, version}
-  else
-    replies[#replies + 1] = {0, 'seq'}
-  end
-  k, b = k + 6, b + 9
-end
-for _, meta in ipairs(moved) do
-  redis.call('HSET', meta, 'version', string.format('%d', versions[meta]))
-end
-return replies
-"""
-)
-
-LOG = (
-    _SHARED
-    + """
--- KEYS per move: meta, events, game, nodes; ARGV per move: seq, player, action, time, ack, entry,
--- audience, data, position
-local replies, k, b = {}, 0, 5
-while b <= #ARGV do
-  local meta, game = KEYS[k + 1], KEYS[k + 3]
-  local version = running(meta, KEYS[k + 4])
-  local g = redis.call('HMGET', game, 'seq', 'status')
-  if version and tonumber(g[1]) == tonumber(ARGV[b]) and g[2] == 'playing' then
-    local seq = string.format('%d', tonumber(ARGV[b]) + 1)
-    redis.call('HSET', game, 'seq', seq, 'position', ARGV[b + 8])
+    local fields = {}
+    WRITES
     version = version + 1
     local v = string.format('%d', version)
     redis.call('XADD', KEYS[k + 2], 'MAXLEN', '~', maxlen, v .. '-0', 'v', v,
-               'a', ARGV[b + 6], 'd', ARGV[b + 7], 'p', ARGV[b + 1], 'x', ARGV[b + 2],
-               't', ARGV[b + 3], 'k', ARGV[b + 4], 'e', ARGV[b + 5])
+               'a', ARGV[b + 6], 'd', ARGV[b + 7], unpack(fields))
     versions[meta] = version
     if not moved[meta] then moved[meta] = true; moved[#moved + 1] = meta end
     replies[#replies + 1] = {1, version}
   else
     replies[#replies + 1] = {0, 'seq'}
   end
-  k, b = k + 4, b + 9
+  k, b = k + STRIDE, b + 9
 end
 for _, meta in ipairs(moved) do
   redis.call('HSET', meta, 'version', string.format('%d', versions[meta]))
 end
 return replies
 """
+
+COMPACT = _TEMPLATE.replace("STRIDE", "6").replace(
+    "WRITES",
+    """-- KEYS: players, actions
+    redis.call('HSET', game, 'seq', seq, 'position', ARGV[b + 8], 'ack', ARGV[b + 4])
+    redis.call('RPUSH', KEYS[k + 6], ARGV[b + 2] .. ' ' .. ARGV[b + 3])
+    redis.call('HSET', KEYS[k + 5], ARGV[b + 1], ARGV[b + 5])""",
 )
+"""The game's hash holds the ack, the action's entry its time; the standing moves are
+derived from the actions."""
+
+LOG = _TEMPLATE.replace("STRIDE", "4").replace(
+    "WRITES",
+    """redis.call('HSET', game, 'seq', seq, 'position', ARGV[b + 8])
+    fields = {'p', ARGV[b + 1], 'x', ARGV[b + 2], 't', ARGV[b + 3], 'k', ARGV[b + 4],
+              'e', ARGV[b + 5]}""",
+)
+"""The race's stream entry holds the action, its time, the ack and the entry."""
 
 
 def _commands(r: Redis) -> int:
@@ -184,22 +155,10 @@ class Layout:
                 a += ["seq", seq + 1, "position", POSITION]
                 args += [len(a), *a]
             else:
+                key_list += [keys.meta(code), keys.events(code), keys.game(code, pid)]
+                key_list.append(keys.nodes(code))
                 if self.name == "compact":
-                    key_list += [
-                        keys.meta(code),
-                        keys.players(code),
-                        keys.events(code),
-                        keys.game(code, pid),
-                        keys.actions(code, pid),
-                        keys.nodes(code),
-                    ]
-                else:
-                    key_list += [
-                        keys.meta(code),
-                        keys.events(code),
-                        keys.game(code, pid),
-                        keys.nodes(code),
-                    ]
+                    key_list += [keys.players(code), keys.actions(code, pid)]
                 args += [seq, pid, action, time_ms, ACK, ENTRY, "all", EVENT, POSITION]
         replies = self.script(keys=key_list, args=args)
         assert all(int(reply[0]) == 1 for reply in replies), replies
