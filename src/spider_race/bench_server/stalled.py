@@ -209,13 +209,17 @@ class StalledRun:
     async def stall(self) -> None:
         """Backlog the stalled spectators on the server (200 tries at most), then take
         them away from their races (see the class)."""
-        # The others' readers may lag for a moment on a busy machine: the fewest of a few
-        # looks is what they hold on their own.
+        # The others' readers may lag on a busy machine, for longer than a few looks: the
+        # fewest of up to 100 looks (about two seconds), stopping at the first that finds
+        # none backlogged, is what they hold on their own (a count taken while they lagged
+        # would hide the stalled spectators' own backlog below).
         counts: list[int] = []
-        for _ in range(5):
+        for _ in range(100):
             look = await self.gauges()
             if look is not None:
                 counts.append(look["backlogged"])
+                if look["backlogged"] == 0:
+                    break
             await asyncio.sleep(0.02)
         self.others_backlogged = min(counts, default=0)
         for _ in range(200):
