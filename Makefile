@@ -45,7 +45,8 @@ demo: $(STAMP)  ## a bot race shown live
 # `PYTEST_ARGS=--randomly-seed=N` replays an order, `-p no:randomly` keeps the files'),
 # and prints the twenty slowest steps. WORKERS sets the count (`WORKERS=0`: one process);
 # PYTEST_ARGS adds options.
-WORKERS ?= $(shell $(PYTHON) -c 'import os; print(2 * len(os.sched_getaffinity(0)))')
+WORKERS ?= $(shell $(PYTHON) -c 'import os; f = getattr(os, "sched_getaffinity", None); \
+	print(2 * (len(f(0)) if f else os.cpu_count() or 1))')
 PYTEST := $(BIN)/pytest -q -n $(WORKERS) --dist worksteal --durations=20 $(PYTEST_ARGS)
 
 test: $(STAMP)  ## the whole test suite, lint and type checks included
