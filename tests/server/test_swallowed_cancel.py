@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from types import SimpleNamespace
 
 import pytest
 
 from spider_server.closing import ended
 from spider_server.errors import Unavailable
+from spider_server.runners.archiver import Archiver
 from spider_server.store.redisconn import raise_if_cancelled
 
 
@@ -51,3 +53,29 @@ async def test_a_loop_that_does_not_check_runs_on_and_is_named_when_left(caplog)
     stop.append(True)  # end it for the test's own close
     task.cancel()
     await asyncio.wait_for(task, 2)
+
+
+@pytest.mark.parametrize("error", [Unavailable("read timed out"), ConnectionResetError("reset")])
+async def test_the_archive_loop_ends_on_its_cancel_when_a_step_swallows_it(error) -> None:
+    """The node's archive loop: a cancel that reached a step's Redis or database call as
+    that call's own error (Unavailable, or any other) still ends it."""
+    archiver = Archiver.__new__(Archiver)  # only run() and its step are used here
+    archiver.settings = SimpleNamespace(sweep_interval=3600.0)
+    steps: list[int] = []
+
+    async def step() -> int:
+        steps.append(1)
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            raise error from None
+        return 0  # pragma: no cover - the sleep ends only by the cancel
+
+    archiver.step = step
+    task = asyncio.create_task(archiver.run())
+    while not steps:
+        await asyncio.sleep(0)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, 2)
+    assert steps == [1]  # ended in its first step, not after another

@@ -28,6 +28,7 @@ from ..store import Store, rated_addresses
 from ..store.archive import ArchiveStore
 from ..store.archive_queue import ArchiveQueue, parse_marker
 from ..store.archive_races import ArchivedRaces
+from ..store.redisconn import raise_if_cancelled
 
 __all__ = ["LAG_KEPT", "LEASE", "RETRY", "Archiver"]
 
@@ -198,7 +199,9 @@ class Archiver:
             try:
                 busy = await self.step() > 0
             except Unavailable as e:
+                raise_if_cancelled()  # a cancel that came out as the call's own error
                 log.warning("archive: %s", e)
             except Exception:
+                raise_if_cancelled()
                 log.exception("archive step failed")
             await asyncio.sleep(0 if busy else self.settings.sweep_interval)
