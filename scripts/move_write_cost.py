@@ -1,13 +1,16 @@
 """What a move's write costs Valkey: the action script as it is against two leaner layouts.
 
     python scripts/move_write_cost.py [--races 100] [--moves 20000] [--batch 7] [--rounds 3]
+                                      [--rate R] [--aof on|off|both]
 
 Starts the embedded server's binary (append-only file on, as a node's), makes ``--races``
 running races of ten players, and commits ``--moves`` moves with each layout in script
 calls of ``--batch`` moves (each of another race, as at one move a second with 1,000
 players: about seven moves a call), the layouts in turns (ABC, CBA, ...). It prints the
 server's CPU (user + system, from ``INFO cpu``) per move for each layout, its median over
-the rounds, and the commands each layout runs a move:
+the rounds, and the commands each layout runs a move. With ``--aof both`` each layout is
+measured with the append-only file on and then off (``now/no-aof``, ...), in each round,
+which shows what the file's writes cost (``--aof off``: off only):
 
 - ``now``: the action script of ``spider_server.store.scripts`` with the arguments a node
   sends (``spider_server.store.commits``): the game's fields, the action, its time, the
@@ -183,6 +186,21 @@ def measure(layout: Layout, moves: int, batch: int, rate: float = 0) -> tuple[fl
     return 1e6 * used / n, (_commands(layout.r) - commands) / n
 
 
+def set_aof(r: Redis, on: bool) -> None:
+    """The append-only file on or off, once the rewrite that turning it on starts is done
+    (measured apart from a move's cost)."""
+    r.config_set("appendonly", "yes" if on else "no")
+    for _ in range(600):
+        info = r.info("persistence")
+        settled = not int(info["aof_rewrite_in_progress"]) and not int(
+            info["aof_rewrite_scheduled"]
+        )
+        if settled and bool(int(info["aof_enabled"])) == on:
+            return
+        time.sleep(0.05)
+    raise RuntimeError(f"the append-only file not {'on' if on else 'off'} within 30 s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--races", type=int, default=100)
@@ -190,6 +208,8 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=7)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--rate", type=float, default=0, help="moves a second (0: at once)")
+    parser.add_argument("--aof", choices=("on", "off", "both"), default="on",
+                        help="the append-only file on, off, or each layout with and without")  # fmt: skip
     opts = parser.parse_args()
     server = RedisProcess(Path(tempfile.mkdtemp()) / "redis")
     server.start()
@@ -198,18 +218,22 @@ def main() -> None:
         r.config_set("auto-aof-rewrite-percentage", 0)  # no rewrite forked in a measure
         races = [f"R{i:04d}" for i in range(opts.races)]
         layouts = [Layout(r, name, races) for name in ("now", "compact", "log")]
-        found: dict[str, list[float]] = {layout.name: [] for layout in layouts}
+        files = {"on": [True], "off": [False], "both": [True, False]}[opts.aof]
+        found: dict[str, list[float]] = {}
         counted: dict[str, float] = {}
         for rnd in range(opts.rounds):
             for layout in layouts if rnd % 2 == 0 else layouts[::-1]:
-                us, counted[layout.name] = measure(layout, opts.moves, opts.batch, opts.rate)
-                found[layout.name].append(us)
-                print(f"round {rnd + 1}: {layout.name:8s} {us:6.1f} us of Valkey CPU a move")
-        base = statistics.median(found["now"])
+                for aof in files:
+                    set_aof(r, aof)
+                    name = layout.name if aof else f"{layout.name}/no-aof"
+                    us, counted[name] = measure(layout, opts.moves, opts.batch, opts.rate)
+                    found.setdefault(name, []).append(us)
+                    print(f"round {rnd + 1}: {name:14s} {us:6.1f} us of Valkey CPU a move")
+        base = statistics.median(found["now" if files[0] else "now/no-aof"])
         for name, runs in found.items():
             median = statistics.median(runs)
             print(
-                f"{name:8s} median {median:6.1f} us a move ({median / base:.2f} of now), "
+                f"{name:14s} median {median:6.1f} us a move ({median / base:.2f} of now), "
                 f"{counted[name]:.1f} commands a move"
             )
     finally:

@@ -54,3 +54,39 @@ def test_each_layout_commits_every_move_and_its_commands_are_counted() -> None:
     assert found["now"][1] == 12.0
     assert found["compact"][1] == 8.0
     assert found["log"][1] == 6.0
+
+
+def test_with_and_without_the_append_only_file_each_layout_runs_the_same_commands() -> None:
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(SCRIPT),
+            "--races",
+            "5",
+            "--moves",
+            "120",
+            "--batch",
+            "4",
+            "--rounds",
+            "1",
+            "--aof",
+            "both",
+        ],  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
+    rounds = re.findall(r"^round 1: ([\w/-]+) +[\d.]+ us of Valkey CPU a move$", out, re.M)
+    assert rounds == [
+        "now", "now/no-aof", "compact", "compact/no-aof", "log", "log/no-aof",
+    ]  # fmt: skip
+    commands = dict(
+        re.findall(
+            r"^([\w/-]+) +median +[\d.]+ us a move \([\d.]+ of now\), ([\d.]+) commands", out, re.M
+        )
+    )
+    assert commands == {
+        "now": "12.0", "now/no-aof": "12.0", "compact": "8.0", "compact/no-aof": "8.0",
+        "log": "6.0", "log/no-aof": "6.0",
+    }  # fmt: skip
