@@ -37,7 +37,7 @@ from redis.exceptions import RedisError
 from ..closing import stop
 from ..errors import Unavailable
 from ..store import Store, keys
-from ..store.redisconn import read_message, take_buffered
+from ..store.redisconn import raise_if_cancelled, read_message, take_buffered
 from ..transport import EventFrame
 from .shards import ShardFeed
 from .watches import RaceWatch, Subscriber, Subscription
@@ -125,6 +125,7 @@ class Hub:
                 with contextlib.suppress(RedisError, OSError, Unavailable):
                     await self._connect()
                     await self.sweep()  # what was published while disconnected
+                raise_if_cancelled()  # a cancel that came out as the call's own error
                 continue
             try:
                 message = await read_message(pubsub, ignore_subscribe_messages=True, timeout=1.0)
@@ -132,6 +133,7 @@ class Hub:
                     self._take_message(message["channel"], message["data"])
                 await take_buffered(pubsub, self._take_message)
             except (RedisError, OSError) as e:
+                raise_if_cancelled()
                 log.warning("pub/sub connection lost (%s); reconnecting", e)
                 self._pubsub = None
                 with contextlib.suppress(Exception):

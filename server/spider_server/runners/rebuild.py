@@ -36,6 +36,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
+from ..closing import between_turns
 from ..errors import Unavailable
 from ..settings import Settings
 from ..store import Store, keys
@@ -43,6 +44,7 @@ from ..store.accounts import accounts_of_players, ranked_players
 from ..store.archive import ArchiveStore
 from ..store.archive_rebuild import archived_codes, import_records, keep_lines, records_page
 from ..store.ratings_cache import RatingsCache
+from ..store.redisconn import raise_if_cancelled
 from .admin import AdminStep
 from .archiver import Archiver
 
@@ -209,7 +211,9 @@ class Rebuild:
                 if await self.step() and self.archive is not None:
                     await self.admin.step(self.archive)
             except Unavailable as e:
+                raise_if_cancelled()  # a cancel that came out as the call's own error
                 log.warning("ratings cache rebuild: %s", e)
             except Exception:
+                raise_if_cancelled()
                 log.exception("ratings cache rebuild failed")
-            await asyncio.sleep(self.settings.sweep_interval)
+            await between_turns(self.settings.sweep_interval)

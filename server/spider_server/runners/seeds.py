@@ -54,6 +54,7 @@ from ..fanout.changes import Changes
 from ..race import Race, RaceChange
 from ..settings import Settings
 from ..store import Store, leaderboard_score
+from ..store.redisconn import raise_if_cancelled
 from ..workers import (
     JobRefused,
     Priority,
@@ -360,10 +361,11 @@ class Seeds:
             try:
                 await self.round()
             except (Unavailable, WorkersClosed):
-                pass
+                raise_if_cancelled()  # a cancel that came out as the call's own error
             except asyncio.CancelledError:
                 raise
             except Exception:
+                raise_if_cancelled()
                 log.exception("proving seeds failed")
 
     async def round(self) -> None:
