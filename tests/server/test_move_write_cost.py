@@ -12,25 +12,19 @@ from pathlib import Path
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "move_write_cost.py"
 
 
-def test_each_layout_commits_every_move_and_its_commands_are_counted() -> None:
-    out = subprocess.run(
-        [
-            sys.executable,
-            str(SCRIPT),
-            "--races",
-            "5",
-            "--moves",
-            "200",
-            "--batch",
-            "4",
-            "--rounds",
-            "2",
-        ],  # fmt: skip
+def _measure(*args: str) -> str:
+    """What the script prints with ``args`` (it fails the test when it fails)."""
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), *args],
         capture_output=True,
         text=True,
         timeout=120,
         check=True,
     ).stdout
+
+
+def test_each_layout_commits_every_move_and_its_commands_are_counted() -> None:
+    out = _measure("--races", "5", "--moves", "200", "--batch", "4", "--rounds", "2")
     # every move of every call was applied (the program asserts each reply), in turns
     rounds = re.findall(r"^round (\d): (\w+) +[\d.]+ us of Valkey CPU a move$", out, re.M)
     assert rounds == [
@@ -57,26 +51,9 @@ def test_each_layout_commits_every_move_and_its_commands_are_counted() -> None:
 
 
 def test_with_and_without_the_append_only_file_each_layout_runs_the_same_commands() -> None:
-    out = subprocess.run(
-        [
-            sys.executable,
-            str(SCRIPT),
-            "--races",
-            "5",
-            "--moves",
-            "120",
-            "--batch",
-            "4",
-            "--rounds",
-            "1",
-            "--aof",
-            "both",
-        ],  # fmt: skip
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    ).stdout
+    out = _measure(
+        "--races", "5", "--moves", "120", "--batch", "4", "--rounds", "1", "--aof", "both"
+    )
     rounds = re.findall(r"^round 1: ([\w/-]+) +[\d.]+ us of Valkey CPU a move$", out, re.M)
     assert rounds == [
         "now", "now/no-aof", "compact", "compact/no-aof", "log", "log/no-aof",

@@ -65,24 +65,9 @@ async def test_the_archive_loop_ends_on_its_cancel_when_a_step_swallows_it(error
     that call's own error (Unavailable, or any other) still ends it."""
     archiver = Archiver.__new__(Archiver)  # only run() and its step are used here
     archiver.settings = SimpleNamespace(sweep_interval=3600.0)
-    steps: list[int] = []
-
-    async def step() -> int:
-        steps.append(1)
-        try:
-            await asyncio.sleep(3600)
-        except asyncio.CancelledError:
-            raise error from None
-        return 0  # pragma: no cover - the sleep ends only by the cancel
-
-    archiver.step = step
-    task = asyncio.create_task(archiver.run())
-    while not steps:
-        await asyncio.sleep(0)
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await asyncio.wait_for(task, 2)
-    assert steps == [1]  # ended in its first step, not after another
+    calls: list[int] = []
+    archiver.step = _swallowing(error, calls)
+    await _ends_on_cancel(archiver.run(), calls)
 
 
 class _RanOn(BaseException):
