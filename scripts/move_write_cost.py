@@ -1,4 +1,5 @@
-"""What a move's write costs Valkey: the action script as it is against two leaner layouts.
+"""What a move's write costs Valkey: the node's action script, in each of its layouts, against
+two leaner sketches.
 
     python scripts/move_write_cost.py [--races 100] [--moves 20000] [--batch 7] [--rounds 3]
                                       [--rate R] [--aof on|off|both]
@@ -13,15 +14,17 @@ measured with the append-only file on and then off (``now/no-aof``, ...), in eac
 which shows what the file's writes cost (``--aof off``: off only):
 
 - ``now``: the action script of ``spider_server.store.scripts`` with the arguments a node
-  sends (``spider_server.store.commits``): the game's fields, the action, its time, the
-  ack, the entry, the event, the standing moves, the undo depth's copy in ``marks``.
+  sends (``spider_server.store.commits``), in layout 1 (``SPIDER_RACE_STORE_LAYOUT``, the
+  default): the game's fields, the action, its time, the ack, the entry, the event, the
+  standing moves, the undo depth's copy in ``marks``.
+- ``layout2``: the same script in layout 2: the time in the action's entry, no copy.
 - ``compact``: the same check-and-set and the same facts, but the ack and the time in the
   game's hash and the action's entry, the standing moves and the depth's copy not written
   (derived from the actions): the game, the actions, the entry, the event.
 - ``log``: the check-and-set, the game's seq and position, and one stream entry holding
   the event, the action, its time, the ack and the entry (the rest derived from the log).
 
-The leaner layouts are sketches for measuring, not formats a node reads: they show how
+The last two are sketches for measuring, not formats a node reads: they show how
 much of Valkey's cost a move's layout could take away (docs/server.md, "Where a move's
 CPU goes").
 """
@@ -40,7 +43,7 @@ from redis import Redis
 from spider_server.embedded import RedisProcess
 from spider_server.store import keys
 from spider_server.store.commits import action_keys
-from spider_server.store.scripts import COMMIT_ACTION
+from spider_server.store.scripts import COMMIT_ACTIONS
 
 PLAYERS = 10
 POSITION = "8C 9D|" * 110  # a position's text is about 700 bytes
@@ -126,7 +129,12 @@ class Layout:
     def __init__(self, r: Redis, name: str, races: list[str]) -> None:
         self.r, self.name, self.races = r, name, races
         self.script = r.register_script(
-            {"now": COMMIT_ACTION, "compact": COMPACT, "log": LOG}[name]
+            {
+                "now": COMMIT_ACTIONS[1],
+                "layout2": COMMIT_ACTIONS[2],
+                "compact": COMPACT,
+                "log": LOG,
+            }[name]
         )
         self.seq: dict[tuple[str, str], int] = {}
 
@@ -152,8 +160,8 @@ class Layout:
             seq = self.seq[(code, pid)]
             self.seq[(code, pid)] = seq + 1
             action, time_ms = "a1b", str(1000 * seq)
-            if self.name == "now":
-                key_list += action_keys(code, pid)
+            if self.name in ("now", "layout2"):
+                key_list += action_keys(code, pid, 2 if self.name == "layout2" else 1)
                 a: list[Any] = [seq, pid, action, ACK, ENTRY, 1, "all", EVENT, time_ms]
                 a += ["seq", seq + 1, "position", POSITION]
                 args += [len(a), *a]
@@ -217,7 +225,7 @@ def main() -> None:
         r = Redis(port=server.port)
         r.config_set("auto-aof-rewrite-percentage", 0)  # no rewrite forked in a measure
         races = [f"R{i:04d}" for i in range(opts.races)]
-        layouts = [Layout(r, name, races) for name in ("now", "compact", "log")]
+        layouts = [Layout(r, name, races) for name in ("now", "layout2", "compact", "log")]
         files = {"on": [True], "off": [False], "both": [True, False]}[opts.aof]
         found: dict[str, list[float]] = {}
         counted: dict[str, float] = {}

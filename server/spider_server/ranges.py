@@ -57,6 +57,7 @@ RANGES: dict[str, Range] = {
     "ping_timeout": Range(0, DAY, above=True),
     "progress_interval": Range(0, 10),
     "commit_spacing": Range(0, 0.1),
+    "store_layout": Range(1, 2),
     "send_queue": Range(1, 10_000_000),
     "send_bytes": Range(65_536, 1 << 34),
     "node_send_bytes": Range(1 << 20, 1 << 40),

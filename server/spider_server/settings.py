@@ -113,6 +113,11 @@ class Settings:
     this much later, the latest of each player (0: every progress at once)."""
     commit_spacing: float = 0.01
     """The least time between two writes of players' actions to Redis (0: none)."""
+    store_layout: int = 1
+    """How a player's actions are kept in Redis (both are read): 1, as 0.2.0 reads them
+    (each action's time in a list of its own, the undo depth copied); 2, two commands a
+    move fewer (the time in the action's entry, no copy). Set 2 once no node of 0.2.0
+    runs against the same Redis (docs/server.md, "A player's keys")."""
     send_queue: int = 2000
     """Frames queued for a slow reader before its connection is closed."""
     send_bytes: int = 8 << 20

@@ -77,13 +77,15 @@ async def start_racers(
 
 def check_exactly_once(redis_url: str, code: str, racers: list[Racer]) -> dict[str, int]:
     """Every ack any bot got is in Redis, once: the player's action list holds, at each
-    acked seq, the acked action, and nothing past the last seq. Returns seq per player."""
+    acked seq, the acked action (in either layout: alone, or with its time after it), and
+    nothing past the last seq. Returns seq per player."""
     r = Redis.from_url(redis_url)
     try:
         seqs = {}
         for racer in racers:
             actions = [
-                a.decode() for a in r.lrange(f"{{race:{code}}}:actions:{racer.player}", 0, -1)
+                a.decode().partition(" ")[0]
+                for a in r.lrange(f"{{race:{code}}}:actions:{racer.player}", 0, -1)
             ]
             seq = int(r.hget(f"{{race:{code}}}:game:{racer.player}", "seq") or 0)
             assert len(actions) == seq, (racer.player, len(actions), seq)

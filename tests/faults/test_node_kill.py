@@ -4,15 +4,23 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from spider_client import Client, Disconnected, Reconnected
 from spider_client import protocol as p
 from tests.client.client_helpers import Collector
 from tests.faults.fault_helpers import FAST_ENV, check_exactly_once, start_racers
 
 
-async def test_sigkill_mid_race_every_ack_is_in_redis_once(redis_server, server_process) -> None:
-    node1 = await server_process(redis_server.url, **FAST_ENV)
-    node2 = await server_process(redis_server.url, **FAST_ENV)
+@pytest.mark.parametrize("layouts", [("1", "1"), ("1", "2")], ids=["layout1", "upgrade"])
+async def test_sigkill_mid_race_every_ack_is_in_redis_once(
+    redis_server, server_process, layouts: tuple[str, str]
+) -> None:
+    """With ``upgrade``, the node that takes the race over writes the newer layout of a
+    player's keys (``SPIDER_RACE_STORE_LAYOUT=2``) after the killed one wrote the older."""
+    first, then = ({**FAST_ENV, "SPIDER_RACE_STORE_LAYOUT": n} for n in layouts)
+    node1 = await server_process(redis_server.url, **first)
+    node2 = await server_process(redis_server.url, **then)
     # every bot tries node 1 first, then node 2 (a list of URLs, as behind a load balancer)
     code, racers = await start_racers([node1.url, node2.url], 4)
     assert {r.client.node for r in racers} == {"proc1"}
@@ -43,6 +51,8 @@ async def test_sigkill_mid_race_every_ack_is_in_redis_once(redis_server, server_
     for r in racers:
         assert results[r.player].status == "resigned"
         assert replays[r.player] == [a.move for a in sorted(r.acks, key=lambda a: a.seq)]
+        times = (watcher.race.replay_times or {})[r.player]  # each action's, in either layout
+        assert len(times) == len(replays[r.player]) and times == sorted(times)
         assert seqs[r.player] == max(a.seq for a in r.acks)
     for collector in seen:
         assert collector.of(Disconnected)[0].code == 1006  # no close frame: the node died

@@ -75,10 +75,13 @@ async def _encode_in_background() -> None:
     pack_payload({"background": True})
 
 
+@pytest.mark.parametrize("layout", [1, 2])
 async def test_a_move_costs_no_more_than_its_budget(
-    redis_server, server_node, monkeypatch: pytest.MonkeyPatch
+    redis_server, server_node, monkeypatch: pytest.MonkeyPatch, layout: int
 ) -> None:
-    node = await server_node(redis_server.url)
+    """Each layout of a player's keys (``store_layout``) against its own budget."""
+    budget = {**BUDGET, **BUDGET.get(f"layout_{layout}", {})}
+    node = await server_node(redis_server.url, store_layout=layout)
     code, clients, _ = await start_race(node.url, players=2, seed="7")
     players = [
         Player(c, code, next(m for m in c.received if m.type == "ack").view, seed=i)
@@ -112,5 +115,5 @@ async def test_a_move_costs_no_more_than_its_budget(
     assert spent["commands"] > 1, spent  # the script ran, and its calls were counted
     assert encodes.count > 0, spent
     assert encodes.apart.get(_encode_in_background.__qualname__) == 1, encodes.apart
-    over = {k: (v, BUDGET[k]) for k, v in spent.items() if v > BUDGET[k]}
+    over = {k: (v, budget[k]) for k, v in spent.items() if v > budget[k]}
     assert not over, f"a move costs more than its budget (measured, budget): {over}; all: {spent}"

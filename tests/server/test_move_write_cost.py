@@ -28,8 +28,8 @@ def test_each_layout_commits_every_move_and_its_commands_are_counted() -> None:
     # every move of every call was applied (the program asserts each reply), in turns
     rounds = re.findall(r"^round (\d): (\w+) +[\d.]+ us of Valkey CPU a move$", out, re.M)
     assert rounds == [
-        ("1", "now"), ("1", "compact"), ("1", "log"), ("2", "log"), ("2", "compact"),
-        ("2", "now"),
+        ("1", "now"), ("1", "layout2"), ("1", "compact"), ("1", "log"), ("2", "log"),
+        ("2", "compact"), ("2", "layout2"), ("2", "now"),
     ]  # fmt: skip
     found = {
         name: (float(ratio), float(commands))
@@ -39,13 +39,14 @@ def test_each_layout_commits_every_move_and_its_commands_are_counted() -> None:
             re.M,
         )
     }
-    assert set(found) == {"now", "compact", "log"}
+    assert set(found) == {"now", "layout2", "compact", "log"}
     assert found["now"][0] == 1.0
     # the node's script: the race's state and watchers read and its version written once a
     # call (four moves, each of another race), the game read and written, the action, its
     # time, ack and entry, the standing move, the depth's copy, the event (12 a move; a
     # mark's position every 32nd standing move, none in 40 moves a player)
     assert found["now"][1] == 12.0
+    assert found["layout2"][1] == 10.0  # the time in the action's entry; no depth's copy
     assert found["compact"][1] == 8.0
     assert found["log"][1] == 6.0
 
@@ -56,7 +57,8 @@ def test_with_and_without_the_append_only_file_each_layout_runs_the_same_command
     )
     rounds = re.findall(r"^round 1: ([\w/-]+) +[\d.]+ us of Valkey CPU a move$", out, re.M)
     assert rounds == [
-        "now", "now/no-aof", "compact", "compact/no-aof", "log", "log/no-aof",
+        "now", "now/no-aof", "layout2", "layout2/no-aof", "compact", "compact/no-aof", "log",
+        "log/no-aof",
     ]  # fmt: skip
     commands = dict(
         re.findall(
@@ -64,6 +66,7 @@ def test_with_and_without_the_append_only_file_each_layout_runs_the_same_command
         )
     )
     assert commands == {
-        "now": "12.0", "now/no-aof": "12.0", "compact": "8.0", "compact/no-aof": "8.0",
+        "now": "12.0", "now/no-aof": "12.0", "layout2": "10.0", "layout2/no-aof": "10.0",
+        "compact": "8.0", "compact/no-aof": "8.0",
         "log": "6.0", "log/no-aof": "6.0",
     }  # fmt: skip

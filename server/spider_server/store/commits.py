@@ -36,7 +36,7 @@ from .codec import changed_game_fields, entry_bytes, game_fields, meta_fields, p
 from .durability import Durability, run_durable
 from .guard import as_unavailable
 from .redisconn import CommandLink
-from .scripts import COMMIT_ACTION, COMMIT_RACE, RESAVE_ACK, sharded
+from .scripts import COMMIT_ACTIONS, COMMIT_RACE, RESAVE_ACK, sharded
 
 __all__ = ["ACTIONS_A_CALL", "CommitLink", "Committed", "action_keys", "race_keys"]
 
@@ -74,9 +74,10 @@ def _player_keys(code: str, pid: str) -> list[str]:
     ]
 
 
-def action_keys(code: str, pid: str) -> list[str]:
-    """The keys an action of ``pid`` in race ``code`` touches, in the action script's order."""
-    return [
+def action_keys(code: str, pid: str, layout: int = 1) -> list[str]:
+    """The keys an action of ``pid`` in race ``code`` touches, in the action script's order
+    (:data:`~.scripts.COMMIT_ACTIONS`: layout 2 has no ``times``)."""
+    out = [
         keys.meta(code),
         keys.players(code),
         keys.events(code),
@@ -86,8 +87,10 @@ def action_keys(code: str, pid: str) -> list[str]:
         keys.nodes(code),
         keys.stack(code, pid),
         keys.marks(code, pid),
-        keys.times(code, pid),
     ]
+    if layout == 1:
+        out.append(keys.times(code, pid))
+    return out
 
 
 def race_keys(race: Race) -> list[str]:
@@ -129,7 +132,9 @@ class CommitLink:
         # on a cluster, a race's events go out on its own shard (SPUBLISH, :mod:`..fanout.shards`)
         shard = sharded if isinstance(redis, RedisCluster) else str
         self._commit_race = redis.register_script(shard(COMMIT_RACE))
-        self._commit_action = redis.register_script(shard(COMMIT_ACTION))
+        self.layout = settings.store_layout
+        """The layout a player's actions are written in (both are read)."""
+        self._commit_action = redis.register_script(shard(COMMIT_ACTIONS[self.layout]))
         self.resave_ack = redis.register_script(RESAVE_ACK)
         self.batch = batch
         """Whether players' actions committed at the same moment share one round trip."""
@@ -239,7 +244,7 @@ class CommitLink:
     ) -> list[tuple[Any, ...]]:
         """The script calls that commit a batch's actions in order, up to
         :data:`ACTIONS_A_CALL` a call (each action's keys, then its arguments' count and its
-        arguments: :data:`~.scripts.COMMIT_ACTION`)."""
+        arguments: :data:`~.scripts.COMMIT_ACTIONS`)."""
         sha = self._commit_action.sha
         calls = []
         for start in range(0, len(batch), ACTIONS_A_CALL):
@@ -365,7 +370,7 @@ class CommitLink:
         if key_list is None:
             if len(self._action_keys) >= 10_000:
                 self._action_keys.clear()
-            key_list = self._action_keys[(code, pid)] = action_keys(code, pid)
+            key_list = self._action_keys[(code, pid)] = action_keys(code, pid, self.layout)
         args: list[str | bytes] = [
             str(outcome.game.seq - 1),
             pid,

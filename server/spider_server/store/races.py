@@ -21,13 +21,34 @@ from .codec import game_from, race_from, text
 from .commits import CommitLink
 from .guard import as_unavailable
 
-__all__ = ["SWEEP_CHUNK", "RaceStore", "StoredEvent"]
+__all__ = ["SWEEP_CHUNK", "RaceStore", "StoredEvent", "timed_actions"]
 
 SWEEP_CHUNK = 128
 """Races whose version one pipeline of the sweep reads."""
 
 StoredEvent = tuple[int, str, bytes]
 """An event as stored: (version, audience, data)."""
+
+
+def timed_actions(
+    entries: Sequence[bytes | str], stamps: Sequence[bytes | str]
+) -> tuple[list[str], list[int] | None]:
+    """A player's actions and their race times (ms) from their keys: each entry of the
+    actions is the action alone (layout 1, its time in ``stamps``, in order) or the action
+    and its time, ``<action> <time>`` (layout 2); a game whose node changed layouts has
+    layout 1's entries first. The times are None unless every action has one (a race from
+    before times were kept)."""
+    actions: list[str] = []
+    times: list[int] = []
+    apart = iter(stamps)
+    for entry in entries:
+        action, _, stamp = text(entry).partition(" ")
+        actions.append(action)
+        kept = stamp or next(apart, None)
+        if kept is not None:
+            times.append(int(kept))
+    whole = len(times) == len(actions) and next(apart, None) is None
+    return actions, times if whole else None
 
 
 class RaceStore:
@@ -103,9 +124,9 @@ class RaceStore:
             h, acts, stamps = replies[3 * i : 3 * i + 3]
             if h:
                 games[pid] = game_from(h)
-                replays[pid] = [text(a) for a in acts]
-                if len(stamps) == len(acts):
-                    times[pid] = [int(t) for t in stamps]
+                replays[pid], timed = timed_actions(acts, stamps)
+                if timed is not None:
+                    times[pid] = timed
         return games, replays, times
 
     async def load_ghost_runs(self, code: str) -> dict[str, GhostRun]:
@@ -120,7 +141,7 @@ class RaceStore:
     async def load_actions(self, code: str, player: str) -> list[str]:
         with as_unavailable:
             acts = await self.redis.lrange(keys.actions(code, player), 0, -1)
-        return [text(a) for a in acts]
+        return [text(a).partition(" ")[0] for a in acts]
 
     async def load_undo(self, code: str, player: str) -> UndoBase | None:
         """What an undo of the player rebuilds from (:class:`~..race.UndoBase`: the mark

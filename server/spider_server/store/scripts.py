@@ -24,6 +24,7 @@ __all__ = [
     "APPLY_RESULTS",
     "COMMIT_RACE",
     "COMMIT_ACTION",
+    "COMMIT_ACTIONS",
     "RESAVE_ACK",
     "sharded",
     "QUEUE_MATCH",
@@ -117,14 +118,14 @@ return {1, version}
 """
 )
 
-COMMIT_ACTION = (
+_COMMIT_ACTION = (
     _APPEND_EVENTS
     + """
 -- Players' actions, in order: each applied only if its race runs and its player's seq is
 -- still the one it was decided on (two nodes never both apply one, a resend is applied
 -- once); each answered on its own, as if each were a script call of its own.
--- KEYS: ten for each action: meta, players, events, game, actions, acks, nodes, stack,
---       marks, times
+-- KEYS: STRIDE for each action: meta, players, events, game, actions, acks, nodes, stack,
+--       marks(, times: layout 1)
 -- ARGV: ttl, maxlen, committing node, now; then for each action the count of its
 --       arguments, then those arguments: expected seq, player, action, ack frame, entry,
 --       n, then n events as audience and data, then the action's race time (ms), then the
@@ -133,7 +134,9 @@ COMMIT_ACTION = (
 -- A race's channel is its meta key's name with 'ch' for 'meta' (keys.channel).
 -- The standing moves (stack) follow each action: a move pushes, an undo pops, and a move
 -- that reaches a depth that is a multiple of the mark's spacing keeps the position there
--- (marks; with the depth as n). Each action's race time goes to times.
+-- (marks). Each action's race time goes to times (layout 1) or after the action in its
+-- entry in actions, as '<action> <time>' (layout 2); layout 1 also keeps the depth in marks
+-- as n.
 -- The keys' TTL is refreshed on the player's first action and every 64th after, and on the
 -- keys an action creates past the first (a race change refreshes every key of the race).
 -- Returns, for each action, {1, new version}, {0, 'state'} (not running), or {0, 'seq',
@@ -164,8 +167,7 @@ local function commit(k, b, last)
   local time = b + 7 + 2 * tonumber(ARGV[b + 6])
   redis.call('HSET', game, unpack(ARGV, time + 1, last))
   local action = ARGV[b + 3]
-  redis.call('RPUSH', KEYS[k + 5], action)
-  redis.call('RPUSH', KEYS[k + 10], ARGV[time])
+  ACTION_ENTRY
   redis.call('HSET', KEYS[k + 6], string.format('%d', seq + 1), ARGV[b + 4])
   redis.call('HSET', KEYS[k + 2], ARGV[b + 2], ARGV[b + 5])
   local depth
@@ -181,15 +183,12 @@ local function commit(k, b, last)
       for i = time + 1, last - 1, 2 do
         if ARGV[i] == 'position' then
           redis.call('HSET', KEYS[k + 9], string.format('%d', depth), ARGV[i + 1])
+          MARK_TTL
         end
       end
     end
   end
-  if depth then
-    -- the depth in marks too, for the nodes of the release before, which read it while an
-    -- upgrade goes through the nodes one by one (this release reads the stack's length)
-    redis.call('HSET', KEYS[k + 9], 'n', string.format('%d', depth))
-  end
+  DEPTH_COPY
   local events = {}
   for i = b + 7, time - 1, 2 do
     events[#events + 1] = {ARGV[i], ARGV[i + 1]}
@@ -208,7 +207,7 @@ local function commit(k, b, last)
     moved[#moved + 1] = meta
   end
   if seq % 64 == 0 then
-    for i = k + 1, k + 10 do
+    for i = k + 1, k + STRIDE do
       redis.call('EXPIRE', KEYS[i], ttl)
     end
   end
@@ -219,7 +218,7 @@ local replies, k, b = {}, 0, 5
 while b <= #ARGV do
   local last = b + tonumber(ARGV[b])
   replies[#replies + 1] = commit(k, b, last)
-  k, b = k + 10, last + 1
+  k, b = k + STRIDE, last + 1
 end
 for _, meta in ipairs(moved) do
   redis.call('HSET', meta, 'version', string.format('%d', versions[meta]))
@@ -227,6 +226,43 @@ end
 return replies
 """.replace("% MARK", f"% {UNDO_MARK}")
 )
+
+_LAYOUTS = {
+    1: {
+        "STRIDE": "10",
+        "ACTION_ENTRY": "redis.call('RPUSH', KEYS[k + 5], action)\n"
+        "  redis.call('RPUSH', KEYS[k + 10], ARGV[time])",
+        "MARK_TTL": "",
+        # the depth in marks too, for the nodes of 0.2.0, which read it while an upgrade
+        # goes through the nodes one by one (this release reads the stack's length)
+        "DEPTH_COPY": "if depth then\n"
+        "    redis.call('HSET', KEYS[k + 9], 'n', string.format('%d', depth))\n"
+        "  end",
+    },
+    2: {
+        "STRIDE": "9",
+        "ACTION_ENTRY": "redis.call('RPUSH', KEYS[k + 5], action .. ' ' .. ARGV[time])",
+        # marks is made by its first mark (layout 1 made it with n at the first action)
+        "MARK_TTL": "redis.call('EXPIRE', KEYS[k + 9], ttl)",
+        "DEPTH_COPY": "",
+    },
+}
+
+
+def _commit_action(layout: int) -> str:
+    script = _COMMIT_ACTION
+    for marker, code in _LAYOUTS[layout].items():
+        script = script.replace(marker, code)
+    return script
+
+
+COMMIT_ACTIONS = {layout: _commit_action(layout) for layout in _LAYOUTS}
+"""The action script for each layout of a player's keys (``SPIDER_RACE_STORE_LAYOUT``):
+layout 1 keeps each action's time in ``times`` and the undo depth's copy in ``marks``, as
+0.2.0 reads them; layout 2 writes the time into the action's entry (``<action> <time>``)
+and no copy, two commands a move fewer. This release reads both."""
+
+COMMIT_ACTION = COMMIT_ACTIONS[1]
 
 APPLY_RESULTS = """
 -- A finished race's results written into its players' records, histories and ladders, once:
