@@ -11,6 +11,10 @@ bench's clients, the baseline and the engine are this checkout's in every run: o
 node's code (``server/`` and ``client/``, the protocol it speaks) changes sides, through
 the node's ``PYTHONPATH``.
 
+``--this-env NAME=VALUE`` (repeatable) gives this tree's node a ``SPIDER_RACE_*`` setting
+the reference's runs without; with ``--reference HEAD`` both sides run the same code, and
+the comparison is the setting's alone.
+
 It prints each run's figures, then each side's median (``…_pair_ratio``: the node's and
 its Redis's CPU per move over the echo baseline's pair per message, measured in the same
 run) and ``server_cpu_ratio`` (this tree's median node CPU per move over the
@@ -31,7 +35,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-__all__ = ["run", "reference_commit", "turn_order", "SERVER_PATH_ENV"]
+__all__ = ["run", "reference_commit", "turn_order", "this_env", "SERVER_PATH_ENV"]
 
 SERVER_PATH_ENV = "SPIDER_BENCH_SERVER_PATH"
 """The bench's server node runs with this ``PYTHONPATH`` when set (the other side's code)."""
@@ -95,14 +99,30 @@ def _where(path: str) -> str:
     return done.stdout.strip()
 
 
-def _bench(bench_args: list[str], server_path: str) -> dict[str, str]:
-    """One ``bench server`` run with the node on ``server_path``; its printed figures."""
+def this_env(given: list[str]) -> dict[str, str]:
+    """The ``--this-env`` settings, checked: each ``SPIDER_RACE_<NAME>=<value>``."""
+    out: dict[str, str] = {}
+    for item in given:
+        name, sep, value = item.partition("=")
+        if not sep or not name.startswith("SPIDER_RACE_") or name == "SPIDER_RACE_":
+            raise SystemExit(
+                f"spider-race bench versus: --this-env {item!r}: give SPIDER_RACE_<NAME>=<value>"
+            )
+        out[name] = value
+    return out
+
+
+def _bench(
+    bench_args: list[str], server_path: str, settings: dict[str, str] | None = None
+) -> dict[str, str]:
+    """One ``bench server`` run with the node on ``server_path`` (and ``settings`` in its
+    environment); its printed figures."""
     child = subprocess.Popen(
         [sys.executable, "-m", "spider_race.cli", "bench", "server", *bench_args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, SERVER_PATH_ENV: server_path},
+        env={**os.environ, **(settings or {}), SERVER_PATH_ENV: server_path},
     )
     try:
         out, err = child.communicate()
@@ -144,6 +164,7 @@ def run(args: argparse.Namespace, bench_args: list[str]) -> int:
     # SIGTERM ends the bench as Ctrl-C does: the run under way is killed and the
     # worktree removed (the ``finally`` below)
     signal.signal(signal.SIGTERM, _terminated)
+    settings = this_env(list(getattr(args, "this_env", None) or []))
     root = _root()
     commit = args.reference or reference_commit(root)
     rounds = max(1, int(args.rounds))
@@ -164,11 +185,13 @@ def run(args: argparse.Namespace, bench_args: list[str]) -> int:
         print(f"reference: {commit}")
         for side, path in sides.items():
             print(f"{side}_server: {_where(path)}")
+        shown_env = " ".join(f"{k}={v}" for k, v in settings.items())
+        print(f"this_env: {shown_env or 'none'}")
         runs: dict[str, list[dict[str, str]]] = {side: [] for side in sides}
         for k in range(rounds):
             for side in turn_order(list(sides), k):
                 path = sides[side]
-                figures = _bench(bench_args, path)
+                figures = _bench(bench_args, path, settings if side == "this" else None)
                 runs[side].append(figures)
                 shown = " ".join(f"{key}={figures.get(key, 'n/a')}" for key in FIGURES)
                 print(f"round {k + 1} {side}: {shown} errors={figures.get('errors')}")

@@ -310,6 +310,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="versus, archive: runs of each side, alternating (default 3; archive 0: writes only)",
     )
     p.add_argument(
+        "--this-env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="versus: a server setting for this tree's node only, e.g. "
+        "SPIDER_RACE_STORE_LAYOUT=2 (repeatable; with --reference HEAD, a setting against "
+        "the same code without it)",
+    )
+    p.add_argument(
         "--tolerance",
         type=float,
         default=0.15,

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from spider_race.bench_versus import turn_order
+from spider_race.bench_versus import this_env, turn_order
 
 
 def _versus(*args: str, timeout: float) -> tuple[int, dict[str, str], str]:
@@ -31,13 +31,14 @@ def _versus(*args: str, timeout: float) -> tuple[int, dict[str, str], str]:
 def test_versus_measures_both_sides_and_can_fail() -> None:
     status, figures, out = _versus(
         "--players", "4", "--races", "2", "--rate", "20", "--seconds", "1", "--warmup", "0.5",
-        "--rounds", "1", "--tolerance", "-0.99",
+        "--rounds", "1", "--tolerance", "-0.99", "--this-env", "SPIDER_RACE_STORE_LAYOUT=2",
         timeout=240,
     )  # fmt: skip
     # each side's node ran from its own tree: the reference's from the worktree
     assert figures["reference_server"] != figures["this_server"], out
     assert "reference" in figures["reference_server"], out
     assert figures["errors"] == "0", out
+    assert figures["this_env"] == "SPIDER_RACE_STORE_LAYOUT=2", out  # this side's only
     for side in ("reference", "this"):
         assert float(figures[f"{side}_server_cpu_ms_per_move"]) > 0, out
         assert float(figures[f"{side}_moves_per_s"]) > 0, out
@@ -45,6 +46,16 @@ def test_versus_measures_both_sides_and_can_fail() -> None:
     # a limit of 1 % of the reference's CPU cannot be met: the guard fails
     assert float(figures["server_cpu_ratio"]) > float(figures["server_cpu_limit"]), out
     assert status == 1, out
+
+
+def test_a_setting_for_this_side_is_checked_before_anything_runs() -> None:
+    assert this_env(["SPIDER_RACE_STORE_LAYOUT=2", "SPIDER_RACE_RATE=5"]) == {
+        "SPIDER_RACE_STORE_LAYOUT": "2",
+        "SPIDER_RACE_RATE": "5",
+    }
+    for bad in ("STORE_LAYOUT=2", "SPIDER_RACE_STORE_LAYOUT", "SPIDER_RACE_=1"):
+        status, _, out = _versus("--this-env", bad, timeout=60)
+        assert status != 0 and f"--this-env {bad!r}: give SPIDER_RACE_<NAME>=<value>" in out
 
 
 def test_rounds_take_the_sides_in_turns_abba() -> None:
