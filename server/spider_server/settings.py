@@ -114,10 +114,8 @@ class Settings:
     commit_spacing: float = 0.01
     """The least time between two writes of players' actions to Redis (0: none)."""
     store_layout: int = 1
-    """How a player's actions are kept in Redis (both are read): 1, as 0.2.0 reads them
-    (each action's time in a list of its own, the undo depth copied); 2, two commands a
-    move fewer (the time in the action's entry, no copy). Set 2 once no node of 0.2.0
-    runs against the same Redis (docs/server.md, "A player's keys")."""
+    """How a player's actions are written to Redis: 1 as 0.2.0 reads them, 2 with two
+    commands a move fewer; both are read (docs/server.md, "A player's keys")."""
     send_queue: int = 2000
     """Frames queued for a slow reader before its connection is closed."""
     send_bytes: int = 8 << 20
@@ -388,15 +386,9 @@ class Settings:
             if raw is None or raw == "":
                 continue
             kind = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", "")
+            parse: Any = {"int": int, "float": float, "Path": Path}.get(kind, str)
             try:
-                if kind == "int":
-                    values[f.name] = int(raw)
-                elif kind == "float":
-                    values[f.name] = float(raw)
-                elif kind == "Path":
-                    values[f.name] = Path(raw)
-                else:
-                    values[f.name] = raw
+                values[f.name] = parse(raw)
             except ValueError:
                 what = RANGES[f.name].describe(kind) if f.name in RANGES else f"a {kind}"
                 raise ConfigError(f"{name}={raw!r} is not valid: {what}") from None

@@ -227,23 +227,19 @@ return replies
 """.replace("% MARK", f"% {UNDO_MARK}")
 )
 
-_LAYOUTS = {
+_LAYOUTS = {  # _COMMIT_ACTION's markers in each layout of a player's keys
     1: {
         "STRIDE": "10",
         "ACTION_ENTRY": "redis.call('RPUSH', KEYS[k + 5], action)\n"
         "  redis.call('RPUSH', KEYS[k + 10], ARGV[time])",
-        "MARK_TTL": "",
-        # the depth in marks too, for the nodes of 0.2.0, which read it while an upgrade
-        # goes through the nodes one by one (this release reads the stack's length)
+        "MARK_TTL": "",  # marks made at the first action, by the depth's copy (for 0.2.0)
         "DEPTH_COPY": "if depth then\n"
-        "    redis.call('HSET', KEYS[k + 9], 'n', string.format('%d', depth))\n"
-        "  end",
+        "    redis.call('HSET', KEYS[k + 9], 'n', string.format('%d', depth))\n  end",
     },
     2: {
         "STRIDE": "9",
         "ACTION_ENTRY": "redis.call('RPUSH', KEYS[k + 5], action .. ' ' .. ARGV[time])",
-        # marks is made by its first mark (layout 1 made it with n at the first action)
-        "MARK_TTL": "redis.call('EXPIRE', KEYS[k + 9], ttl)",
+        "MARK_TTL": "redis.call('EXPIRE', KEYS[k + 9], ttl)",  # marks made by the first mark
         "DEPTH_COPY": "",
     },
 }
@@ -257,10 +253,8 @@ def _commit_action(layout: int) -> str:
 
 
 COMMIT_ACTIONS = {layout: _commit_action(layout) for layout in _LAYOUTS}
-"""The action script for each layout of a player's keys (``SPIDER_RACE_STORE_LAYOUT``):
-layout 1 keeps each action's time in ``times`` and the undo depth's copy in ``marks``, as
-0.2.0 reads them; layout 2 writes the time into the action's entry (``<action> <time>``)
-and no copy, two commands a move fewer. This release reads both."""
+"""The action script in each layout of a player's keys (``SPIDER_RACE_STORE_LAYOUT``; the
+comment at its head tells them apart). This release reads both."""
 
 COMMIT_ACTION = COMMIT_ACTIONS[1]
 
