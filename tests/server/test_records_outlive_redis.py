@@ -94,10 +94,16 @@ async def test_records_outlive_redis(redis_server, pg_database, server_node) -> 
     clock.move(3)  # the countdown of a rated race
     pa = Player(a, code, (await a.expect("ack", lambda m: m.seq == 0)).view, seed=3)
     pb = Player(b, code, (await b.expect("ack", lambda m: m.seq == 0)).view, seed=4)
-    for _ in range(4):
-        await pa.step()
-    await pb.step()  # both played (a race nobody played is an abort)
-    await pb.resign()  # b out first: a ranks first
+    b_ack = await pb.step()  # both played (a race nobody played is an abort)
+    await pb.resign()
+    # both forfeit, so they rank by progress: a moves until theirs is past b's (sets, then
+    # cards turned up), whatever the deal (a rated race's deal is the pool's, not chosen)
+    b_progress = (b_ack.runs, b_ack.turned_up)
+    for _ in range(300):
+        a_ack = await pa.step()
+        if (a_ack.runs, a_ack.turned_up) > b_progress:
+            break
+    assert (a_ack.runs, a_ack.turned_up) > b_progress, "300 moves raised no progress"
     await pa.resign()
     await a.expect("finished")
     player = a.player
@@ -131,7 +137,8 @@ async def test_records_outlive_redis(redis_server, pg_database, server_node) -> 
     record = await asyncio.to_thread(_get_json, f"{two.http_url}/races/{code}.json")
     assert record["code"] == code
     mine = next(pl for pl in record["players"] if pl["player"] == player)
-    assert len(mine["actions"]) == 5 and mine["actions"][-1] == "resign"  # 4 moves, resign
+    assert len(mine["actions"]) == pa.seq and mine["actions"][-1] == "resign"  # moves, resign
+    assert mine["actions"][:-1] == [ack.move for ack in pa.acks[:-1]]
 
     # a ghost of the race's winner can still be raced: the new race holds it, ready
     c = await Client.connect(two.url, name="Challenger")
