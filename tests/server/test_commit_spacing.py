@@ -15,7 +15,7 @@ import pytest
 
 from spider_server.errors import ConfigError
 from spider_server.settings import Settings
-from spider_server.store.commits import FULL_BATCH, CommitLink
+from spider_server.store.commits import CommitLink
 from spider_server.store.redisconn import connect
 
 SPACING = 0.1
@@ -106,29 +106,6 @@ async def test_a_player_acting_alone_is_not_held_back_by_their_own_writes(
         assert link.writes == before + 1
         await other
         assert link.writes == before + 2
-    finally:
-        await redis.aclose()
-
-
-async def test_a_full_batch_is_written_without_waiting_out_the_spacing(
-    redis_server: Any,
-) -> None:
-    """Actions held for the spacing are written in the turn their count reaches
-    ``FULL_BATCH``, not when the spacing is up."""
-    redis, link = await _link(redis_server.url)
-    try:
-        for _ in range(5):  # a machine stalled past the spacing: again
-            await link._run_action_script(KEYS, action("p"))
-            before = link.writes
-            held = [link._run_action_script(KEYS, action(f"q{i}")) for i in range(FULL_BATCH - 1)]
-            await asyncio.sleep(0)
-            if link.writes == before:  # held for the spacing, as one fewer than full is
-                break
-        assert link.writes == before and len(link._pending) == FULL_BATCH - 1
-        held.append(link._run_action_script(KEYS, action("full")))
-        await asyncio.sleep(0)  # one turn: the full batch written in it
-        assert link.writes == before + 1 and not link._pending
-        assert all(_reply(r) == [0, "state"] for r in await asyncio.gather(*held))
     finally:
         await redis.aclose()
 

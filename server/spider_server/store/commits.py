@@ -38,17 +38,11 @@ from .guard import as_unavailable
 from .redisconn import CommandLink
 from .scripts import COMMIT_ACTIONS, COMMIT_RACE, RESAVE_ACK, sharded
 
-__all__ = ["ACTIONS_A_CALL", "FULL_BATCH", "CommitLink", "Committed", "action_keys", "race_keys"]
+__all__ = ["ACTIONS_A_CALL", "CommitLink", "Committed", "action_keys", "race_keys"]
 
 ACTIONS_A_CALL = 128
 """Players' actions committed by one script call at most: a batch of more is written as
 several calls in one pipeline (a call runs whole before Valkey serves anyone else)."""
-
-
-FULL_BATCH = 32
-"""Actions held for the commit spacing that are written at once, without waiting out the
-spacing: a batch this large already shares its write well, and under a flood of actions
-(bots sending as fast as acks come) the spacing would only hold their acks back."""
 
 
 class Committed(NamedTuple):
@@ -156,8 +150,6 @@ class CommitLink:
         self._flushes: set[asyncio.Task[None]] = set()
         self._flushed_at = -math.inf
         """When the last batch was written (the event loop's clock)."""
-        self._held: asyncio.TimerHandle | None = None
-        """The write the pending actions wait for, when they wait out the spacing."""
         self.writes = 0
         """Batches of players' actions written so far."""
         self._alone: str | bytes | None = None
@@ -200,13 +192,9 @@ class CommitLink:
             # player acting alone is never held back by their own): the next write gathers
             # what comes meanwhile
             if wait > 0 and args[1] != self._alone:
-                self._held = loop.call_later(wait, self._flush_soon)
+                loop.call_later(wait, self._flush_soon)
             else:
                 loop.call_soon(self._flush_soon)
-        elif len(self._pending) == FULL_BATCH and self._held is not None:
-            self._held.cancel()  # a full batch: written now
-            self._held = None
-            loop.call_soon(self._flush_soon)
         return future
 
     def _shared_args(self) -> list[Any]:
@@ -221,7 +209,6 @@ class CommitLink:
 
     def _flush_soon(self) -> None:
         batch, self._pending = self._pending, []
-        self._held = None
         loop = asyncio.get_running_loop()
         self._flushed_at = loop.time()
         self.writes += 1
