@@ -133,3 +133,25 @@ async def test_an_upgrade_midway_through_a_race(redis_server: Any, server_node: 
     assert result.returncode == 0, result.stdout + result.stderr
     stored = await new.node.redis.lrange(keys.actions(code, player), 0, -1)
     assert [b" " in entry for entry in stored] == [False] * 3 + [True] * 5
+
+
+async def test_a_move_that_would_forge_a_time_is_refused(
+    redis_server: Any, server_node: Any
+) -> None:
+    """Layout 2 keeps a time after a space in the action's entry: a move with a space in it
+    (or any other text that is not a move) is refused before anything is written."""
+    node = await server_node(redis_server.url, store_layout=2)
+    a = await Client.connect(node.url, name="alice")
+    code = (await a.create(**OPTIONS)).race.code
+    await a.ready(code)
+    pa = Player(a, code, (await a.expect("ack", lambda m: m.seq == 0)).view, seed=5)
+    await pa.step()
+    legal = pa.pick()
+    assert legal is not None
+    for forged in (f"{legal} 0", f"{legal} ", "undo 5", f"{legal}\t1"):
+        reply = await a.move(code, pa.seq + 1, forged)
+        assert reply.type == "error", (forged, reply)
+    stored = await node.node.redis.lrange(keys.actions(code, a.player), 0, -1)
+    assert len(stored) == 1 and stored[0].decode().split(" ")[0] == pa.acks[0].move
+    await pa.step(legal)  # the game goes on from where it was
+    assert pa.seq == 2
