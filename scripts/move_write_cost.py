@@ -150,6 +150,9 @@ class Layout:
                 # 32 standing moves are left out (0.19 commands a move in a long game)
                 pipe.hset(keys.game(code, pid), mapping={"seq": 1, "status": "playing"})
                 pipe.rpush(keys.stack(code, pid), "a0b")
+                # and, as layout 1 wrote them at the first action, its time and the depth
+                pipe.rpush(keys.times(code, pid), "1000")
+                pipe.hset(keys.marks(code, pid), "n", 1)
                 self.seq[(code, pid)] = 1
         pipe.execute()
 

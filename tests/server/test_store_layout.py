@@ -35,15 +35,20 @@ def test_actions_and_times_are_read_from_either_layout() -> None:
     assert timed_actions([b"a1b"], [b"10", b"20"]) == (["a1b"], None)
 
 
+async def _games(redis: Any) -> None:
+    """The hand-made race running, its players' games whole (as a race's start writes them)."""
+    await _setup(redis)
+    for pid in ("p1", "p2"):
+        game = Game(player=pid, seq=3, position="pos")
+        await redis.hset(keys.game(RUNNING, pid), mapping=game_fields(game))
+
+
 async def test_a_game_written_in_both_layouts_reads_whole(redis_server: Any) -> None:
     redis = connect(redis_server.url)
     links = {n: CommitLink(redis, Settings(commit_spacing=0, store_layout=n)) for n in (1, 2)}
     races = RaceStore(redis, Settings(), links[2])
     try:
-        await _setup(redis)
-        for pid in ("p1", "p2"):  # whole games, as a race's start writes them
-            game = Game(player=pid, seq=3, position="pos")
-            await redis.hset(keys.game(RUNNING, pid), mapping=game_fields(game))
+        await _games(redis)
         # p1 acts on a node of layout 1, then on one of layout 2 (which also undoes the
         # move the first made); p2 on layout 2 only
         for layout, pid, seq, move in (
@@ -74,6 +79,30 @@ async def test_a_game_written_in_both_layouts_reads_whole(redis_server: Any) -> 
         assert games["p1"].seq == 7 and games["p2"].seq == 4
         assert await races.load_actions(RUNNING, "p1") == ["a1b", "c1d", "undo", "e1f"]
         assert await races.load_undo(RUNNING, "p1") == UndoBase(2, None, ["a1b"])
+    finally:
+        for link in links.values():
+            await link.aclose()
+        await redis.aclose()
+
+
+async def test_back_to_layout_one_midway_its_keys_get_the_race_ttl(redis_server: Any) -> None:
+    """A game layout 2 began and layout 1 goes on with (a node going back): the times and
+    marks layout 1 makes then, past the first action, get the race's TTL."""
+    redis = connect(redis_server.url)
+    links = {n: CommitLink(redis, Settings(commit_spacing=0, store_layout=n)) for n in (2, 1)}
+    races = RaceStore(redis, Settings(), links[1])
+    try:
+        await _games(redis)
+        for layout, seq, move in ((2, 3, "a1b"), (1, 4, "c1d")):
+            reply = await links[layout]._run_action_script(
+                action_keys(RUNNING, "p1", layout), _action("p1", seq, move)
+            )
+            assert reply[0] == 1, reply
+        for key in (keys.times(RUNNING, "p1"), keys.marks(RUNNING, "p1")):
+            assert 0 < await redis.ttl(key) <= Settings().race_ttl, key
+        race: Any = SimpleNamespace(code=RUNNING, players={"p1": None})
+        _, replays, times = await races.load_timed_games(race)
+        assert replays == {"p1": ["a1b", "c1d"]} and times == {"p1": [4000, 5000]}
     finally:
         for link in links.values():
             await link.aclose()

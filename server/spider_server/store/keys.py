@@ -17,13 +17,14 @@ Keys of one race share the hash tag ``{race:<code>}`` so that its scripts touch 
                                           moves, turned_up, runs, deals_left, score, time, down0,
                                           suited, raised_at (both absent from older games: 0)
     {race:<code>}:actions:<player> list   the player's actions in order: moves, undo, resign
+                                          (layout 2: each with its time in ms, ``d1j 1840``)
     {race:<code>}:stack:<player>  list    the player's moves that stand after their undos, in
                                           order (a move pushes, an undo pops)
-    {race:<code>}:marks:<player>  hash    n -> the stack's depth (its length); each multiple
-                                          of ``UNDO_MARK`` reached -> the full position there
-                                          (an undo rebuilds from the mark below it)
-    {race:<code>}:times:<player>  list    each action's race time in ms, parallel to actions
-                                          (pushed by the same script; absent in older races)
+    {race:<code>}:marks:<player>  hash    each multiple of ``UNDO_MARK`` reached -> the full
+                                          position there (an undo rebuilds from the mark below
+                                          it); layout 1 also n -> the stack's depth, for 0.2.0
+    {race:<code>}:times:<player>  list    layout 1: the race time in ms of each action
+                                          without one in its entry (absent in older races)
     {race:<code>}:ghosts          hash    ghost id -> msgpack of the recorded run it replays
                                           (source race and player, actions, times)
     {race:<code>}:acks:<player>   hash    seq -> msgpack of the ack sent for that action (a
@@ -241,8 +242,7 @@ __all__ = [
 ]
 
 UNDO_MARK = 32
-"""Standing moves between two kept positions of a player's game: an undo pushes fewer than
-this many moves onto the mark below it, whatever the game's length."""
+"""Standing moves between two kept positions of a game: an undo pushes fewer onto a mark."""
 
 RACE_KEYS = ("meta", "players", "events", "online", "spectators")
 """The race's keys that do not belong to one player."""
@@ -288,8 +288,8 @@ def marks(code: str, player: str) -> str:
 
 
 def times(code: str, player: str) -> str:
-    """The race time (milliseconds from the start) of each of the player's actions, a list
-    parallel to :func:`actions` (absent for races from before times were kept)."""
+    """Layout 1: the race time (ms from the start) of each of the player's actions without
+    one in its entry in :func:`actions`, in order (absent in older races and in layout 2)."""
     return race_key(code, f"times:{player}")
 
 

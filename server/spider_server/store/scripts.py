@@ -134,9 +134,8 @@ _COMMIT_ACTION = (
 -- A race's channel is its meta key's name with 'ch' for 'meta' (keys.channel).
 -- The standing moves (stack) follow each action: a move pushes, an undo pops, and a move
 -- that reaches a depth that is a multiple of the mark's spacing keeps the position there
--- (marks). Each action's race time goes to times (layout 1) or after the action in its
--- entry in actions, as '<action> <time>' (layout 2); layout 1 also keeps the depth in marks
--- as n.
+-- (marks). Each action's race time goes to times (layout 1) or into its entry in actions,
+-- '<action> <time>' (layout 2); layout 1 also copies the depth into marks as n.
 -- The keys' TTL is refreshed on the player's first action and every 64th after, and on the
 -- keys an action creates past the first (a race change refreshes every key of the race).
 -- Returns, for each action, {1, new version}, {0, 'state'} (not running), or {0, 'seq',
@@ -230,11 +229,14 @@ return replies
 _LAYOUTS = {  # _COMMIT_ACTION's markers in each layout of a player's keys
     1: {
         "STRIDE": "10",
+        # times and marks made after layout 2's actions get the race's TTL there
         "ACTION_ENTRY": "redis.call('RPUSH', KEYS[k + 5], action)\n"
-        "  redis.call('RPUSH', KEYS[k + 10], ARGV[time])",
-        "MARK_TTL": "",  # marks made at the first action, by the depth's copy (for 0.2.0)
-        "DEPTH_COPY": "if depth then\n"
-        "    redis.call('HSET', KEYS[k + 9], 'n', string.format('%d', depth))\n  end",
+        "  if redis.call('RPUSH', KEYS[k + 10], ARGV[time]) == 1 and seq > 0 then\n"
+        "    redis.call('EXPIRE', KEYS[k + 10], ttl)\n  end",
+        "MARK_TTL": "",
+        "DEPTH_COPY": "if depth and redis.call('HSET', KEYS[k + 9], 'n', "
+        "string.format('%d', depth)) == 1 and seq > 0 then\n"
+        "    redis.call('EXPIRE', KEYS[k + 9], ttl)\n  end",
     },
     2: {
         "STRIDE": "9",
