@@ -164,7 +164,7 @@ def run(args: argparse.Namespace, bench_args: list[str]) -> int:
     # SIGTERM ends the bench as Ctrl-C does: the run under way is killed and the
     # worktree removed (the ``finally`` below)
     signal.signal(signal.SIGTERM, _terminated)
-    settings = this_env(list(getattr(args, "this_env", None) or []))
+    settings = this_env(args.this_env)
     root = _root()
     commit = args.reference or reference_commit(root)
     rounds = max(1, int(args.rounds))

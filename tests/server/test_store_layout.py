@@ -18,7 +18,7 @@ from spider_server.store.codec import game_fields
 from spider_server.store.commits import CommitLink, action_keys
 from spider_server.store.races import RaceStore, timed_actions
 from spider_server.store.redisconn import connect
-from tests.server.server_helpers import Client, Player
+from tests.server.server_helpers import Client, Player, start_race
 
 from .test_action_batch import RUNNING, _action, _setup
 from .test_ghosts import OPTIONS, verify
@@ -132,16 +132,20 @@ async def test_layout_two_keeps_marks_with_the_race_ttl(redis_server: Any) -> No
         await redis.aclose()
 
 
+async def _alone(url: str) -> Player:
+    """A player in a race of their own on ``url``, dealt."""
+    code, (a,), _ = await start_race(url, players=1, **OPTIONS)
+    return Player(a, code, next(m for m in a.received if m.type == "ack").view, seed=5)
+
+
 async def test_an_upgrade_midway_through_a_race(redis_server: Any, server_node: Any) -> None:
     """A player's moves on a node of layout 1, then, reconnected, on one of layout 2 (an
     undo of the first node's move among them): the finished race has every action and its
     time, in order, and checks."""
     old = await server_node(redis_server.url, store_layout=1)
     new = await server_node(redis_server.url, store_layout=2)
-    a = await Client.connect(old.url, name="alice")
-    code = (await a.create(**OPTIONS)).race.code
-    await a.ready(code)
-    pa = Player(a, code, (await a.expect("ack", lambda m: m.seq == 0)).view, seed=5)
+    pa = await _alone(old.url)
+    a, code = pa.client, pa.code
     for _ in range(3):
         await pa.step()
     token, seq = a.token, pa.seq
@@ -170,10 +174,8 @@ async def test_a_move_that_would_forge_a_time_is_refused(
     """Layout 2 keeps a time after a space in the action's entry: a move with a space in it
     (or any other text that is not a move) is refused before anything is written."""
     node = await server_node(redis_server.url, store_layout=2)
-    a = await Client.connect(node.url, name="alice")
-    code = (await a.create(**OPTIONS)).race.code
-    await a.ready(code)
-    pa = Player(a, code, (await a.expect("ack", lambda m: m.seq == 0)).view, seed=5)
+    pa = await _alone(node.url)
+    a, code = pa.client, pa.code
     await pa.step()
     legal = pa.pick()
     assert legal is not None

@@ -141,7 +141,7 @@ class RaceStore:
     async def load_actions(self, code: str, player: str) -> list[str]:
         with as_unavailable:
             acts = await self.redis.lrange(keys.actions(code, player), 0, -1)
-        return [text(a).partition(" ")[0] for a in acts]
+        return timed_actions(acts, ())[0]
 
     async def load_undo(self, code: str, player: str) -> UndoBase | None:
         """What an undo of the player rebuilds from (:class:`~..race.UndoBase`: the mark

@@ -23,7 +23,6 @@ from .keys import UNDO_MARK
 __all__ = [
     "APPLY_RESULTS",
     "COMMIT_RACE",
-    "COMMIT_ACTION",
     "COMMIT_ACTIONS",
     "RESAVE_ACK",
     "sharded",
@@ -258,7 +257,6 @@ COMMIT_ACTIONS = {layout: _commit_action(layout) for layout in _LAYOUTS}
 """The action script in each layout of a player's keys (``SPIDER_RACE_STORE_LAYOUT``; the
 comment at its head tells them apart). This release reads both."""
 
-COMMIT_ACTION = COMMIT_ACTIONS[1]
 
 APPLY_RESULTS = """
 -- A finished race's results written into its players' records, histories and ladders, once:
