@@ -157,6 +157,10 @@ def run(args: argparse.Namespace) -> int:
         if args.idle:
             bench_args += ["--idle", str(args.idle)]
         return bench_versus(args, bench_args)
+    if args.what == "growth":
+        from .bench_growth import run as bench_growth
+
+        return bench_growth(args)
     if args.what in ("affinity", "capacity"):
         from .bench_server.modes import run_nodes
 

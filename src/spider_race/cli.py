@@ -225,14 +225,14 @@ def build_parser() -> argparse.ArgumentParser:
         "what",
         choices=[
             "engine", "server", "solver", "hint", "par", "affinity", "capacity", "versus",
-            "archive", "signin",
+            "archive", "signin", "growth",
         ],
         help="what to measure: engine, server, solver, hint, par, affinity (pub/sub per "
         "move with and without race affinity), capacity (costs on a 3-shard cluster), "
         "versus (this tree's server against a reference commit's, in turns), archive "
         "(finished races written to PostgreSQL, and the node's CPU per move with the "
-        "archive off and on) or signin (the CPU of a sign-in with the node's Argon2 "
-        "parameters, SPIDER_RACE_ARGON2_*)",
+        "archive off and on), signin (the CPU of a sign-in with the node's Argon2 "
+        "parameters, SPIDER_RACE_ARGON2_*) or growth (the README's table of how cost grows)",
     )  # fmt: skip
     p.add_argument(
         "--archive-races",
@@ -314,9 +314,16 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="versus: a server setting for this tree's node only, e.g. "
+        help="versus, growth: a server setting for this tree's node only, e.g. "
         "SPIDER_RACE_STORE_LAYOUT=2 (repeatable; with --reference HEAD, a setting against "
         "the same code without it)",
+    )
+    p.add_argument(
+        "--row",
+        action="append",
+        default=[],
+        help="growth: this row only (repeatable): p100, p1000, p2000, max, races2, races16, "
+        "one, watch100, watch1000, idle, fast",
     )
     p.add_argument(
         "--tolerance",
