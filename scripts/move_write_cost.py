@@ -23,10 +23,15 @@ which shows what the file's writes cost (``--aof off``: off only):
   (derived from the actions): the game, the actions, the entry, the event.
 - ``log``: the check-and-set, the game's seq and position, and one stream entry holding
   the event, the action, its time, the ack and the entry (the rest derived from the log).
+- ``floor``: less than any layout can do: the player's seq checked and one write of the
+  game holding everything (no race read, no event, nothing for another node): what a
+  script call of a move's check-and-set costs at the least.
+- ``echo``: the bench's echo baseline's Redis work, one ``MULTI``/``INCR``/``EXEC`` a move,
+  each its own round trip (``--batch`` is ignored: the echo writes every message alone).
 
-The last two are sketches for measuring, not formats a node reads: they show how
-much of Valkey's cost a move's layout could take away (docs/server.md, "Where a move's
-CPU goes").
+The last four are sketches for measuring, not formats a node reads: they show how
+much of Valkey's cost a move's layout could take away, and how far that is from the
+echo's (docs/server.md, "Where a move's CPU goes").
 """
 
 from __future__ import annotations
@@ -106,6 +111,25 @@ LOG = _TEMPLATE.replace("STRIDE", "4").replace(
 )
 """The race's stream entry holds the action, its time, the ack and the entry."""
 
+FLOOR = """
+local replies, k = {}, 0
+for b = 5, #ARGV, 9 do
+  local game = KEYS[k + 1]
+  local g = redis.call('HMGET', game, 'seq', 'status')
+  if tonumber(g[1]) == tonumber(ARGV[b]) and g[2] == 'playing' then
+    redis.call('HSET', game, 'seq', string.format('%d', tonumber(ARGV[b]) + 1),
+               'position', ARGV[b + 8], 'last', ARGV[b + 2] .. ' ' .. ARGV[b + 3],
+               'ack', ARGV[b + 4])
+    replies[#replies + 1] = {1, 0}
+  else
+    replies[#replies + 1] = {0, 'seq'}
+  end
+  k = k + 1
+end
+return replies
+"""
+"""The check-and-set and one write of the game a move: below what any layout keeps."""
+
 
 def _commands(r: Redis) -> int:
     """Commands the server ran so far, the scripts' own calls included (the script calls
@@ -134,12 +158,16 @@ class Layout:
                 "layout2": COMMIT_ACTIONS[2],
                 "compact": COMPACT,
                 "log": LOG,
+                "floor": FLOOR,
+                "echo": "return 0",  # not called: the echo's transactions are commands
             }[name]
         )
         self.seq: dict[tuple[str, str], int] = {}
+        self.echoed = 0
 
     def setup(self) -> None:
         self.r.flushall()
+        self.echoed = 0
         pipe = self.r.pipeline(transaction=False)
         for code in self.races:
             pipe.hset(keys.meta(code), mapping={"state": "running", "version": 0})
@@ -157,6 +185,14 @@ class Layout:
         pipe.execute()
 
     def call(self, moves: list[tuple[str, str]]) -> None:
+        if self.name == "echo":
+            for _ in moves:
+                pipe = self.r.pipeline(transaction=True)
+                pipe.incr("{bench}:echo")
+                (count,) = pipe.execute()
+                self.echoed += 1
+                assert count == self.echoed, (count, self.echoed)  # every one counted once
+            return
         key_list: list[str] = []
         args: list[Any] = [3600, 1000, "node1", "1796000000.0"]
         for code, pid in moves:
@@ -168,6 +204,9 @@ class Layout:
                 a: list[Any] = [seq, pid, action, ACK, ENTRY, 1, "all", EVENT, time_ms]
                 a += ["seq", seq + 1, "position", POSITION]
                 args += [len(a), *a]
+            elif self.name == "floor":
+                key_list.append(keys.game(code, pid))
+                args += [seq, pid, action, time_ms, ACK, ENTRY, "all", EVENT, POSITION]
             else:
                 key_list += [keys.meta(code), keys.events(code), keys.game(code, pid)]
                 key_list.append(keys.nodes(code))
@@ -181,6 +220,8 @@ class Layout:
 def measure(layout: Layout, moves: int, batch: int, rate: float = 0) -> tuple[float, float]:
     """Server CPU microseconds, and commands, per move of ``layout``."""
     layout.setup()
+    if layout.name == "echo":
+        batch = 1  # a transaction of its own for every message
     races, n = layout.races, 0
     calls = []
     while n < moves:
@@ -228,7 +269,8 @@ def main() -> None:
         r = Redis(port=server.port)
         r.config_set("auto-aof-rewrite-percentage", 0)  # no rewrite forked in a measure
         races = [f"R{i:04d}" for i in range(opts.races)]
-        layouts = [Layout(r, name, races) for name in ("now", "layout2", "compact", "log")]
+        names = ("now", "layout2", "compact", "log", "floor", "echo")
+        layouts = [Layout(r, name, races) for name in names]
         files = {"on": [True], "off": [False], "both": [True, False]}[opts.aof]
         found: dict[str, list[float]] = {}
         counted: dict[str, float] = {}

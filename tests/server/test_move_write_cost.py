@@ -27,10 +27,8 @@ def test_each_layout_commits_every_move_and_its_commands_are_counted() -> None:
     out = _measure("--races", "5", "--moves", "200", "--batch", "4", "--rounds", "2")
     # every move of every call was applied (the program asserts each reply), in turns
     rounds = re.findall(r"^round (\d): (\w+) +[\d.]+ us of Valkey CPU a move$", out, re.M)
-    assert rounds == [
-        ("1", "now"), ("1", "layout2"), ("1", "compact"), ("1", "log"), ("2", "log"),
-        ("2", "compact"), ("2", "layout2"), ("2", "now"),
-    ]  # fmt: skip
+    names = ["now", "layout2", "compact", "log", "floor", "echo"]
+    assert rounds == [("1", n) for n in names] + [("2", n) for n in reversed(names)]
     found = {
         name: (float(ratio), float(commands))
         for name, ratio, commands in re.findall(
@@ -39,7 +37,7 @@ def test_each_layout_commits_every_move_and_its_commands_are_counted() -> None:
             re.M,
         )
     }
-    assert set(found) == {"now", "layout2", "compact", "log"}
+    assert set(found) == set(names)
     assert found["now"][0] == 1.0
     # the node's script: the race's state and watchers read and its version written once a
     # call (four moves, each of another race), the game read and written, the action, its
@@ -49,6 +47,8 @@ def test_each_layout_commits_every_move_and_its_commands_are_counted() -> None:
     assert found["layout2"][1] == 10.0  # the time in the action's entry; no depth's copy
     assert found["compact"][1] == 8.0
     assert found["log"][1] == 6.0
+    assert found["floor"][1] == 2.0  # the game read and written, nothing else
+    assert found["echo"][1] == 3.0  # MULTI, INCR, EXEC a move, each move alone
 
 
 def test_with_and_without_the_append_only_file_each_layout_runs_the_same_commands() -> None:
@@ -58,7 +58,7 @@ def test_with_and_without_the_append_only_file_each_layout_runs_the_same_command
     rounds = re.findall(r"^round 1: ([\w/-]+) +[\d.]+ us of Valkey CPU a move$", out, re.M)
     assert rounds == [
         "now", "now/no-aof", "layout2", "layout2/no-aof", "compact", "compact/no-aof", "log",
-        "log/no-aof",
+        "log/no-aof", "floor", "floor/no-aof", "echo", "echo/no-aof",
     ]  # fmt: skip
     commands = dict(
         re.findall(
@@ -68,5 +68,6 @@ def test_with_and_without_the_append_only_file_each_layout_runs_the_same_command
     assert commands == {
         "now": "12.0", "now/no-aof": "12.0", "layout2": "10.0", "layout2/no-aof": "10.0",
         "compact": "8.0", "compact/no-aof": "8.0",
-        "log": "6.0", "log/no-aof": "6.0",
+        "log": "6.0", "log/no-aof": "6.0", "floor": "2.0", "floor/no-aof": "2.0",
+        "echo": "3.0", "echo/no-aof": "3.0",
     }  # fmt: skip
