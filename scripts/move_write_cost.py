@@ -1,5 +1,7 @@
-"""What a move's write costs Valkey: the node's action script, in each of its layouts, against
-two leaner sketches.
+"""What a move's write costs Valkey: the node's action script against leaner sketches.
+
+The node's script runs in each of its layouts, beside sketches of leaner ones, a floor and
+the echo baseline's transaction.
 
     python scripts/move_write_cost.py [--races 100] [--moves 20000] [--batch 7] [--rounds 3]
                                       [--rate R] [--aof on|off|both]
