@@ -1,15 +1,16 @@
 """``spider-race bench growth``: the README's table "How cost grows" from one command.
 
 The short run measures one small row for a second (the whole table is ``spider-race bench
-growth``, about twenty minutes); the rest checks how a run's figures become the row's line
-and that bad row names are refused before anything runs."""
+growth``, about ten minutes); the rest checks how a run's figures become the row's line,
+which runs fail their row, and that bad row names are refused before anything runs."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
-from spider_race.bench_growth import HEADER, ROWS, table_line
+from spider_race.bench_growth import HEADER, ROW_NAMES, ROWS, row_failed, table_line
 
 
 def _growth(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:
@@ -86,16 +87,48 @@ def test_a_line_is_its_runs_figures() -> None:
 
 
 def test_every_row_is_named_in_the_help_and_unknown_ones_are_refused() -> None:
-    names = [r.name for r in ROWS]
-    assert len(set(names)) == len(names)
+    assert tuple(r.name for r in ROWS) == ROW_NAMES
+    assert len(set(ROW_NAMES)) == len(ROW_NAMES)
     shown = subprocess.run(
         [sys.executable, "-m", "spider_race.cli", "bench", "--help"],
         capture_output=True,
         text=True,
         timeout=60,
     ).stdout
-    assert all(name in " ".join(shown.split()) for name in names), shown
+    found = re.search(
+        r"growth: this row only \(repeatable\): ([\w, ]+?) --", " ".join(shown.split())
+    )
+    assert found is not None, shown
+    assert [n.strip() for n in found[1].split(",")] == list(ROW_NAMES)
     done = _growth("--row", "one", "--row", "nosuch", timeout=60)
     assert done.returncode != 0
-    assert f"no row 'nosuch'; the rows: {', '.join(names)}" in done.stderr
+    assert f"no row 'nosuch'; the rows: {', '.join(ROW_NAMES)}" in done.stderr
     assert "row 1 of" not in done.stderr  # refused before anything ran
+    done = _growth("--row", "one", "--this-env", "STORE_LAYOUT=2", timeout=60)
+    assert done.returncode != 0
+    assert "spider-race bench growth: --this-env 'STORE_LAYOUT=2'" in done.stderr
+
+
+def test_a_row_fails_on_errors_lost_moves_or_idle_connections_missing() -> None:
+    one = next(r for r in ROWS if r.name == "one")
+    idle = next(r for r in ROWS if r.name == "idle")
+    healthy = {
+        "errors": "0",
+        "baseline_errors": "0",
+        "moves": "150",
+        "warmup_moves": "20",
+        "moves_in_redis": "170",
+    }
+    assert row_failed(one, healthy) is None
+    assert row_failed(one, {**healthy, "errors": "2"}) == "errors 2"
+    assert row_failed(one, {**healthy, "baseline_errors": "1"}) == "baseline_errors 1"
+    assert row_failed(one, {**healthy, "moves_in_redis": "169"}) == "acked 170, in Redis 169"
+    assert row_failed(one, {**healthy, "moves_in_redis": "n/a"}) == "acked 170, in Redis n/a"
+    del healthy["errors"]
+    assert row_failed(one, healthy) == "errors n/a"  # a run that printed no count
+    healthy["errors"] = "0"
+    assert row_failed(idle, healthy) == "idle connections held None of 10000, lost None"
+    held = {**healthy, "idle_beside": "10000", "idle_beside_lost": "0"}
+    assert row_failed(idle, held) is None
+    assert row_failed(idle, {**held, "idle_beside": "9998"}) is not None
+    assert row_failed(idle, {**held, "idle_beside_lost": "3"}) is not None

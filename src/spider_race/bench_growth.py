@@ -4,25 +4,27 @@ The README's table "How cost grows" in one command: each row is one
 ``spider-race bench server`` run (players and races at one move a second, as fast as acks
 come, races of 2, 10 and 16, spectators on one race, idle connections beside the racers),
 each with its own echo baseline measured right after it on the same clients, all in one
-sitting. Rows run in the order given and print as they finish, as a Markdown table; a
+sitting. Rows run in the table's order and print as they finish, as a Markdown table; a
 line on standard error tells which row is under way. ``--row NAME`` (repeatable) runs
 those rows only; ``--seconds`` is each run's measured time (15 unless told).
 
 The node's settings come from the environment (``SPIDER_RACE_*``), and ``--this-env``
-adds some for this bench's nodes. A run that fails stops the bench with its output.
+adds some for every run (the echo baseline reads the same settings). A run that fails
+stops the bench with its output; a row whose run had errors (the echo's too), lost an
+acked move, or held fewer idle connections than asked, counts in ``rows_failed``, and the
+bench exits 1.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
+import signal
 import sys
 from dataclasses import dataclass
 
-from .bench_versus import this_env
+from .bench_versus import bench_server, terminated, this_env
 
-__all__ = ["ROWS", "Row", "run", "table_line", "HEADER"]
+__all__ = ["ROWS", "ROW_NAMES", "Row", "run", "table_line", "row_failed", "HEADER"]
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,8 @@ ROWS = (
     ),
 )
 """The rows, in the order they run."""
+
+ROW_NAMES = tuple(r.name for r in ROWS)
 
 HEADER = (
     "| load | moves/s | node ms/move | Valkey ms/move | ack p50 / p99 ms "
@@ -99,28 +103,42 @@ def table_line(row: Row, figures: dict[str, str]) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def _bench(args: list[str], settings: dict[str, str]) -> dict[str, str]:
-    done = subprocess.run(
-        [sys.executable, "-m", "spider_race.cli", "bench", "server", *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **settings},
-        check=False,
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"spider-race bench growth: a run failed:\n{done.stdout}{done.stderr}")
-    return dict(line.split(": ", 1) for line in done.stdout.splitlines() if ": " in line)
+def _count(figures: dict[str, str], key: str) -> int | None:
+    try:
+        return int(figures.get(key, "n/a"))
+    except ValueError:
+        return None
+
+
+def row_failed(row: Row, figures: dict[str, str]) -> str | None:
+    """Why the row's run does not stand (None: it does): errors in it or in its echo
+    baseline, fewer moves in Redis than were acked (the warm-up's and the measured ones),
+    fewer idle connections held than asked or some lost."""
+    for key in ("errors", "baseline_errors"):
+        if figures.get(key) != "0":
+            return f"{key} {figures.get(key, 'n/a')}"
+    acked = (_count(figures, "moves") or 0) + (_count(figures, "warmup_moves") or 0)
+    stored = _count(figures, "moves_in_redis")
+    if stored is None or stored < acked:
+        return f"acked {acked}, in Redis {figures.get('moves_in_redis', 'n/a')}"
+    if "--idle-beside" in row.args:
+        asked = int(row.args[row.args.index("--idle-beside") + 1])
+        held, lost = _count(figures, "idle_beside"), _count(figures, "idle_beside_lost")
+        if held != asked or lost != 0:
+            return f"idle connections held {held} of {asked}, lost {lost}"
+    return None
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the rows asked for, one after another; print the table; 1 when a run had errors
-    or lost an acked move."""
-    settings = this_env(args.this_env)
-    names = [r.name for r in ROWS]
-    unknown = [n for n in args.row if n not in names]
+    """Run the rows asked for, one after another; print the table; 1 when a row failed
+    (:func:`row_failed`)."""
+    # SIGTERM ends the bench as Ctrl-C does: the run under way is stopped
+    signal.signal(signal.SIGTERM, terminated)
+    settings = this_env(args.this_env, "growth")
+    unknown = [n for n in args.row if n not in ROW_NAMES]
     if unknown:
         raise SystemExit(
-            f"spider-race bench growth: no row {unknown[0]!r}; the rows: {', '.join(names)}"
+            f"spider-race bench growth: no row {unknown[0]!r}; the rows: {', '.join(ROW_NAMES)}"
         )
     rows = [r for r in ROWS if not args.row or r.name in args.row]
     seconds = str(args.seconds or 15.0)
@@ -131,13 +149,13 @@ def run(args: argparse.Namespace) -> int:
     failed = 0
     for k, row in enumerate(rows, 1):
         print(f"row {k} of {len(rows)}: {row.name} ({' '.join(row.args)})", file=sys.stderr)
-        figures = _bench([*row.args, "--seconds", seconds, "--warmup", str(args.warmup)], settings)
+        bench_args = [*row.args, "--seconds", seconds, "--warmup", str(args.warmup)]
+        figures = bench_server(bench_args, settings=settings, command="growth")
         print(table_line(row, figures))
         sys.stdout.flush()
-        acked = int(figures.get("moves", "0")) + int(figures.get("warmup_moves", "0"))
-        if figures.get("errors") != "0" or int(figures.get("moves_in_redis", "-1")) < acked:
-            print(f"row {row.name}: errors {figures.get('errors')}, acked {acked}, "
-                  f"in Redis {figures.get('moves_in_redis')}", file=sys.stderr)  # fmt: skip
+        why = row_failed(row, figures)
+        if why is not None:
+            print(f"row {row.name} failed: {why}", file=sys.stderr)
             failed += 1
     print(f"rows: {len(rows)}")
     print(f"rows_failed: {failed}")

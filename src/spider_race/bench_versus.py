@@ -35,7 +35,15 @@ import sys
 import tempfile
 from pathlib import Path
 
-__all__ = ["run", "reference_commit", "turn_order", "this_env", "SERVER_PATH_ENV"]
+__all__ = [
+    "run",
+    "reference_commit",
+    "turn_order",
+    "this_env",
+    "bench_server",
+    "terminated",
+    "SERVER_PATH_ENV",
+]
 
 SERVER_PATH_ENV = "SPIDER_BENCH_SERVER_PATH"
 """The bench's server node runs with this ``PYTHONPATH`` when set (the other side's code)."""
@@ -99,30 +107,38 @@ def _where(path: str) -> str:
     return done.stdout.strip()
 
 
-def this_env(given: list[str]) -> dict[str, str]:
+def this_env(given: list[str], command: str = "versus") -> dict[str, str]:
     """The ``--this-env`` settings, checked: each ``SPIDER_RACE_<NAME>=<value>``."""
     out: dict[str, str] = {}
     for item in given:
         name, sep, value = item.partition("=")
         if not sep or not name.startswith("SPIDER_RACE_") or name == "SPIDER_RACE_":
             raise SystemExit(
-                f"spider-race bench versus: --this-env {item!r}: give SPIDER_RACE_<NAME>=<value>"
+                f"spider-race bench {command}: --this-env {item!r}: give SPIDER_RACE_<NAME>=<value>"
             )
         out[name] = value
     return out
 
 
-def _bench(
-    bench_args: list[str], server_path: str, settings: dict[str, str] | None = None
+def bench_server(
+    bench_args: list[str],
+    server_path: str | None = None,
+    settings: dict[str, str] | None = None,
+    *,
+    command: str = "versus",
 ) -> dict[str, str]:
-    """One ``bench server`` run with the node on ``server_path`` (and ``settings`` in its
-    environment); its printed figures."""
+    """One ``bench server`` run (with the node on ``server_path`` when given, and
+    ``settings`` in its environment); its printed figures. Stopped (Ctrl-C, SIGTERM), it
+    stops the run, which stops its own server and Redis."""
+    env = {**os.environ, **(settings or {})}
+    if server_path is not None:
+        env[SERVER_PATH_ENV] = server_path
     child = subprocess.Popen(
         [sys.executable, "-m", "spider_race.cli", "bench", "server", *bench_args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, **(settings or {}), SERVER_PATH_ENV: server_path},
+        env=env,
     )
     try:
         out, err = child.communicate()
@@ -134,7 +150,7 @@ def _bench(
             child.kill()
         raise
     if child.returncode != 0:
-        raise SystemExit(f"spider-race bench versus: a run failed:\n{out}{err}")
+        raise SystemExit(f"spider-race bench {command}: a run failed:\n{out}{err}")
     return dict(line.split(": ", 1) for line in out.splitlines() if ": " in line)
 
 
@@ -155,7 +171,7 @@ def turn_order(sides: list[str], k: int) -> list[str]:
     return list(sides) if k % 2 == 0 else list(reversed(sides))
 
 
-def _terminated(signum: int, frame: object) -> None:
+def terminated(signum: int, frame: object) -> None:
     raise SystemExit(128 + signum)
 
 
@@ -163,7 +179,7 @@ def run(args: argparse.Namespace, bench_args: list[str]) -> int:
     """Alternate the two servers ``args.rounds`` times each; print; 1 when over tolerance."""
     # SIGTERM ends the bench as Ctrl-C does: the run under way is killed and the
     # worktree removed (the ``finally`` below)
-    signal.signal(signal.SIGTERM, _terminated)
+    signal.signal(signal.SIGTERM, terminated)
     settings = this_env(args.this_env)
     root = _root()
     commit = args.reference or reference_commit(root)
@@ -191,7 +207,7 @@ def run(args: argparse.Namespace, bench_args: list[str]) -> int:
         for k in range(rounds):
             for side in turn_order(list(sides), k):
                 path = sides[side]
-                figures = _bench(bench_args, path, settings if side == "this" else None)
+                figures = bench_server(bench_args, path, settings if side == "this" else None)
                 runs[side].append(figures)
                 shown = " ".join(f"{key}={figures.get(key, 'n/a')}" for key in FIGURES)
                 print(f"round {k + 1} {side}: {shown} errors={figures.get('errors')}")

@@ -15,6 +15,7 @@ from typing import Any
 
 from .account_command import add_account_parser
 from .admin_command import add_parser as add_admin_parser
+from .bench_growth import ROW_NAMES
 from .credentials import DEFAULT_URL, TOKEN_ENV
 
 __all__ = ["main", "build_parser", "play_app", "version"]
@@ -314,7 +315,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="versus, growth: a server setting for this tree's node only, e.g. "
+        help="versus: a server setting for this tree's node only (growth: for every run), e.g. "
         "SPIDER_RACE_STORE_LAYOUT=2 (repeatable; with --reference HEAD, a setting against "
         "the same code without it)",
     )
@@ -322,8 +323,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--row",
         action="append",
         default=[],
-        help="growth: this row only (repeatable): p100, p1000, p2000, max, races2, races16, "
-        "one, watch100, watch1000, idle, fast",
+        help=f"growth: this row only (repeatable): {', '.join(ROW_NAMES)}",
     )
     p.add_argument(
         "--tolerance",
@@ -370,7 +370,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--seconds",
         type=float,
         default=None,
-        help="time measured (engine 2, server 10, server with --hint-spam, --pool-refill or --pars 60)",
+        help="time measured (engine 2, server 10, server with --hint-spam, --pool-refill or "
+        "--pars 60, growth 15 a row)",
     )
     p.add_argument("--url", default=None, help="server: the server to measure (default: its own)")
     p.add_argument("--redis", default=None, metavar="URL", help="server: its Redis, to count moves")
