@@ -6,6 +6,10 @@ first in line, and lands in the race made with the next player."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
+
+import msgpack
+import pytest
 
 from spider_client import Client
 from spider_client import protocol as p
@@ -24,11 +28,60 @@ async def _race(page) -> tuple[str, str]:
     return found[0], found[1]
 
 
-async def test_a_match_called_off_is_queued_for_again(browser, redis_server, server_node) -> None:
+async def _what_was_seen(player, handle) -> str:
+    """The page's quick-match state, the types of the frames it got (the last 30, with
+    errors' codes), and the node's count of matches called off."""
+    seen = []
+    for frame in player.frames[-30:]:
+        try:
+            msg = msgpack.unpackb(frame, raw=False)
+        except Exception:
+            seen.append("?")
+            continue
+        items = msg if isinstance(msg, list) else [msg]
+        seen += [
+            f"{m.get('type')}"
+            + (f" {m.get('error')}: {m.get('message')}" if m.get("type") == "error" else "")
+            for m in items
+            if isinstance(m, dict)
+        ]
+    state = await player.page.inner_text("#quick-match-state")
+    called_off = handle.node.lobby.matches.called_off
+    return (
+        f"quick-match state {state!r}; frames {seen}; called off here {called_off}; "
+        f"page errors {player.errors}"
+    )
+
+
+MOVED = """() => {
+  const s = window.spiderRace.session;
+  return s.welcomed && !s.moving && s.leaving === null && s.url.includes("race=");
+}"""
+"""The page moved to its race's URL (race affinity) and joined the race there: the
+connection it left is closed."""
+
+
+@pytest.mark.parametrize("when", ["joined", "moving"])
+async def test_a_match_called_off_is_queued_for_again(
+    browser, redis_server, server_node, when
+) -> None:
+    """``joined``: the call-off reaches the page on the connection to its race's URL.
+    ``moving``: it comes while the page moves there (the new connection held by the test,
+    unanswered), so only the connection the page is leaving hears it: the race is deleted,
+    so the join on the new one could not tell."""
     clock = TestClock()
     handle = await server_node(redis_server.url, clock=clock, **MATCH)
     player = await open_page(browser, "Ann", "player", handle.http_url)
     page = player.page
+    held: list[Any] = []
+
+    def to_race_url(ws: Any) -> None:
+        if when == "moving" and not held:
+            held.append(ws)  # open for the page, unanswered, until the test closes it
+        else:
+            ws.connect_to_server()
+
+    await page.route_web_socket(lambda url: "race=" in url, to_race_url)
     await page.fill("#name", "Ann")
     await page.select_option("#quick-variant", "spider1")
     no_show = await RawPlayer.connect(handle.url, "ghost", source="127.0.0.2")
@@ -40,10 +93,20 @@ async def test_a_match_called_off_is_queued_for_again(browser, redis_server, ser
         assert await _race(page) == (matched.code, "open")  # joined at once: waiting for the other
         race = await handle.node.store.races.load_race(matched.code)
         assert race is not None and [x for x, e in race.players.items() if e.ready] != []
+        if when == "joined":
+            await page.wait_for_function(MOVED)
+        else:
+            await page.wait_for_function("() => window.spiderRace.session.moving")
+            assert len(held) == 1
 
         clock.move(handle.node.settings.match_confirm + 1)
-        await page.wait_for_selector("#match-notice")
+        try:
+            await page.wait_for_selector("#match-notice")
+        except Exception as e:  # say what the page and the node saw, to find out why
+            raise AssertionError(await _what_was_seen(player, handle)) from e
         assert "did not join in time" in await page.inner_text("#match-notice")
+        for ws in held:  # the held connection lets go: the page connects again, answered
+            await ws.close()
         await page.wait_for_selector("#match-waiting")
         async with await Client.connect(handle.url, name="Bob") as bob:
             code = await asyncio.wait_for(bob.quick_match("spider1"), 20)
@@ -52,5 +115,6 @@ async def test_a_match_called_off_is_queued_for_again(browser, redis_server, ser
                 "(code) => window.spiderRace.app.race?.code === code", arg=code
             )
         assert not player.errors, player.errors
+        assert "no race" not in await page.inner_text("body")  # the old race not named
     finally:
         await no_show.close()

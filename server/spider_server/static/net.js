@@ -53,6 +53,19 @@ export function raceUrl(url, code) {
 }
 
 /** The server's close of a refused hello; its reason starts "retry after N s". */
+/** The messages of a websocket frame: one, or several race events sent together (an
+ * array, in order); none when it is not a msgpack map or array of maps. */
+function messagesOf(e) {
+  if (!(e.data instanceof ArrayBuffer)) return [];
+  let msg;
+  try {
+    msg = decode(new Uint8Array(e.data));
+  } catch {
+    return [];
+  }
+  return (Array.isArray(msg) ? msg : [msg]).filter((m) => m && typeof m === "object" && !Array.isArray(m));
+}
+
 const CLOSE_TRY_LATER = 1013;
 
 /** Milliseconds a close reason says to wait ("retry after N s: ..."), else 0. */
@@ -114,17 +127,7 @@ export class Session {
     this.handlers.onStatus?.("connecting");
     ws.onopen = () => this.sendHello();
     ws.onmessage = (e) => {
-      if (!(e.data instanceof ArrayBuffer)) return;
-      let msg;
-      try {
-        msg = decode(new Uint8Array(e.data));
-      } catch {
-        return;
-      }
-      // one message, or several race events sent together (an array, in order)
-      for (const m of Array.isArray(msg) ? msg : [msg]) {
-        if (m && typeof m === "object" && !Array.isArray(m)) this.take(m);
-      }
+      for (const m of messagesOf(e)) this.take(m);
     };
     ws.onclose = (e) => {
       if (this.ws !== ws) return;
@@ -184,7 +187,11 @@ export class Session {
       // that the player never has no live connection: nobody sees them away
       this.ws = null;
       old.onclose = null;
-      old.onmessage = null;
+      // its frames are ignored (the new connection's join catches up on the race's events),
+      // all but a quick match called off: its race is deleted, so the join could not tell
+      old.onmessage = (e) => {
+        for (const m of messagesOf(e)) if (m.type === "match_cancelled") this.take(m);
+      };
       this.leaving?.close();
       this.leaving = old;
       setTimeout(() => this.dropLeaving(old), LEAVING_FOR);
