@@ -97,6 +97,10 @@ async def test_a_match_called_off_is_queued_for_again(
             await page.wait_for_function(MOVED)
         else:
             await page.wait_for_function("() => window.spiderRace.session.moving")
+            for _ in range(600):  # the route's handler runs in this process, a turn later
+                if held:
+                    break
+                await asyncio.sleep(0.05)
             assert len(held) == 1
 
         clock.move(handle.node.settings.match_confirm + 1)
