@@ -10,7 +10,7 @@ import re
 import subprocess
 import sys
 
-from spider_race.bench_growth import HEADER, ROW_NAMES, ROWS, row_failed, table_line
+from spider_race.bench_growth import HEADER, ROW_NAMES, ROWS, Row, row_failed, table_line
 
 
 def _growth(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:
@@ -20,6 +20,10 @@ def _growth(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=timeout,
     )
+
+
+def _row(name: str) -> Row:
+    return next(r for r in ROWS if r.name == name)
 
 
 def _cells(line: str) -> list[str]:
@@ -53,7 +57,7 @@ def test_a_row_runs_and_prints_its_line() -> None:
 
 
 def test_a_line_is_its_runs_figures() -> None:
-    fast = next(r for r in ROWS if r.name == "fast")
+    fast = _row("fast")
     figures = {
         "moves_per_s": "2767.4",
         "baseline_per_s": "4051.2",
@@ -79,7 +83,7 @@ def test_a_line_is_its_runs_figures() -> None:
         "105.0",
         "1.38",
     ]
-    one = next(r for r in ROWS if r.name == "one")
+    one = _row("one")
     cells = _cells(table_line(one, {**figures, "event_p99_ms": "n/a", "pair_ratio": "n/a"}))
     assert cells[1] == "2,767"  # at one move a second the echo's rate is the same
     assert cells[4] == "69.0 / 126.3"  # no spectators: no event p99
@@ -110,8 +114,8 @@ def test_every_row_is_named_in_the_help_and_unknown_ones_are_refused() -> None:
 
 
 def test_a_row_fails_on_errors_lost_moves_or_idle_connections_missing() -> None:
-    one = next(r for r in ROWS if r.name == "one")
-    idle = next(r for r in ROWS if r.name == "idle")
+    one = _row("one")
+    idle = _row("idle")
     healthy = {
         "errors": "0",
         "baseline_errors": "0",
@@ -124,6 +128,8 @@ def test_a_row_fails_on_errors_lost_moves_or_idle_connections_missing() -> None:
     assert row_failed(one, {**healthy, "baseline_errors": "1"}) == "baseline_errors 1"
     assert row_failed(one, {**healthy, "moves_in_redis": "169"}) == "acked 170, in Redis 169"
     assert row_failed(one, {**healthy, "moves_in_redis": "n/a"}) == "acked 170, in Redis n/a"
+    no_count = {k: v for k, v in healthy.items() if k != "moves"}
+    assert row_failed(one, no_count) == "acked n/a, in Redis 170"  # what was acked unknown
     del healthy["errors"]
     assert row_failed(one, healthy) == "errors n/a"  # a run that printed no count
     healthy["errors"] = "0"

@@ -22,7 +22,7 @@ import signal
 import sys
 from dataclasses import dataclass
 
-from .bench_versus import bench_server, terminated, this_env
+from .bench_versus import bench_server, env_line, terminated, this_env
 
 __all__ = ["ROWS", "ROW_NAMES", "Row", "run", "table_line", "row_failed", "HEADER"]
 
@@ -117,9 +117,10 @@ def row_failed(row: Row, figures: dict[str, str]) -> str | None:
     for key in ("errors", "baseline_errors"):
         if figures.get(key) != "0":
             return f"{key} {figures.get(key, 'n/a')}"
-    acked = (_count(figures, "moves") or 0) + (_count(figures, "warmup_moves") or 0)
+    moves, warmup = _count(figures, "moves"), _count(figures, "warmup_moves")
     stored = _count(figures, "moves_in_redis")
-    if stored is None or stored < acked:
+    if moves is None or warmup is None or stored is None or stored < moves + warmup:
+        acked = "n/a" if moves is None or warmup is None else moves + warmup
         return f"acked {acked}, in Redis {figures.get('moves_in_redis', 'n/a')}"
     if "--idle-beside" in row.args:
         asked = int(row.args[row.args.index("--idle-beside") + 1])
@@ -142,8 +143,7 @@ def run(args: argparse.Namespace) -> int:
         )
     rows = [r for r in ROWS if not args.row or r.name in args.row]
     seconds = str(args.seconds or 15.0)
-    shown_env = " ".join(f"{k}={v}" for k, v in settings.items())
-    print(f"this_env: {shown_env or 'none'}")
+    print(env_line(settings))
     print(HEADER)
     sys.stdout.flush()
     failed = 0

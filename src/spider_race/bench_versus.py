@@ -40,6 +40,7 @@ __all__ = [
     "reference_commit",
     "turn_order",
     "this_env",
+    "env_line",
     "bench_server",
     "terminated",
     "SERVER_PATH_ENV",
@@ -118,6 +119,12 @@ def this_env(given: list[str], command: str = "versus") -> dict[str, str]:
             )
         out[name] = value
     return out
+
+
+def env_line(settings: dict[str, str]) -> str:
+    """The ``this_env`` line a bench prints: its ``--this-env`` settings, or none."""
+    shown = " ".join(f"{k}={v}" for k, v in settings.items())
+    return f"this_env: {shown or 'none'}"
 
 
 def bench_server(
@@ -201,8 +208,7 @@ def run(args: argparse.Namespace, bench_args: list[str]) -> int:
         print(f"reference: {commit}")
         for side, path in sides.items():
             print(f"{side}_server: {_where(path)}")
-        shown_env = " ".join(f"{k}={v}" for k, v in settings.items())
-        print(f"this_env: {shown_env or 'none'}")
+        print(env_line(settings))
         runs: dict[str, list[dict[str, str]]] = {side: [] for side in sides}
         for k in range(rounds):
             for side in turn_order(list(sides), k):

@@ -52,7 +52,6 @@ export function raceUrl(url, code) {
   return u.toString();
 }
 
-/** The server's close of a refused hello; its reason starts "retry after N s". */
 /** The messages of a websocket frame: one, or several race events sent together (an
  * array, in order); none when it is not a msgpack map or array of maps. */
 function messagesOf(e) {
@@ -66,6 +65,7 @@ function messagesOf(e) {
   return (Array.isArray(msg) ? msg : [msg]).filter((m) => m && typeof m === "object" && !Array.isArray(m));
 }
 
+/** The server's close of a refused hello; its reason starts "retry after N s". */
 const CLOSE_TRY_LATER = 1013;
 
 /** Milliseconds a close reason says to wait ("retry after N s: ..."), else 0. */
