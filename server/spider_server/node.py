@@ -453,6 +453,8 @@ class Node:
             for watch in list(self.hub.watches.values()):
                 if watch.ghosts and watch.state == "running":
                     self.ghosts.ensure(watch.code)
+                if now < watch.wake_at(now):
+                    continue  # nothing can be due yet (the usual case: a look costs little)
                 self.presence.tick(watch, now, mono)  # an idle player out when due
                 if mono < watch.next_attempt or watch.view is None:
                     continue

@@ -185,3 +185,65 @@ def test_a_watch_knows_the_next_idle_deadline_from_the_snapshot_and_the_events()
     assert watch.idle_due() == 1070.0
     watch.set_status("p1", "won")
     assert watch.idle_due() is None
+
+
+def test_a_watch_wakes_the_tick_no_later_than_anything_is_due() -> None:
+    """The tick skips a race until its watch's wake time: that time is never later than a
+    due start, finish or idle player (checked after every step of random events against
+    the rules' own answer), and a move, which only puts its player's deadline later, does
+    not bring it forward."""
+    import random
+
+    from spider_server.fanout.watches import RaceWatch
+    from spider_server.race import due_transition
+
+    watch = RaceWatch("ABCDE")
+    assert watch.wake_at(0.0) == float("inf")  # nothing known: nothing due
+    watch.set_view("countdown", 1000.0, None, {"p1": "waiting", "p2": "waiting"})
+    assert watch.wake_at(900.0) == 1000.0  # the start
+    watch.note({"type": "started", "ends_at": 1600.0, "idle_at": 1180.0})
+    assert watch.wake_at(1000.0) == 1180.0  # the first idle deadline, before the end
+    watch.note(
+        {"type": "progress", "player": {"player": "p1", "status": "playing", "idle_at": 1190.0}}
+    )
+    watch.note(
+        {"type": "progress", "player": {"player": "p2", "status": "playing", "idle_at": 1195.0}}
+    )
+    assert watch.wake_at(1010.0) == 1180.0  # later deadlines: the earlier look stands
+    assert watch.wake_at(1180.0) == 1190.0  # then worked out again: p1's
+    watch.note({"type": "progress", "player": {"player": "p1", "status": "won"}})
+    watch.note({"type": "progress", "player": {"player": "p2", "status": "stuck"}})
+    assert watch.wake_at(1020.0) == float("-inf")  # every game over: the finish is due now
+
+    rng = random.Random(7)
+    statuses = ["playing", "won", "stuck", "idle", "abandoned", "left"]
+    for _ in range(300):
+        watch = RaceWatch("ABCDE")
+        players = [f"p{i}" for i in range(rng.randint(1, 4))]
+        now = 1000.0
+        watch.set_view(
+            "countdown", now + rng.uniform(0, 5), None, dict.fromkeys(players, "waiting")
+        )
+        for _ in range(30):
+            now += rng.uniform(0, 4)
+            kind = rng.choice(["started", "progress", "progress", "progress", "finished", "left"])
+            if kind == "started":
+                watch.note(
+                    {"type": "started", "ends_at": now + rng.uniform(5, 60), "idle_at": now + 20}
+                )
+            elif kind == "progress":
+                info = {"player": rng.choice(players), "status": rng.choice(statuses)}
+                if rng.random() < 0.8:
+                    info["idle_at"] = now + rng.uniform(-5, 30)
+                watch.note({"type": "progress", "player": info})
+            elif kind == "finished":
+                watch.note({"type": "finished"})
+            else:
+                watch.note({"type": "player_left", "player": rng.choice(players)})
+            for look in (now, now + 1.0, now + 10.0, now + 100.0):
+                view = watch.view
+                assert view is not None
+                due = due_transition(view, look) is not None
+                idle = watch.idle_due()
+                if due or (idle is not None and look >= idle):
+                    assert watch.wake_at(look) <= look, (kind, look, view)

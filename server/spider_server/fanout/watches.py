@@ -12,11 +12,21 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections.abc import Callable
 from typing import Any, Protocol
 
 from ..errors import Unavailable
-from ..race import SPECTATORS, Entry, Race, RaceOptions, RaceState, Status, next_idle
+from ..race import (
+    SPECTATORS,
+    TERMINAL,
+    Entry,
+    Race,
+    RaceOptions,
+    RaceState,
+    Status,
+    next_idle,
+)
 from ..transport import EventFrame
 
 __all__ = ["EventSource", "RaceWatch", "Subscriber", "Subscription"]
@@ -170,6 +180,22 @@ def _light_view(
     )
 
 
+def _first_due(view: Race | None) -> float:
+    """The first time at which :func:`~..race.due_transition` or an idle player may be
+    due in race ``view`` (``-inf``: now, every player's game is over; ``inf``: never)."""
+    if view is None:
+        return math.inf
+    if view.state is RaceState.COUNTDOWN:
+        return math.inf if view.starts_at is None else view.starts_at
+    if view.state is not RaceState.RUNNING:
+        return math.inf
+    if all(e.status in TERMINAL for e in view.players.values() if not e.ghost):
+        return -math.inf
+    idle = next_idle(view)
+    ends_at = math.inf if view.ends_at is None else view.ends_at
+    return ends_at if idle is None else min(ends_at, idle)
+
+
 class RaceWatch:
     """What this node knows of a race its connections watch."""
 
@@ -195,6 +221,10 @@ class RaceWatch:
         self._idle_due: float | None = None
         self._idle_known = False
         """Whether ``_idle_due`` is :func:`~..race.next_idle` of the view as it is."""
+        self._wake = 0.0
+        """No later than the first time at which something may be due (:meth:`wake_at`):
+        a change that may bring that time forward works it out again; a move, which only
+        puts its player's idle deadline later, leaves it as it is."""
         self.ghosts = False
         """The race has ghosts (:mod:`..runners.ghosts`): this node emits their due actions. Ghosts
         are not in :attr:`view`: they never hold the race's end."""
@@ -206,6 +236,15 @@ class RaceWatch:
             self._idle_due = None if self.view is None else next_idle(self.view)
             self._idle_known = True
         return self._idle_due
+
+    def wake_at(self, now: float) -> float:
+        """The first time (the race's clock) at which a transition or an idle player may
+        be due, as far as the view knows: the node's tick looks at this race no sooner.
+        Worked out again only when that time has come (a move since may have put it
+        later) or a change may have brought it forward."""
+        if self._wake <= now:
+            self._wake = _first_due(self.view)
+        return self._wake
 
     @property
     def state(self) -> str | None:
@@ -224,6 +263,7 @@ class RaceWatch:
         self.view = _light_view(self.code, RaceState(state), starts_at, ends_at, statuses, idle)
         self.next_attempt = self.next_idle_check = 0.0
         self._idle_known = False
+        self._wake = 0.0
 
     def set_status(self, player: str, status: str, idle_at: float | None = None) -> None:
         """Know a player's status (from an event, or from this node's own commit), and
@@ -237,7 +277,10 @@ class RaceWatch:
             view.players[player] = Entry(
                 player=player, name="", order=0, status=status, idle_at=idle_at
             )
+            self._wake = 0.0
         else:
+            if entry.status != status or (idle_at is not None and idle_at < self._wake):
+                self._wake = 0.0  # may end the race, or be the first idle deadline
             entry.status = status
             if idle_at is not None:
                 entry.idle_at = idle_at
@@ -247,6 +290,8 @@ class RaceWatch:
         kind = fields.get("type")
         view = self.view
         self._idle_known = False
+        if kind not in ("player_joined", "progress"):
+            self._wake = 0.0  # a new state, time or player: worked out again
         if kind == "countdown":
             if view is None:
                 view = self.view = _light_view(self.code, RaceState.COUNTDOWN, None, None, {})
