@@ -217,33 +217,42 @@ def test_a_watch_wakes_the_tick_no_later_than_anything_is_due() -> None:
 
     rng = random.Random(7)
     statuses = ["playing", "won", "stuck", "idle", "abandoned", "left"]
+    kinds = ["countdown", "started", "progress", "progress", "progress", "joined", "left"]
     for _ in range(300):
         watch = RaceWatch("ABCDE")
         players = [f"p{i}" for i in range(rng.randint(1, 4))]
         now = 1000.0
-        watch.set_view(
-            "countdown", now + rng.uniform(0, 5), None, dict.fromkeys(players, "waiting")
-        )
+        watch.set_view("open", None, None, dict.fromkeys(players, "waiting"))
         for _ in range(30):
             now += rng.uniform(0, 4)
-            kind = rng.choice(["started", "progress", "progress", "progress", "finished", "left"])
-            if kind == "started":
+            kind = rng.choice([*kinds, "finished", "snapshot"])
+            if kind == "countdown":
+                watch.note({"type": "countdown", "starts_at": now + rng.uniform(-1, 5)})
+            elif kind == "started":
                 watch.note(
                     {"type": "started", "ends_at": now + rng.uniform(5, 60), "idle_at": now + 20}
                 )
-            elif kind == "progress":
-                info = {"player": rng.choice(players), "status": rng.choice(statuses)}
+            elif kind in ("progress", "joined"):
+                player = rng.choice([*players, f"p{len(players)}"])  # now and then a new one
+                info = {"player": player, "status": rng.choice(statuses)}
                 if rng.random() < 0.8:
                     info["idle_at"] = now + rng.uniform(-5, 30)
-                watch.note({"type": "progress", "player": info})
+                watch.note({"type": f"player_{kind}" if kind == "joined" else kind, "player": info})
             elif kind == "finished":
                 watch.note({"type": "finished"})
+            elif kind == "snapshot":  # a node's sweep or a new subscription's snapshot
+                state = rng.choice(["open", "countdown", "running", "finished"])
+                idle = {pid: now + rng.uniform(-5, 30) for pid in players}
+                status = {pid: rng.choice(statuses) for pid in players}
+                starts = now + rng.uniform(-1, 5) if state != "open" else None
+                ends = now + rng.uniform(0, 60) if state == "running" else None
+                watch.set_view(state, starts, ends, status, idle)
             else:
                 watch.note({"type": "player_left", "player": rng.choice(players)})
             for look in (now, now + 1.0, now + 10.0, now + 100.0):
                 view = watch.view
                 assert view is not None
                 due = due_transition(view, look) is not None
-                idle = watch.idle_due()
-                if due or (idle is not None and look >= idle):
+                idle_due = watch.idle_due()
+                if due or (idle_due is not None and look >= idle_due):
                     assert watch.wake_at(look) <= look, (kind, look, view)

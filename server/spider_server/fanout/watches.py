@@ -221,7 +221,7 @@ class RaceWatch:
         self._idle_due: float | None = None
         self._idle_known = False
         """Whether ``_idle_due`` is :func:`~..race.next_idle` of the view as it is."""
-        self._wake = 0.0
+        self._wake = -math.inf
         """No later than the first time at which something may be due (:meth:`wake_at`):
         a change that may bring that time forward works it out again; a move, which only
         puts its player's idle deadline later, leaves it as it is."""
@@ -263,7 +263,7 @@ class RaceWatch:
         self.view = _light_view(self.code, RaceState(state), starts_at, ends_at, statuses, idle)
         self.next_attempt = self.next_idle_check = 0.0
         self._idle_known = False
-        self._wake = 0.0
+        self._wake = -math.inf
 
     def set_status(self, player: str, status: str, idle_at: float | None = None) -> None:
         """Know a player's status (from an event, or from this node's own commit), and
@@ -277,10 +277,10 @@ class RaceWatch:
             view.players[player] = Entry(
                 player=player, name="", order=0, status=status, idle_at=idle_at
             )
-            self._wake = 0.0
+            self._wake = -math.inf
         else:
             if entry.status != status or (idle_at is not None and idle_at < self._wake):
-                self._wake = 0.0  # may end the race, or be the first idle deadline
+                self._wake = -math.inf  # may end the race, or be the first idle deadline
             entry.status = status
             if idle_at is not None:
                 entry.idle_at = idle_at
@@ -291,7 +291,7 @@ class RaceWatch:
         view = self.view
         self._idle_known = False
         if kind not in ("player_joined", "progress"):
-            self._wake = 0.0  # a new state, time or player: worked out again
+            self._wake = -math.inf  # a new state, time or player: worked out again
         if kind == "countdown":
             if view is None:
                 view = self.view = _light_view(self.code, RaceState.COUNTDOWN, None, None, {})
