@@ -131,8 +131,7 @@ class Node:
         self.archiver = Archiver(self.store, settings, self.now, archive, self.finished.archived)
         """Finished races written to the database (:mod:`.runners.archiver`)."""
         self.rebuild = Rebuild(self.store, self.archiver, settings, self.now)
-        """The ratings cache rebuilt from the archive, today's data archived once
-        (:mod:`.runners.rebuild`)."""
+        """The ratings cache rebuilt, today's data archived once (:mod:`.runners.rebuild`)."""
         self.hub = Hub(self.redis, self.store, node=settings.node, on_event=self._on_event)
         self.changes = Changes(self.store, self.hub)
         """Race changes committed and their events handed to the hub."""
@@ -453,12 +452,11 @@ class Node:
             for watch in list(self.hub.watches.values()):
                 if watch.ghosts and watch.state == "running":
                     self.ghosts.ensure(watch.code)
-                if now < watch.wake_at(now):
-                    continue  # nothing can be due yet (the usual case: a look costs little)
-                self.presence.tick(watch, now, mono)  # an idle player out when due
-                if mono < watch.next_attempt or watch.view is None:
+                if now < watch.wake_at(now):  # nothing can be due yet: the usual case
                     continue
-                if rules.due_transition(watch.view, now) is not None:
+                self.presence.tick(watch, now, mono)  # an idle player out when due
+                view = watch.view
+                if mono >= watch.next_attempt and view and rules.due_transition(view, now):
                     self._try_advance(watch)
 
     def _watched_running(self, code: str) -> bool:
