@@ -61,23 +61,38 @@ MOVED = """() => {
 connection it left is closed."""
 
 
-@pytest.mark.parametrize("when", ["joined", "moving"])
+@pytest.mark.parametrize("when", ["joined", "moving", "rejoining"])
 async def test_a_match_called_off_is_queued_for_again(
     browser, redis_server, server_node, when
 ) -> None:
     """``joined``: the call-off reaches the page on the connection to its race's URL.
     ``moving``: it comes while the page moves there (the new connection held by the test,
     unanswered), so only the connection the page is leaving hears it: the race is deleted,
-    so the join on the new one could not tell."""
+    so the join on the new one could not tell. ``rejoining``: the new connection is
+    welcomed, and its join held by the test until the call-off came on the old one: the
+    join's answer ("no race") is the page's to leave unsaid, the lobby telling why."""
     clock = TestClock()
     handle = await server_node(redis_server.url, clock=clock, **MATCH)
     player = await open_page(browser, "Ann", "player", handle.http_url)
     page = player.page
     held: list[Any] = []
+    joins: list[Any] = []  # the page's join on its new connection, and where it goes
 
     def to_race_url(ws: Any) -> None:
         if when == "moving" and not held:
             held.append(ws)  # open for the page, unanswered, until the test closes it
+        elif when == "rejoining" and not held:
+            held.append(ws)
+            server = ws.connect_to_server()
+
+            def from_page(message: str | bytes) -> None:
+                kind = msgpack.unpackb(message).get("type") if isinstance(message, bytes) else ""
+                if kind == "join" and not joins:
+                    joins.append((server, message))  # sent on once the call-off came
+                else:
+                    server.send(message)
+
+            ws.on_message(from_page)
         else:
             ws.connect_to_server()
 
@@ -98,10 +113,10 @@ async def test_a_match_called_off_is_queued_for_again(
         else:
             await page.wait_for_function("() => window.spiderRace.session.moving")
             for _ in range(600):  # the route's handler runs in this process, a turn later
-                if held:
+                if held if when == "moving" else joins:
                     break
                 await asyncio.sleep(0.05)
-            assert len(held) == 1
+            assert len(held) == 1 and len(joins) == (when == "rejoining")
 
         clock.move(handle.node.settings.match_confirm + 1)
         try:
@@ -109,8 +124,18 @@ async def test_a_match_called_off_is_queued_for_again(
         except Exception as e:  # say what the page and the node saw, to find out why
             raise AssertionError(await _what_was_seen(player, handle)) from e
         assert "did not join in time" in await page.inner_text("#match-notice")
-        for ws in held:  # the held connection lets go: the page connects again, answered
-            await ws.close()
+        for server, message in joins:  # the join goes on, to a race no longer there
+            server.send(message)
+            await page.wait_for_function(
+                "() => window.spiderRace.session.requests.size === 0"
+                " && window.spiderRace.app.calledOff.size === 1"
+            )
+            assert b"not_found" in b"".join(player.frames[-5:])  # the join was answered
+            assert "no race" not in await page.inner_text("body")
+            assert await page.locator("#lobby-error").count() == 0
+        if when == "moving":  # the held connection lets go: the page connects again, answered
+            for ws in held:
+                await ws.close()
         await page.wait_for_selector("#match-waiting")
         async with await Client.connect(handle.url, name="Bob") as bob:
             code = await asyncio.wait_for(bob.quick_match("spider1"), 20)

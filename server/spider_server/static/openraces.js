@@ -16,7 +16,6 @@ let matching = null; // the variant being queued for, or null
 let matchingKind = ""; // "rated" or "casual": the pool the server queued this player in
 let lastQuick = null; // the last quick_match asked: { variant, with_bots }
 let notice = ""; // why the page queued again by itself
-const calledOff = new Set(); // the matches called off that this page was in
 
 // the lobby's messages reach this module before the race's handlers
 const take = session.take.bind(session);
@@ -29,7 +28,7 @@ session.take = (msg) => {
   }
   if (msg && msg.type === "matched") {
     // a match the page is in already, or one called off, told again: nothing to join
-    if (msg.code === app.code || calledOff.has(msg.code)) return;
+    if (msg.code === app.code || app.calledOff.has(msg.code)) return;
     matching = null;
     notice = "";
     join(msg.code, "player");
@@ -37,7 +36,7 @@ session.take = (msg) => {
   }
   if (msg && msg.type === "match_cancelled" && msg.race === app.code && lastQuick) {
     // someone did not join in time: back to the lobby, queued again ahead of the others
-    calledOff.add(msg.race);
+    app.calledOff.add(msg.race);
     toLobby();
     notice = "A matched player did not join in time: looking again, first in line.";
     queue(lastQuick);

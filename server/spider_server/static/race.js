@@ -28,11 +28,16 @@ export function onWelcome() {
 export async function join(code, role) {
   app.unsupported = [];
   const since = app.code === code && app.role === role ? app.version : null;
+  // a quick match called off while this join is on its way: its race is gone, and the
+  // lobby says so already (a join of a race called off before is answered as any other)
+  const before = app.calledOff.has(code);
+  const calledOff = () => !before && app.calledOff.has(code);
   try {
     const joined = await session.request({ type: "join", code, role, since });
-    takeJoined(joined);
+    if (!calledOff()) takeJoined(joined);
   } catch (e) {
     if (e.code === "not_found") remember(code, null);
+    if (calledOff()) return;
     if (app.code === code && e.code !== "offline" && e.code !== "timeout") {
       app.code = app.role = null;
     }

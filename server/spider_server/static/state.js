@@ -37,6 +37,7 @@ export const app = {
   focus: null, // a spectator's board shown at full size: a player id, "leader", or null
   noticeTimer: null,
   watchNews: null, // a spectator's notice: {text, until}
+  calledOff: new Set(), // the quick matches called off that this page was in
 };
 /** The connection; app.js gives it its handlers before it connects. */
 export const session = new Session(wsUrl, {});
