@@ -130,7 +130,8 @@ async def test_a_match_called_off_is_queued_for_again(
                 "() => window.spiderRace.session.requests.size === 0"
                 " && window.spiderRace.app.calledOff.size === 1"
             )
-            assert b"not_found" in b"".join(player.frames[-5:])  # the join was answered
+            answered = b"".join(player.frames[-5:])  # the race gone, or not yet deleted
+            assert b"not_found" in answered or b"not_a_player" in answered, answered
             assert "no race" not in await page.inner_text("body")
             assert await page.locator("#lobby-error").count() == 0
         if when == "moving":  # the held connection lets go: the page connects again, answered
@@ -147,3 +148,126 @@ async def test_a_match_called_off_is_queued_for_again(
         assert "no race" not in await page.inner_text("body")  # the old race not named
     finally:
         await no_show.close()
+
+
+def _kinds(message: str | bytes) -> list[Any]:
+    """The types of the messages in one frame (an array of events, or one)."""
+    if not isinstance(message, bytes):
+        return []
+    decoded = msgpack.unpackb(message)
+    return [m.get("type") for m in (decoded if isinstance(decoded, list) else [decoded])]
+
+
+async def test_a_call_off_heard_after_the_joins_answer_is_queued_for_again(
+    browser, redis_server, server_node
+) -> None:
+    """The other order (two nodes: the race's node answers the page's join on its URL with
+    "no race" before the node of the connection it leaves passes the call-off on): the page
+    hears the call-off of the race it was matched to all the same, says so and queues
+    again first in line."""
+    clock = TestClock()
+    handle = await server_node(redis_server.url, clock=clock, **MATCH)
+    player = await open_page(browser, "Ann", "player", handle.http_url)
+    page = player.page
+    joins: list[Any] = []  # the page's join on its new connection, and where it goes
+    kept: list[Any] = []  # the call-off on the connection the page leaves, held
+
+    def to_race_url(ws: Any) -> None:
+        server = ws.connect_to_server()
+
+        def from_page(message: str | bytes) -> None:
+            if "join" in _kinds(message) and not joins:
+                joins.append((server, message))
+            else:
+                server.send(message)
+
+        ws.on_message(from_page)
+
+    def to_lobby_url(ws: Any) -> None:
+        server = ws.connect_to_server()
+
+        def to_page(message: str | bytes) -> None:
+            if "match_cancelled" in _kinds(message):
+                kept.append((ws, message))
+            else:
+                ws.send(message)
+
+        server.on_message(to_page)
+
+    await page.route_web_socket(lambda url: "race=" in url, to_race_url)
+    await page.route_web_socket(lambda url: "race=" not in url, to_lobby_url)
+    await page.reload()  # its connection to the lobby's URL now goes through the route
+    await page.wait_for_selector("#conn[data-state=connected]")
+    await page.fill("#name", "Ann")
+    await page.select_option("#quick-variant", "spider1")
+    no_show = await RawPlayer.connect(handle.url, "ghost", source="127.0.0.2")
+    try:
+        reply = await no_show.request(lambda req: p.QuickMatch(req=req, variant="spider1"))
+        assert isinstance(reply, p.Queued), reply
+        await page.click("#quick-match")
+        matched = await no_show.wait_for(lambda m: isinstance(m, p.Matched))
+        for _ in range(600):  # the route's handler runs in this process, a turn later
+            if joins:
+                break
+            await asyncio.sleep(0.05)
+        assert len(joins) == 1
+        clock.move(handle.node.settings.match_confirm + 1)
+        for _ in range(600):  # deleted once the call-off went out; held for the page
+            if kept and await handle.node.store.races.load_race(matched.code) is None:
+                break
+            await asyncio.sleep(0.05)
+        assert kept
+        server, message = joins[0]
+        server.send(message)  # answered first: no race
+        await page.wait_for_function("() => window.spiderRace.session.requests.size === 0")
+        assert b"not_found" in b"".join(player.frames[-5:])
+        for ws, held in kept:  # then the call-off
+            ws.send(held)
+        await page.wait_for_selector("#match-notice")
+        assert "did not join in time" in await page.inner_text("#match-notice")
+        await page.wait_for_selector("#match-waiting")
+        async with await Client.connect(handle.url, name="Bob") as bob:
+            code = await asyncio.wait_for(bob.quick_match("spider1"), 20)
+            assert code != matched.code
+            await page.wait_for_function(
+                "(code) => window.spiderRace.app.race?.code === code", arg=code
+            )
+        assert not player.errors, player.errors
+    finally:
+        await no_show.close()
+
+
+async def test_a_player_who_leaves_a_matched_race_is_not_queued_again(
+    browser, redis_server, server_node
+) -> None:
+    """Ann leaves her quick match's race before the other matched player joined (a dodge
+    that would leave one player: the match is called off, naming her missing): her page
+    goes to the lobby without the notice for those left and without queueing her again."""
+    handle = await server_node(redis_server.url, **MATCH)
+    player = await open_page(browser, "Ann", "player", handle.http_url)
+    page = player.page
+    await page.fill("#name", "Ann")
+    await page.select_option("#quick-variant", "spider1")
+    other = await RawPlayer.connect(handle.url, "ghost", source="127.0.0.2")
+    try:
+        reply = await other.request(lambda req: p.QuickMatch(req=req, variant="spider1"))
+        assert isinstance(reply, p.Queued), reply
+        await page.click("#quick-match")
+        matched = await other.wait_for(lambda m: isinstance(m, p.Matched))
+        assert await _race(page) == (matched.code, "open")
+        await page.wait_for_function(MOVED)
+        await page.click("#leave")
+        await page.wait_for_function(
+            "() => window.spiderRace.app.screen === 'lobby'"
+            " && window.spiderRace.session.requests.size === 0"
+            " && window.spiderRace.app.calledOff.size === 1"
+        )
+        assert await page.locator("#match-notice").count() == 0
+        assert await page.locator("#match-waiting").count() == 0
+        # not queued for again: the node would have refused her (a dodge waits)
+        assert await page.inner_text("#quick-match-state") == ""
+        assert b"rate_limited" not in b"".join(player.frames)
+        assert await handle.node.store.races.load_race(matched.code) is None
+        assert not player.errors, player.errors
+    finally:
+        await other.close()

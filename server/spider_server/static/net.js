@@ -89,6 +89,7 @@ export class Session {
     this.serverOffset = 0;
     this.nextReq = 1;
     this.requests = new Map();
+    this.gaveUp = new Set(); // requests the page stopped waiting for: a late error is dropped
     this.backoff = 250;
     this.sentAt = 0;
     this.inFlight = null;
@@ -246,6 +247,7 @@ export class Session {
       const req = this.nextReq++;
       const timer = setTimeout(() => {
         this.requests.delete(req);
+        this.gaveUp.add(req);
         reject(Object.assign(new Error("the server did not answer"), { code: "timeout" }));
       }, REQUEST_TIMEOUT);
       this.requests.set(req, {
@@ -308,6 +310,7 @@ export class Session {
 
   takeError(error) {
     if (error.req !== null && error.req !== undefined && this.resolve(error.req, null, error)) return true;
+    if (this.gaveUp.delete(error.req)) return true; // "the server did not answer" was said
     if (!this.welcomed && error.error === "invalid" && this.name && String(error.message).startsWith("name: ")) {
       // a name the server refuses: say why, and say hello again under the name it knows
       this.refusedName = String(error.message).slice("name: ".length);

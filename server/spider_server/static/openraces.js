@@ -16,6 +16,7 @@ let matching = null; // the variant being queued for, or null
 let matchingKind = ""; // "rated" or "casual": the pool the server queued this player in
 let lastQuick = null; // the last quick_match asked: { variant, with_bots }
 let notice = ""; // why the page queued again by itself
+let matchedCode = null; // the race of the last match the page was put in
 
 // the lobby's messages reach this module before the race's handlers
 const take = session.take.bind(session);
@@ -31,12 +32,23 @@ session.take = (msg) => {
     if (msg.code === app.code || app.calledOff.has(msg.code)) return;
     matching = null;
     notice = "";
+    matchedCode = msg.code;
     join(msg.code, "player");
     return;
   }
-  if (msg && msg.type === "match_cancelled" && msg.race === app.code && lastQuick) {
-    // someone did not join in time: back to the lobby, queued again ahead of the others
+  // the match of the race followed, or of the last one matched (its join may have been
+  // answered "no race" before the call-off came, on another node's connection)
+  const ours = msg && (msg.race === app.code || msg.race === matchedCode);
+  if (msg && msg.type === "match_cancelled" && ours && lastQuick) {
+    if (app.calledOff.has(msg.race)) return; // told again, on the other connection
     app.calledOff.add(msg.race);
+    if ((msg.missing || []).includes(session.player)) {
+      // this player is the one missing: they left it (Leave takes the page to the lobby) or
+      // came too late; nothing to queue for again (a dodge waits before the next)
+      if (app.code === msg.race) toLobby();
+      return;
+    }
+    // someone did not join in time: back to the lobby, queued again ahead of the others
     toLobby();
     notice = "A matched player did not join in time: looking again, first in line.";
     queue(lastQuick);
