@@ -6,6 +6,8 @@ first in line, and lands in the race made with the next player."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import msgpack
@@ -61,6 +63,32 @@ MOVED = """() => {
 connection it left is closed."""
 
 
+@contextlib.asynccontextmanager
+async def _matched(page: Any, handle: Any) -> AsyncIterator[p.Matched]:
+    """Ann's page asks for a quick match and is matched with a player who never joins
+    (from another address, queued first): the match, while that player stays connected."""
+    await page.fill("#name", "Ann")
+    await page.select_option("#quick-variant", "spider1")
+    no_show = await RawPlayer.connect(handle.url, "ghost", source="127.0.0.2")
+    try:
+        reply = await no_show.request(lambda req: p.QuickMatch(req=req, variant="spider1"))
+        assert isinstance(reply, p.Queued), reply
+        await page.click("#quick-match")
+        yield await no_show.wait_for(lambda m: isinstance(m, p.Matched))
+    finally:
+        await no_show.close()
+
+
+async def _until(check: Callable[[], Any]) -> None:
+    """Until ``check()`` holds (a route's handler runs in this process, a turn after the
+    page's frame): a look every 0.05 s, 30 s at most."""
+    for _ in range(600):
+        if check():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("a route's handler never ran")
+
+
 @pytest.mark.parametrize("when", ["joined", "moving", "rejoining"])
 async def test_a_match_called_off_is_queued_for_again(
     browser, redis_server, server_node, when
@@ -86,8 +114,7 @@ async def test_a_match_called_off_is_queued_for_again(
             server = ws.connect_to_server()
 
             def from_page(message: str | bytes) -> None:
-                kind = msgpack.unpackb(message).get("type") if isinstance(message, bytes) else ""
-                if kind == "join" and not joins:
+                if "join" in _kinds(message) and not joins:
                     joins.append((server, message))  # sent on once the call-off came
                 else:
                     server.send(message)
@@ -97,14 +124,7 @@ async def test_a_match_called_off_is_queued_for_again(
             ws.connect_to_server()
 
     await page.route_web_socket(lambda url: "race=" in url, to_race_url)
-    await page.fill("#name", "Ann")
-    await page.select_option("#quick-variant", "spider1")
-    no_show = await RawPlayer.connect(handle.url, "ghost", source="127.0.0.2")
-    try:
-        reply = await no_show.request(lambda req: p.QuickMatch(req=req, variant="spider1"))
-        assert isinstance(reply, p.Queued), reply
-        await page.click("#quick-match")
-        matched = await no_show.wait_for(lambda m: isinstance(m, p.Matched))
+    async with _matched(page, handle) as matched:
         assert await _race(page) == (matched.code, "open")  # joined at once: waiting for the other
         race = await handle.node.store.races.load_race(matched.code)
         assert race is not None and [x for x, e in race.players.items() if e.ready] != []
@@ -112,10 +132,7 @@ async def test_a_match_called_off_is_queued_for_again(
             await page.wait_for_function(MOVED)
         else:
             await page.wait_for_function("() => window.spiderRace.session.moving")
-            for _ in range(600):  # the route's handler runs in this process, a turn later
-                if held if when == "moving" else joins:
-                    break
-                await asyncio.sleep(0.05)
+            await _until(lambda: held if when == "moving" else joins)
             assert len(held) == 1 and len(joins) == (when == "rejoining")
 
         clock.move(handle.node.settings.match_confirm + 1)
@@ -146,8 +163,6 @@ async def test_a_match_called_off_is_queued_for_again(
             )
         assert not player.errors, player.errors
         assert "no race" not in await page.inner_text("body")  # the old race not named
-    finally:
-        await no_show.close()
 
 
 def _kinds(message: str | bytes) -> list[Any]:
@@ -198,18 +213,8 @@ async def test_a_call_off_heard_after_the_joins_answer_is_queued_for_again(
     await page.route_web_socket(lambda url: "race=" not in url, to_lobby_url)
     await page.reload()  # its connection to the lobby's URL now goes through the route
     await page.wait_for_selector("#conn[data-state=connected]")
-    await page.fill("#name", "Ann")
-    await page.select_option("#quick-variant", "spider1")
-    no_show = await RawPlayer.connect(handle.url, "ghost", source="127.0.0.2")
-    try:
-        reply = await no_show.request(lambda req: p.QuickMatch(req=req, variant="spider1"))
-        assert isinstance(reply, p.Queued), reply
-        await page.click("#quick-match")
-        matched = await no_show.wait_for(lambda m: isinstance(m, p.Matched))
-        for _ in range(600):  # the route's handler runs in this process, a turn later
-            if joins:
-                break
-            await asyncio.sleep(0.05)
+    async with _matched(page, handle) as matched:
+        await _until(lambda: joins)
         assert len(joins) == 1
         clock.move(handle.node.settings.match_confirm + 1)
         for _ in range(600):  # deleted once the call-off went out; held for the page
@@ -233,8 +238,50 @@ async def test_a_call_off_heard_after_the_joins_answer_is_queued_for_again(
                 "(code) => window.spiderRace.app.race?.code === code", arg=code
             )
         assert not player.errors, player.errors
-    finally:
-        await no_show.close()
+
+
+async def test_a_join_answered_after_the_call_off_does_not_take_the_page_back(
+    browser, redis_server, server_node
+) -> None:
+    """The page's join on its race's URL is answered ``joined`` (the race was still
+    there), but the answer reaches the page only after the call-off came on the connection
+    it leaves: the page stays in the lobby, queued again, instead of going back to the
+    race, which is deleted."""
+    clock = TestClock()
+    handle = await server_node(redis_server.url, clock=clock, **MATCH)
+    player = await open_page(browser, "Ann", "player", handle.http_url)
+    page = player.page
+    late: list[Any] = []  # what the race's URL sends the page from its join's answer on
+    released: list[bool] = []
+
+    def to_race_url(ws: Any) -> None:
+        server = ws.connect_to_server()
+
+        def to_page(message: str | bytes) -> None:
+            if not released and (late or "joined" in _kinds(message)):
+                late.append((ws, message))
+            else:
+                ws.send(message)
+
+        server.on_message(to_page)
+
+    await page.route_web_socket(lambda url: "race=" in url, to_race_url)
+    async with _matched(page, handle) as matched:
+        await _until(lambda: late)
+        assert late and "joined" in _kinds(late[0][1])
+        clock.move(handle.node.settings.match_confirm + 1)
+        await page.wait_for_selector("#match-notice")  # heard on the connection it leaves
+        released.append(True)  # from now on the route's messages go straight on
+        for ws, message in late:  # the join's answer, then what followed it, in order
+            ws.send(message)
+        await page.wait_for_function(
+            "() => window.spiderRace.session.requests.size === 0"
+            " && window.spiderRace.app.screen === 'lobby'"
+        )
+        assert await page.evaluate("window.spiderRace.app.code") is None
+        assert await page.locator("#match-waiting").count() == 1
+        assert await handle.node.store.races.load_race(matched.code) is None
+        assert not player.errors, player.errors
 
 
 async def test_a_player_who_leaves_a_matched_race_is_not_queued_again(
@@ -246,14 +293,7 @@ async def test_a_player_who_leaves_a_matched_race_is_not_queued_again(
     handle = await server_node(redis_server.url, **MATCH)
     player = await open_page(browser, "Ann", "player", handle.http_url)
     page = player.page
-    await page.fill("#name", "Ann")
-    await page.select_option("#quick-variant", "spider1")
-    other = await RawPlayer.connect(handle.url, "ghost", source="127.0.0.2")
-    try:
-        reply = await other.request(lambda req: p.QuickMatch(req=req, variant="spider1"))
-        assert isinstance(reply, p.Queued), reply
-        await page.click("#quick-match")
-        matched = await other.wait_for(lambda m: isinstance(m, p.Matched))
+    async with _matched(page, handle) as matched:
         assert await _race(page) == (matched.code, "open")
         await page.wait_for_function(MOVED)
         await page.click("#leave")
@@ -269,5 +309,3 @@ async def test_a_player_who_leaves_a_matched_race_is_not_queued_again(
         assert b"rate_limited" not in b"".join(player.frames)
         assert await handle.node.store.races.load_race(matched.code) is None
         assert not player.errors, player.errors
-    finally:
-        await other.close()
