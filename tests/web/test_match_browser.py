@@ -79,6 +79,17 @@ async def _matched(page: Any, handle: Any) -> AsyncIterator[p.Matched]:
         await no_show.close()
 
 
+async def _next_match(page: Any, handle: Any, called_off: str) -> None:
+    """Bob asks for a quick match: the page, queued again first in line, is matched with
+    him and lands in the new race (not the one called off)."""
+    async with await Client.connect(handle.url, name="Bob") as bob:
+        code = await asyncio.wait_for(bob.quick_match("spider1"), 20)
+        assert code != called_off
+        await page.wait_for_function(
+            "(code) => window.spiderRace.app.race?.code === code", arg=code
+        )
+
+
 async def _until(check: Callable[[], Any]) -> None:
     """Until ``check()`` holds (a route's handler runs in this process, a turn after the
     page's frame): a look every 0.05 s, 30 s at most."""
@@ -155,12 +166,7 @@ async def test_a_match_called_off_is_queued_for_again(
             for ws in held:
                 await ws.close()
         await page.wait_for_selector("#match-waiting")
-        async with await Client.connect(handle.url, name="Bob") as bob:
-            code = await asyncio.wait_for(bob.quick_match("spider1"), 20)
-            assert code != matched.code
-            await page.wait_for_function(
-                "(code) => window.spiderRace.app.race?.code === code", arg=code
-            )
+        await _next_match(page, handle, matched.code)
         assert not player.errors, player.errors
         assert "no race" not in await page.inner_text("body")  # the old race not named
 
@@ -231,12 +237,7 @@ async def test_a_call_off_heard_after_the_joins_answer_is_queued_for_again(
         await page.wait_for_selector("#match-notice")
         assert "did not join in time" in await page.inner_text("#match-notice")
         await page.wait_for_selector("#match-waiting")
-        async with await Client.connect(handle.url, name="Bob") as bob:
-            code = await asyncio.wait_for(bob.quick_match("spider1"), 20)
-            assert code != matched.code
-            await page.wait_for_function(
-                "(code) => window.spiderRace.app.race?.code === code", arg=code
-            )
+        await _next_match(page, handle, matched.code)
         assert not player.errors, player.errors
 
 
